@@ -1,0 +1,91 @@
+# sqvm: a SOM Smalltalk VM with USDT probes, and the eBPF tools that observe it.
+#
+#   make              build the VM (build/sqvm)
+#   make test         build and run the fast test tier (what CI runs)
+#   make check-all    the fast tier plus the slow ones (sanitizers, GC stress)
+#   make bench        benchmarks, side by side with Lua 5.4
+#   make deps         install the Debian packages the project needs (as root)
+#   make SANITIZE=1   ASan+UBSan build in build/asan
+#   make DEBUG=1      assertions and switch dispatch in build/debug
+#   make GC_STRESS=1  collect at every safe point, in build/stress
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+        -Wformat=2 -Wundef -Wvla -Wno-unused-parameter
+CFLAGS_BASE := -std=gnu11 -g $(WARN) -fno-strict-aliasing
+
+ifeq ($(SANITIZE),1)
+  O := build/asan
+  CFLAGS_MODE := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDFLAGS_MODE := -fsanitize=address,undefined
+else ifeq ($(DEBUG),1)
+  O := build/debug
+  CFLAGS_MODE := -O0 -DSQVM_DEBUG
+else ifeq ($(GC_STRESS),1)
+  O := build/stress
+  CFLAGS_MODE := -O1 -DSQVM_GC_STRESS -DSQVM_DEBUG
+else
+  O := build
+  CFLAGS_MODE := -O2
+endif
+
+CFLAGS ?=
+CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS_MODE) $(CFLAGS) -I$(O)/gen -Ivm
+LDLIBS := -lm
+
+VM_SRC := $(filter-out vm/build-tools/%,$(wildcard vm/*.c))
+VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o
+CORELIB := $(sort $(wildcard vm/lib/*.som))
+
+.PHONY: all vm test check-all bench clean install deps unit lang
+all: vm
+
+vm: $(O)/sqvm
+
+$(O)/sqvm: $(VM_OBJ)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_MODE) -o $@ $^ $(LDLIBS)
+
+$(O)/obj/%.o: vm/%.c $(wildcard vm/*.h) | $(O)/obj
+	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+# The core library is compiled into the binary, so sqvm runs from anywhere.
+$(O)/gen/corelib.c: $(CORELIB) build/embed | $(O)/obj
+	@mkdir -p $(O)/gen
+	build/embed $(CORELIB) > $@
+
+$(O)/obj/corelib.o: $(O)/gen/corelib.c
+	$(CC) -std=gnu11 -O0 -c -o $@ $<
+
+build/embed: vm/build-tools/embed.c
+	@mkdir -p build
+	$(CC) -O1 -o $@ $<
+
+$(O)/obj:
+	mkdir -p $@
+
+# ---- Tests ----
+build/bigint_test: tests/unit/bigint_test.c vm/bigint.c vm/bigint.h
+	@mkdir -p build
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -o $@ tests/unit/bigint_test.c vm/bigint.c
+
+test: vm build/bigint_test
+	tests/run.sh --vm $(O)/sqvm
+
+check-all: vm build/bigint_test
+	tests/run.sh --vm build/sqvm --all
+
+bench: vm
+	tests/bench/run.sh $(O)/sqvm
+
+deps:
+	scripts/deps.sh
+
+install: vm
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(O)/sqvm $(DESTDIR)$(PREFIX)/bin/sqvm
+
+clean:
+	rm -rf build

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# tests/run.sh - runs every test tier and ends with "N passed, N failed, N skipped".
+#
+#   tests/run.sh [--vm build/sqvm] [--all] [--filter SUBSTRING]
+#
+# Tiers (each a file under tests/ named for what it checks):
+#   unit       C unit tests (build/bigint_test)
+#   lang       tests/lang/<area>/<Name>.som against .expected/.prefix/.status
+#   compiler   tests/compiler/<Name>.som: exact bytecode from --disassemble
+#   cli        tests/cli.sh: the command line (help, -e, errors)
+#   --all adds: lang under ASan+UBSan (build/asan/sqvm) and under --gc-stress
+set -u
+cd "$(dirname "$0")/.."
+
+VM=build/sqvm
+ALL=0
+FILTER=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --vm) VM=$2; shift 2 ;;
+        --all) ALL=1; shift ;;
+        --filter) FILTER=$2; shift 2 ;;
+        *) echo "usage: tests/run.sh [--vm PATH] [--all] [--filter TEXT]" >&2; exit 2 ;;
+    esac
+done
+
+PASSED=0
+FAILED=0
+SKIPPED=0
+FAILURES=()
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+pass() { PASSED=$((PASSED + 1)); [ -n "${VERBOSE:-}" ] && echo "ok   $1"; return 0; }
+fail() {
+    FAILED=$((FAILED + 1))
+    FAILURES+=("$1")
+    echo "FAIL $1"
+    [ -n "${2:-}" ] && sed 's/^/     | /' <<<"$2" | head -40
+    return 0
+}
+skip() { SKIPPED=$((SKIPPED + 1)); echo "skip $1: $2"; }
+
+# matches EXPECTED_FILE ACTUAL_FILE: exact, except that a line "..." in the
+# expected output stands for any number of lines.
+matches() {
+    awk -v wantfile="$1" '
+        BEGIN { n = 0; while ((getline line < wantfile) > 0) want[++n] = line }
+        { act[++m] = $0 }
+        function match_from(i, j,    k) {
+            while (i <= n) {
+                if (want[i] == "...") {
+                    if (i == n) return 1
+                    for (k = j; k <= m + 1; k++) if (match_from(i + 1, k)) return 1
+                    return 0
+                }
+                if (j > m || act[j] != want[i]) return 0
+                i++; j++
+            }
+            return j > m
+        }
+        END { exit match_from(1, 1) ? 0 : 1 }
+    ' "$2"
+}
+
+run_lang_test() { # vm extra-flags som-file label
+    local vm=$1 flags=$2 som=$3 label=$4
+    local base=${som%.som}
+    local want_status=0
+    [ -f "$base.status" ] && want_status=$(cat "$base.status")
+    local out="$TMP/out" status
+    timeout 120 "$vm" $flags -cp tests/lang/lib "$som" >"$out" 2>&1 </dev/null
+    status=$?
+    if [ -f "$base.prefix" ]; then
+        local prefix
+        prefix=$(cat "$base.prefix")
+        if [ "$status" != "$want_status" ] || [ "$(head -c ${#prefix} "$out")" != "$prefix" ]; then
+            fail "$label" "status $status (want $want_status); first line: $(head -1 "$out")
+want prefix: $prefix"
+            return
+        fi
+    elif [ -f "$base.expected" ]; then
+        if [ "$status" != "$want_status" ] || ! matches "$base.expected" "$out"; then
+            fail "$label" "status $status (want $want_status)
+$(diff "$base.expected" "$out" | head -30)"
+            return
+        fi
+    else
+        fail "$label" "no .expected or .prefix file"
+        return
+    fi
+    pass "$label"
+}
+
+lang_tier() { # vm flags tag
+    local som
+    for som in tests/lang/*/*.som; do
+        case "$som" in tests/lang/lib/*) continue ;; esac
+        [ -n "$FILTER" ] && [[ "$som" != *"$FILTER"* ]] && continue
+        run_lang_test "$1" "$2" "$som" "$3${som#tests/lang/}"
+    done
+}
+
+compiler_tier() {
+    local som base out
+    for som in tests/compiler/*.som; do
+        [ -e "$som" ] || continue
+        [ -n "$FILTER" ] && [[ "$som" != *"$FILTER"* ]] && continue
+        base=${som%.som}
+        out="$TMP/dis"
+        "$VM" -cp tests/compiler --disassemble "$(basename "$base")" >"$out" 2>&1
+        if diff -u "$base.bytecode" "$out" >"$TMP/diff"; then pass "compiler/$(basename "$base")"
+        else fail "compiler/$(basename "$base")" "$(head -30 "$TMP/diff")"; fi
+    done
+}
+
+unit_tier() {
+    if [ -x build/bigint_test ]; then
+        if build/bigint_test >"$TMP/unit" 2>&1; then pass "unit/bigint ($(tail -1 "$TMP/unit"))"
+        else fail "unit/bigint" "$(tail -20 "$TMP/unit")"; fi
+    else
+        skip "unit/bigint" "build/bigint_test not built (run make test)"
+    fi
+}
+
+if [ ! -x "$VM" ]; then
+    echo "tests/run.sh: $VM not found; run make first" >&2
+    exit 2
+fi
+
+unit_tier
+lang_tier "$VM" "" "lang/"
+compiler_tier
+if [ -f tests/cli.sh ]; then
+    # shellcheck source=tests/cli.sh
+    . tests/cli.sh
+fi
+
+if [ "$ALL" = 1 ]; then
+    if make -s SANITIZE=1 vm >"$TMP/asan-build" 2>&1; then
+        ASAN_OPTIONS=detect_leaks=0 lang_tier build/asan/sqvm "" "asan/"
+    else
+        fail "asan build" "$(tail -20 "$TMP/asan-build")"
+    fi
+    lang_tier "$VM" "--gc-stress" "gc-stress/"
+fi
+
+for f in "${FAILURES[@]+"${FAILURES[@]}"}"; do echo "failed: $f"; done
+echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+[ "$FAILED" = 0 ]

@@ -1,0 +1,663 @@
+/* compiler.c - resolves names, places variables (frame or captured context) and emits bytecode. */
+#include "compiler.h"
+#include "globals.h"
+#include "prims.h"
+#include "symbol.h"
+#include "vm.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The code being generated for one method or one non-inlined block. */
+typedef struct Fn {
+    struct Fn *outer;
+    Scope *scope;
+    uint8_t *code;
+    uint16_t *lines;
+    uint32_t len, cap;
+    Value *lits;
+    uint32_t nlits, capLits;
+    SendSite *sites;
+    uint32_t nsites, capSites;
+    Method **blocks;
+    uint32_t nblocks, capBlocks;
+    int depth, maxDepth;
+    int numLocals;
+    int line;
+} Fn;
+
+typedef struct Compiler {
+    ClassInfo *holder;
+    const char *path;
+    jmp_buf fail;
+    Method *home;   /* the method being compiled (blocks point at it for names) */
+} Compiler;
+
+NORETURN static void cfail(Compiler *c, Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cfail(Compiler *c, Node *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s:%d:%d: error: ", c->path, n ? n->line : 0, n ? n->col : 0);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    longjmp(c->fail, 1);
+}
+
+/* ---- Name resolution ---- */
+
+static Var *find_var(Scope *s, const char *name)
+{
+    for (; s; s = s->outer)
+        for (int i = 0; i < s->nvars; i++)
+            if (!strcmp(s->vars[i]->name, name)) return s->vars[i];
+    return NULL;
+}
+
+static int find_field(ClassInfo *holder, const char *name)
+{
+    Value names = holder->fieldNames;
+    if (names == G.nil) return -1;
+    for (size_t i = array_len(names); i-- > 0;)
+        if (!strcmp(sym_cstr(as_obj(names)->slots[i]), name)) return (int)i;
+    return -1;
+}
+
+static void resolve_node(Compiler *c, Node *n, Scope *s);
+
+static void resolve_scope(Compiler *c, Scope *s)
+{
+    s->real = s->inlined ? s->outer->real : s;
+    for (int i = 0; i < s->nbody; i++) resolve_node(c, s->body[i], s);
+}
+
+static void resolve_var(Compiler *c, Node *n, Scope *s)
+{
+    Var *v = find_var(s, n->name);
+    if (v) {
+        n->ref = REF_VAR;
+        n->var = v;
+        if (v->scope->real != s->real) v->captured = true;
+        return;
+    }
+    int f = find_field(c->holder, n->name);
+    if (f >= 0) {
+        n->ref = REF_FIELD;
+        n->field = f;
+        return;
+    }
+    n->ref = REF_GLOBAL;
+    n->lit = sym_intern_cstr(n->name);
+}
+
+static bool declares_captured(Node *blk)
+{
+    if (!blk || blk->kind != N_BLOCK || !blk->scope->inlined) return false;
+    for (int i = 0; i < blk->scope->nvars; i++)
+        if (blk->scope->vars[i]->captured) return true;
+    return false;
+}
+
+/* An inlined block shares its variables' storage across runs (one per loop
+ * iteration, say). When a closure captures one of them, each run needs its own
+ * binding, as a real block activation has: compile a real send instead. */
+static void uninline_if_captured(Compiler *c, Node *n, Scope *s)
+{
+    bool any = declares_captured(n->recv);
+    for (int i = 0; i < n->nargs; i++) any |= declares_captured(n->args[i]);
+    if (!any) return;
+    n->inlined = false;
+    Node *blocks[3] = {n->recv, n->nargs > 0 ? n->args[0] : NULL, n->nargs > 1 ? n->args[1] : NULL};
+    for (int i = 0; i < 3; i++)
+        if (blocks[i] && blocks[i]->kind == N_BLOCK && blocks[i]->scope->inlined) {
+            blocks[i]->scope->inlined = false;
+            resolve_scope(c, blocks[i]->scope);
+        }
+    (void)s;
+}
+
+static void resolve_node(Compiler *c, Node *n, Scope *s)
+{
+    if (!n) return;
+    switch (n->kind) {
+    case N_VAR: resolve_var(c, n, s); break;
+    case N_ASSIGN:
+        resolve_var(c, n->target, s);
+        if (n->target->ref == REF_GLOBAL)
+            cfail(c, n->target, "cannot assign to '%s': not a variable or field", n->target->name);
+        resolve_node(c, n->recv, s);
+        break;
+    case N_RETURN: resolve_node(c, n->recv, s); break;
+    case N_SEND: case N_CASCADE:
+        resolve_node(c, n->recv, s);
+        for (int i = 0; i < n->nargs; i++) resolve_node(c, n->args[i], s);
+        if (n->kind == N_SEND && n->inlined) uninline_if_captured(c, n, s);
+        break;
+    case N_BLOCK: resolve_scope(c, n->scope); break;
+    default: break;
+    }
+}
+
+/* ---- Placing variables ---- */
+
+static void place_vars_of(Fn *fn, Scope *s)
+{
+    Scope *real = fn->scope;
+    for (int i = 0; i < s->nvars; i++) {
+        Var *v = s->vars[i];
+        if (v->captured) {
+            v->slot = 1 + real->ctxSize++;
+            real->hasCtx = true;
+        } else if (v->isArg && s == real) {
+            v->slot = v->argIndex;
+        } else {
+            v->slot = fn->numLocals++;
+        }
+    }
+}
+
+/* Variables of inlined blocks live in the frame of the block or method that contains them. */
+static void place_inlined(Fn *fn, Node *n)
+{
+    if (!n) return;
+    if (n->kind == N_BLOCK) {
+        if (!n->scope->inlined) return;
+        place_vars_of(fn, n->scope);
+        for (int i = 0; i < n->scope->nbody; i++) place_inlined(fn, n->scope->body[i]);
+        return;
+    }
+    if (n->kind == N_ASSIGN || n->kind == N_RETURN) place_inlined(fn, n->recv);
+    if (n->kind == N_SEND || n->kind == N_CASCADE) {
+        place_inlined(fn, n->recv);
+        for (int i = 0; i < n->nargs; i++) place_inlined(fn, n->args[i]);
+    }
+}
+
+/* ---- Emitting ---- */
+
+static void emit_byte(Fn *fn, uint8_t b)
+{
+    if (fn->len == fn->cap) {
+        fn->cap = fn->cap ? fn->cap * 2 : 64;
+        fn->code = vm_xrealloc(fn->code, fn->cap);
+        fn->lines = vm_xrealloc(fn->lines, fn->cap * sizeof(uint16_t));
+    }
+    fn->lines[fn->len] = (uint16_t)(fn->line > 65535 ? 65535 : fn->line);
+    fn->code[fn->len++] = b;
+}
+
+static void adjust(Fn *fn, int effect)
+{
+    fn->depth += effect;
+    if (fn->depth > fn->maxDepth) fn->maxDepth = fn->depth;
+}
+
+static void emit_op(Fn *fn, Opcode op, int effect)
+{
+    emit_byte(fn, (uint8_t)op);
+    adjust(fn, effect);
+}
+
+static void emit_u16(Fn *fn, uint32_t v)
+{
+    emit_byte(fn, (uint8_t)(v & 0xff));
+    emit_byte(fn, (uint8_t)(v >> 8));
+}
+
+static uint32_t add_literal(Compiler *c, Fn *fn, Value v)
+{
+    for (uint32_t i = 0; i < fn->nlits; i++)
+        if (fn->lits[i] == v) return i;
+    if (fn->nlits == 65535) cfail(c, NULL, "too many literals in one method");
+    if (fn->nlits == fn->capLits) {
+        fn->capLits = fn->capLits ? fn->capLits * 2 : 8;
+        fn->lits = vm_xrealloc(fn->lits, fn->capLits * sizeof(Value));
+    }
+    fn->lits[fn->nlits] = v;
+    return fn->nlits++;
+}
+
+static uint32_t add_site(Compiler *c, Fn *fn, Value sel, int nargs)
+{
+    if (fn->nsites == 65535) cfail(c, NULL, "too many sends in one method");
+    if (fn->nsites == fn->capSites) {
+        fn->capSites = fn->capSites ? fn->capSites * 2 : 8;
+        fn->sites = vm_xrealloc(fn->sites, fn->capSites * sizeof(SendSite));
+    }
+    SendSite *s = &fn->sites[fn->nsites];
+    memset(s, 0, sizeof *s);
+    s->selector = sel;
+    s->nargs = (uint32_t)nargs;
+    return fn->nsites++;
+}
+
+static uint32_t emit_jump(Fn *fn, Opcode op, int effect)
+{
+    emit_op(fn, op, effect);
+    uint32_t at = fn->len;
+    emit_u16(fn, 0);
+    return at;
+}
+
+static void patch_jump(Compiler *c, Fn *fn, uint32_t at)
+{
+    uint32_t off = fn->len - (at + 2);
+    if (off > 65535) cfail(c, NULL, "method too large (a jump exceeds 64 KiB)");
+    fn->code[at] = (uint8_t)(off & 0xff);
+    fn->code[at + 1] = (uint8_t)(off >> 8);
+}
+
+static void emit_jump_back(Compiler *c, Fn *fn, uint32_t target)
+{
+    emit_op(fn, OP_JUMP_BACK, 0);
+    uint32_t off = fn->len + 2 - target;
+    if (off > 65535) cfail(c, NULL, "method too large (a loop exceeds 64 KiB)");
+    emit_u16(fn, off);
+}
+
+static void gen(Compiler *c, Fn *fn, Node *n);
+static Method *compile_fn(Compiler *c, Fn *outer, Scope *s, Value selector, int line);
+
+static int ctx_depth(Scope *from, Scope *to)
+{
+    int d = 0;
+    for (Scope *r = from; r != to; r = r->outer->real)
+        if (r->hasCtx) d++;
+    return d;
+}
+
+static void gen_var_access(Compiler *c, Fn *fn, Node *n, bool store)
+{
+    switch (n->ref) {
+    case REF_VAR: {
+        Var *v = n->var;
+        if (v->captured) {
+            emit_op(fn, store ? OP_POP_CTX : OP_PUSH_CTX, store ? -1 : 1);
+            emit_byte(fn, (uint8_t)ctx_depth(fn->scope, v->scope->real));
+            if (v->slot > 255) cfail(c, n, "too many captured variables");
+            emit_byte(fn, (uint8_t)v->slot);
+        } else if (v->isArg && v->scope == v->scope->real) {
+            if (store) cfail(c, n, "cannot assign to argument '%s'", v->name);
+            emit_op(fn, OP_PUSH_ARG, 1);
+            emit_byte(fn, (uint8_t)v->slot);
+        } else {
+            if (v->slot > 255) cfail(c, n, "too many local variables");
+            emit_op(fn, store ? OP_POP_LOCAL : OP_PUSH_LOCAL, store ? -1 : 1);
+            emit_byte(fn, (uint8_t)v->slot);
+        }
+        break;
+    }
+    case REF_FIELD:
+        if (n->field > 255) cfail(c, n, "too many fields");
+        emit_op(fn, store ? OP_POP_FIELD : OP_PUSH_FIELD, store ? -1 : 1);
+        emit_byte(fn, (uint8_t)n->field);
+        break;
+    case REF_GLOBAL:
+        emit_op(fn, OP_PUSH_GLOBAL, 1);
+        emit_u16(fn, globals_index(n->lit));
+        break;
+    default:
+        cfail(c, n, "internal: unresolved name");
+    }
+}
+
+/* A hidden frame local (loop limits). */
+static int new_temp(Fn *fn) { return fn->numLocals++; }
+
+static void gen_inline_body(Compiler *c, Fn *fn, Node *blk)
+{
+    Scope *s = blk->scope;
+    /* Temporaries of an inlined block start as nil each time it runs. */
+    for (int i = 0; i < s->nvars; i++) {
+        Var *v = s->vars[i];
+        if (v->isArg) continue;
+        Node tmp = {.kind = N_VAR, .ref = REF_VAR, .var = v, .line = blk->line, .col = blk->col};
+        emit_op(fn, OP_PUSH_NIL, 1);
+        gen_var_access(c, fn, &tmp, true);
+    }
+    if (s->nbody == 0) { emit_op(fn, OP_PUSH_NIL, 1); return; }
+    for (int i = 0; i < s->nbody; i++) {
+        gen(c, fn, s->body[i]);
+        if (i + 1 < s->nbody) emit_op(fn, OP_POP, -1);
+    }
+}
+
+static bool sel_is(Node *n, const char *s) { return !strcmp(sym_cstr(n->lit), s); }
+
+static void gen_if(Compiler *c, Fn *fn, Node *n, bool onTrue)
+{
+    gen(c, fn, n->recv);
+    uint32_t skip = emit_jump(fn, onTrue ? OP_JUMP_IF_FALSE : OP_JUMP_IF_TRUE, -1);
+    gen_inline_body(c, fn, n->args[0]);
+    if (n->nargs == 2) {
+        uint32_t end = emit_jump(fn, OP_JUMP, 0);
+        adjust(fn, -1);
+        patch_jump(c, fn, skip);
+        gen_inline_body(c, fn, n->args[1]);
+        patch_jump(c, fn, end);
+    } else {
+        uint32_t end = emit_jump(fn, OP_JUMP, 0);
+        adjust(fn, -1);
+        patch_jump(c, fn, skip);
+        emit_op(fn, OP_PUSH_NIL, 1);
+        patch_jump(c, fn, end);
+    }
+}
+
+static void gen_and_or(Compiler *c, Fn *fn, Node *n, bool isAnd)
+{
+    gen(c, fn, n->recv);
+    uint32_t shortcut = emit_jump(fn, isAnd ? OP_JUMP_IF_FALSE : OP_JUMP_IF_TRUE, -1);
+    gen_inline_body(c, fn, n->args[0]);
+    uint32_t end = emit_jump(fn, OP_JUMP, 0);
+    adjust(fn, -1);
+    patch_jump(c, fn, shortcut);
+    emit_op(fn, isAnd ? OP_PUSH_FALSE : OP_PUSH_TRUE, 1);
+    patch_jump(c, fn, end);
+}
+
+static void gen_while(Compiler *c, Fn *fn, Node *n, bool whileTrue)
+{
+    uint32_t top = fn->len;
+    gen_inline_body(c, fn, n->recv);
+    uint32_t exit = emit_jump(fn, whileTrue ? OP_JUMP_IF_FALSE : OP_JUMP_IF_TRUE, -1);
+    if (n->nargs == 1) {
+        gen_inline_body(c, fn, n->args[0]);
+        emit_op(fn, OP_POP, -1);
+    }
+    emit_jump_back(c, fn, top);
+    patch_jump(c, fn, exit);
+    emit_op(fn, OP_PUSH_NIL, 1);
+}
+
+/* "a to: b do: [:i | ...]": i counts up from a while i <= b; the value is a. */
+static void gen_to_do(Compiler *c, Fn *fn, Node *n)
+{
+    Node *blk = n->args[1];
+    Var *iv = blk->scope->vars[0];
+    Node ivar = {.kind = N_VAR, .ref = REF_VAR, .var = iv, .line = blk->line, .col = blk->col};
+    int limit = new_temp(fn);
+    gen(c, fn, n->recv);
+    emit_op(fn, OP_DUP, 1);
+    gen_var_access(c, fn, &ivar, true);
+    gen(c, fn, n->args[0]);
+    emit_op(fn, OP_POP_LOCAL, -1);
+    emit_byte(fn, (uint8_t)limit);
+    uint32_t top = fn->len;
+    gen_var_access(c, fn, &ivar, false);
+    emit_op(fn, OP_PUSH_LOCAL, 1);
+    emit_byte(fn, (uint8_t)limit);
+    emit_op(fn, OP_SEND_LE, -1);
+    emit_u16(fn, add_site(c, fn, S.le, 1));
+    uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
+    gen_inline_body(c, fn, blk);
+    emit_op(fn, OP_POP, -1);
+    if (!iv->captured) {
+        emit_op(fn, OP_INC_LOCAL, 0);
+        emit_byte(fn, (uint8_t)iv->slot);
+    } else {
+        gen_var_access(c, fn, &ivar, false);
+        emit_op(fn, OP_PUSH_1, 1);
+        emit_op(fn, OP_SEND_ADD, -1);
+        emit_u16(fn, add_site(c, fn, S.plus, 1));
+        gen_var_access(c, fn, &ivar, true);
+    }
+    emit_jump_back(c, fn, top);
+    patch_jump(c, fn, exit);
+}
+
+/* "n timesRepeat: [...]": the value is n. */
+static void gen_times_repeat(Compiler *c, Fn *fn, Node *n)
+{
+    int count = new_temp(fn), limit = new_temp(fn);
+    gen(c, fn, n->recv);
+    emit_op(fn, OP_DUP, 1);
+    emit_op(fn, OP_POP_LOCAL, -1);
+    emit_byte(fn, (uint8_t)limit);
+    emit_op(fn, OP_PUSH_1, 1);
+    emit_op(fn, OP_POP_LOCAL, -1);
+    emit_byte(fn, (uint8_t)count);
+    uint32_t top = fn->len;
+    emit_op(fn, OP_PUSH_LOCAL, 1);
+    emit_byte(fn, (uint8_t)count);
+    emit_op(fn, OP_PUSH_LOCAL, 1);
+    emit_byte(fn, (uint8_t)limit);
+    emit_op(fn, OP_SEND_LE, -1);
+    emit_u16(fn, add_site(c, fn, S.le, 1));
+    uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
+    gen_inline_body(c, fn, n->args[0]);
+    emit_op(fn, OP_POP, -1);
+    emit_op(fn, OP_INC_LOCAL, 0);
+    emit_byte(fn, (uint8_t)count);
+    emit_jump_back(c, fn, top);
+    patch_jump(c, fn, exit);
+}
+
+static void gen_inlined_send(Compiler *c, Fn *fn, Node *n)
+{
+    if (sel_is(n, "ifTrue:") || sel_is(n, "ifTrue:ifFalse:")) gen_if(c, fn, n, true);
+    else if (sel_is(n, "ifFalse:") || sel_is(n, "ifFalse:ifTrue:")) gen_if(c, fn, n, false);
+    else if (sel_is(n, "and:")) gen_and_or(c, fn, n, true);
+    else if (sel_is(n, "or:")) gen_and_or(c, fn, n, false);
+    else if (sel_is(n, "whileTrue:") || sel_is(n, "whileTrue")) gen_while(c, fn, n, true);
+    else if (sel_is(n, "whileFalse:") || sel_is(n, "whileFalse")) gen_while(c, fn, n, false);
+    else if (sel_is(n, "to:do:")) gen_to_do(c, fn, n);
+    else if (sel_is(n, "timesRepeat:")) gen_times_repeat(c, fn, n);
+    else cfail(c, n, "internal: unknown inlined selector");
+}
+
+/* Binary sends with an arithmetic fast path in the interpreter. */
+static Opcode special_op(Value sel)
+{
+    if (sel == S.plus) return OP_SEND_ADD;
+    if (sel == S.minus) return OP_SEND_SUB;
+    if (sel == S.times) return OP_SEND_MUL;
+    if (sel == S.lt) return OP_SEND_LT;
+    if (sel == S.gt) return OP_SEND_GT;
+    if (sel == S.le) return OP_SEND_LE;
+    if (sel == S.ge) return OP_SEND_GE;
+    if (sel == S.eq) return OP_SEND_EQ;
+    if (sel == S.ne) return OP_SEND_NE;
+    if (sel == S.mod) return OP_SEND_MOD;
+    if (sel == S.div) return OP_SEND_DIV;
+    if (sel == S.bitAnd) return OP_SEND_BITAND;
+    if (sel == S.at) return OP_SEND_AT;
+    return OP_SEND;
+}
+
+static void gen_send(Compiler *c, Fn *fn, Node *n)
+{
+    if (n->inlined) { gen_inlined_send(c, fn, n); return; }
+    if (n->recv) {
+        if (n->isSuper) emit_op(fn, OP_PUSH_SELF, 1);
+        else gen(c, fn, n->recv);
+    }
+    for (int i = 0; i < n->nargs; i++) gen(c, fn, n->args[i]);
+    fn->line = n->line;
+    if (!n->isSuper && n->nargs == 1 && !strcmp(sym_cstr(n->lit), "==")) {
+        emit_op(fn, OP_IDENTICAL, -1);
+        return;
+    }
+    Opcode op = n->isSuper ? OP_SUPER_SEND : OP_SEND;
+    if (!n->isSuper && n->nargs == 1) op = special_op(n->lit);
+    if (!n->isSuper && n->nargs == 2 && n->lit == S.atPut) op = OP_SEND_ATPUT;
+    emit_op(fn, op, -n->nargs);
+    emit_u16(fn, add_site(c, fn, n->lit, n->nargs));
+}
+
+static void gen_cascade(Compiler *c, Fn *fn, Node *n)
+{
+    gen(c, fn, n->recv);
+    for (int i = 0; i < n->nargs; i++) {
+        bool last = i + 1 == n->nargs;
+        if (!last) emit_op(fn, OP_DUP, 1);
+        gen(c, fn, n->args[i]);
+        if (!last) emit_op(fn, OP_POP, -1);
+    }
+}
+
+static void gen_literal(Compiler *c, Fn *fn, Value v)
+{
+    if (is_int(v) && int_val(v) == 0) emit_op(fn, OP_PUSH_0, 1);
+    else if (is_int(v) && int_val(v) == 1) emit_op(fn, OP_PUSH_1, 1);
+    else if (is_int(v) && int_val(v) >= -128 && int_val(v) <= 127) {
+        emit_op(fn, OP_PUSH_INT8, 1);
+        emit_byte(fn, (uint8_t)(int8_t)int_val(v));
+    } else {
+        emit_op(fn, OP_PUSH_LIT, 1);
+        emit_u16(fn, add_literal(c, fn, v));
+    }
+}
+
+static void gen_return(Compiler *c, Fn *fn, Node *n)
+{
+    if (!fn->scope->isBlock && n->recv->kind == N_SELF) {
+        emit_op(fn, OP_RETURN_SELF, 0);
+        return;
+    }
+    gen(c, fn, n->recv);
+    fn->line = n->line;
+    emit_op(fn, fn->scope->isBlock ? OP_RETURN_NONLOCAL : OP_RETURN_LOCAL, -1);
+}
+
+static void gen(Compiler *c, Fn *fn, Node *n)
+{
+    fn->line = n->line;
+    switch (n->kind) {
+    case N_LIT: gen_literal(c, fn, n->lit); break;
+    case N_SELF: case N_SUPER: emit_op(fn, OP_PUSH_SELF, 1); break;
+    case N_NIL: emit_op(fn, OP_PUSH_NIL, 1); break;
+    case N_TRUE: emit_op(fn, OP_PUSH_TRUE, 1); break;
+    case N_FALSE: emit_op(fn, OP_PUSH_FALSE, 1); break;
+    case N_VAR: gen_var_access(c, fn, n, false); break;
+    case N_ASSIGN:
+        gen(c, fn, n->recv);
+        emit_op(fn, OP_DUP, 1);
+        gen_var_access(c, fn, n->target, true);
+        break;
+    case N_SEND: gen_send(c, fn, n); break;
+    case N_CASCADE: gen_cascade(c, fn, n); break;
+    case N_RETURN: gen_return(c, fn, n); break;
+    case N_BLOCK: {
+        if (n->scope->inlined) { gen_inline_body(c, fn, n); break; }
+        Method *bm = compile_fn(c, fn, n->scope, c->home->selector, n->line);
+        if (fn->nblocks == 255) cfail(c, n, "too many blocks in one method");
+        if (fn->nblocks == fn->capBlocks) {
+            fn->capBlocks = fn->capBlocks ? fn->capBlocks * 2 : 4;
+            fn->blocks = vm_xrealloc(fn->blocks, fn->capBlocks * sizeof(Method *));
+        }
+        fn->blocks[fn->nblocks] = bm;
+        fn->line = n->line;
+        emit_op(fn, OP_PUSH_BLOCK, 1);
+        emit_byte(fn, (uint8_t)fn->nblocks++);
+        break;
+    }
+    }
+}
+
+/* A statement whose value is dropped: an assignment stores without a copy. */
+static void gen_statement(Compiler *c, Fn *fn, Node *n)
+{
+    if (n->kind == N_ASSIGN) {
+        gen(c, fn, n->recv);
+        gen_var_access(c, fn, n->target, true);
+        return;
+    }
+    gen(c, fn, n);
+    if (n->kind != N_RETURN) emit_op(fn, OP_POP, -1);
+}
+
+static char *make_print_name(Compiler *c, Value selector, bool isBlock)
+{
+    const char *cls = c->holder->name;
+    size_t n = strlen(cls) + str_len(selector) + 16;
+    char *s = vm_xmalloc(n);
+    snprintf(s, n, "%s%s>>%s", isBlock ? "[] in " : "", cls, sym_cstr(selector));
+    return s;
+}
+
+static Method *finish_fn(Compiler *c, Fn *fn, Value selector, int line)
+{
+    Scope *s = fn->scope;
+    Method *m = method_new();
+    m->selector = selector;
+    m->holder = c->holder;
+    m->code = fn->code;
+    m->lines = fn->lines;
+    m->codeLen = fn->len;
+    m->nargs = (uint16_t)s->nargs;
+    m->nlocals = (uint16_t)fn->numLocals;
+    m->ctxSize = (uint16_t)s->ctxSize;
+    m->maxStack = (uint16_t)(fn->maxDepth + 1);
+    m->flags = (s->isBlock ? MF_BLOCK : 0) | (s->hasCtx ? MF_HAS_CTX : 0);
+    m->literals = fn->lits;
+    m->numLiterals = (uint16_t)fn->nlits;
+    m->sites = fn->sites;
+    m->numSites = (uint16_t)fn->nsites;
+    m->blocks = fn->blocks;
+    m->numBlocks = (uint16_t)fn->nblocks;
+    m->line = (uint32_t)line;
+    m->printName = make_print_name(c, selector, s->isBlock);
+    if (s->hasCtx) {
+        m->argCopy = vm_xcalloc(s->nargs + 1, 1);
+        for (int i = 0; i < s->nvars; i++)
+            if (s->vars[i]->isArg && s->vars[i]->captured) m->argCopy[s->vars[i]->argIndex] = (uint8_t)s->vars[i]->slot;
+    }
+    for (uint32_t i = 0; i < fn->nblocks; i++) fn->blocks[i]->outer = m;
+    return m;
+}
+
+static Method *compile_fn(Compiler *c, Fn *outer, Scope *s, Value selector, int line)
+{
+    Fn fn = {0};
+    fn.outer = outer;
+    fn.scope = s;
+    fn.line = line;
+    place_vars_of(&fn, s);
+    for (int i = 0; i < s->nbody; i++) place_inlined(&fn, s->body[i]);
+    if (s->nargs + fn.numLocals > 255 || s->ctxSize > 254)
+        cfail(c, NULL, "too many variables in one method");
+    for (int i = 0; i < s->nbody; i++) {
+        Node *st = s->body[i];
+        bool last = i + 1 == s->nbody;
+        if (s->isBlock && last && st->kind != N_RETURN) {
+            gen(c, &fn, st);
+            emit_op(&fn, OP_RETURN_LOCAL, -1);
+        } else {
+            gen_statement(c, &fn, st);
+        }
+    }
+    if (s->isBlock) {
+        if (s->nbody == 0) {
+            emit_op(&fn, OP_PUSH_NIL, 1);
+            emit_op(&fn, OP_RETURN_LOCAL, -1);
+        }
+    } else if (s->nbody == 0 || s->body[s->nbody - 1]->kind != N_RETURN) {
+        emit_op(&fn, OP_RETURN_SELF, 0);
+    }
+    return finish_fn(c, &fn, selector, line);
+}
+
+Method *compile_method(MethodDef *md, ClassInfo *holder, const char *path)
+{
+    Compiler c = {.holder = holder, .path = path};
+    if (setjmp(c.fail)) return NULL;
+    if (md->isPrimitive) {
+        Method *m = method_new();
+        m->selector = md->selector;
+        m->holder = holder;
+        m->nargs = (uint16_t)md->scope->nargs;
+        m->line = (uint32_t)md->line;
+        m->prim = prims_find(holder, md->selector);
+        c.home = m;
+        m->printName = make_print_name(&c, md->selector, false);
+        return m;
+    }
+    resolve_scope(&c, md->scope);
+    Method home = {.selector = md->selector};
+    c.home = &home;
+    return compile_fn(&c, NULL, md->scope, md->selector, md->line);
+}

@@ -1,0 +1,494 @@
+/* interp.c - the bytecode interpreter: dispatch loop, sends, activations and returns. */
+#include "interp.h"
+#include "gc.h"
+#include "globals.h"
+#include "loader.h"
+#include "prims.h"
+#include "probes.h"
+#include "symbol.h"
+#include "vm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+Process *interp_current;
+
+/* ---- Method lookup: a global cache in front of the class dictionaries ---- */
+
+#define MCACHE_SIZE 4096
+typedef struct { uint32_t cls; Value sel; Method *m; } MCacheEntry;
+static MCacheEntry mcache[MCACHE_SIZE];
+
+Method *interp_lookup(ClassInfo *c, Value sel)
+{
+    uint32_t h = (uint32_t)(((sel >> 3) ^ (c->index * 2654435761u)) & (MCACHE_SIZE - 1));
+    MCacheEntry *e = &mcache[h];
+    if (e->cls == c->index && e->sel == sel) return e->m;
+    Method *m = class_lookup(c, sel);
+    if (m) { e->cls = c->index; e->sel = sel; e->m = m; }
+    return m;
+}
+
+void interp_flush_caches(void) { memset(mcache, 0, sizeof mcache); }
+
+/* ---- Processes and frames ---- */
+
+static void scan_process(Process *p, GCVisitFn visit)
+{
+    for (Frame *f = p->fp; f; f = f->caller) {
+        visit(&f->self);
+        visit(&f->ctx);
+        visit(&f->closure);
+        for (Value *v = f->locals; v < f->sp; v++) visit(v);
+    }
+}
+
+static void scan_roots(GCVisitFn visit)
+{
+    if (interp_current) scan_process(interp_current, visit);
+}
+
+void interp_init(void) { gc_add_root_scanner(scan_roots); }
+
+Process *interp_new_process(size_t stackWords)
+{
+    Process *p = vm_xcalloc(1, sizeof(Process));
+    p->stackWords = stackWords;
+    p->stackBase = vm_xmalloc(stackWords * sizeof(Value));
+    p->stackLimit = p->stackBase + stackWords - 64; /* slack for DNU/perform: argument shuffles */
+    p->nextSerial = 1;
+    return p;
+}
+
+size_t interp_depth(void)
+{
+    size_t n = 0;
+    for (Frame *f = interp_current ? interp_current->fp : NULL; f && f->method; f = f->caller) n++;
+    return n;
+}
+
+NORETURN static void stack_overflow(void)
+{
+    interp_error("Stack overflow (depth %zu)", interp_depth());
+}
+
+/* Pushes an activation of m just above its arguments; the caller is the current frame. */
+static inline Frame *push_frame(Process *p, Method *m, Value *args, uint32_t nargs, Value closure)
+{
+    Frame *caller = p->fp;
+    Value *base = args + nargs + 1;
+    caller->sp = base;
+    Frame *f = (Frame *)base;
+    if (UNLIKELY(f->locals + m->nlocals + m->maxStack > p->stackLimit)) stack_overflow();
+    f->caller = caller;
+    f->method = m;
+    f->ip = m->code;
+    f->args = args;
+    if (closure == G.nil) {
+        f->self = args[0];
+        f->ctx = G.nil;
+    } else {
+        f->self = as_obj(closure)->slots[BLK_SELF];
+        f->ctx = as_obj(closure)->slots[BLK_CTX];
+    }
+    f->closure = closure;
+    f->serial = p->nextSerial++;
+    Value nil = G.nil;
+    for (uint32_t i = 0; i < m->nlocals; i++) f->locals[i] = nil;
+    f->sp = f->locals + m->nlocals;
+    if (m->flags & MF_HAS_CTX) {
+        Obj *ctx = obj_new(CLS_CONTEXT, FMT_FIXED, 1u + m->ctxSize);
+        ctx->slots[CTX_OUTER] = f->ctx;
+        for (uint32_t i = 1; i <= nargs; i++)
+            if (m->argCopy[i]) ctx->slots[m->argCopy[i]] = args[i];
+        f->ctx = obj_value(ctx);
+    }
+    p->fp = f;
+    SQ_PROBE_METHOD_ENTRY(f);
+    return f;
+}
+
+PrimResult interp_activate(Method *m, Value *args, Value closure)
+{
+    push_frame(interp_current, m, args, m->nargs, closure);
+    return PRIM_ACTIVATED;
+}
+
+/* Rewrites args[0..nargs] into doesNotUnderstand: selector arguments: #(args). */
+static Method *prepare_dnu(Value *args, uint32_t *nargs, Value selector)
+{
+    Value arr = array_new(*nargs);
+    for (uint32_t i = 0; i < *nargs; i++) as_obj(arr)->slots[i] = args[i + 1];
+    args[1] = selector;
+    args[2] = arr;
+    *nargs = 2;
+    Method *m = interp_lookup(class_of(args[0]), S.doesNotUnderstand);
+    if (!m) interp_error("%s does not understand #%s (and has no doesNotUnderstand:arguments:)",
+                         class_of(args[0])->name, sym_cstr(selector));
+    return m;
+}
+
+PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *lookupFrom)
+{
+    if (args + nargs + 8 > interp_current->stackLimit) stack_overflow();
+    ClassInfo *c = lookupFrom ? lookupFrom : class_of(args[0]);
+    Method *m = interp_lookup(c, selector);
+    if (!m) m = prepare_dnu(args, &nargs, selector);
+    if (m->prim) {
+        interp_current->fp->sp = args + nargs + 1;
+        PrimResult r = m->prim(args, nargs);
+        if (r != PRIM_FAIL || !m->code) return r;
+    }
+    if (!m->code) return prim_fail(args, "no primitive implementation");
+    push_frame(interp_current, m, args, nargs, G.nil);
+    return PRIM_ACTIVATED;
+}
+
+/* ---- Errors and backtraces ---- */
+
+static void print_frame(Frame *f)
+{
+    Method *m = f->method;
+    const char *path = m->holder && m->holder->base->sourcePath ? m->holder->base->sourcePath : "?";
+    const char *base = strrchr(path, '/');
+    fprintf(stderr, "    at %s (%s:%d)\n", method_print_name(m), base ? base + 1 : path,
+            method_line_at(m, f->ip));
+}
+
+void interp_print_backtrace(void)
+{
+    size_t depth = interp_depth(), i = 0;
+    for (Frame *f = interp_current ? interp_current->fp : NULL; f && f->method; f = f->caller, i++) {
+        if (depth > 40 && i == 20) fprintf(stderr, "    ... %zu more frames ...\n", depth - 40);
+        if (depth > 40 && i >= 20 && i < depth - 20) continue;
+        print_frame(f);
+    }
+}
+
+void interp_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    fputs("ERROR: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    interp_print_backtrace();
+    vm_exit(1);
+}
+
+/* ---- The dispatch loop ---- */
+
+#define READ8() (*ip++)
+#define READ16() (ip += 2, (uint16_t)(ip[-2] | (ip[-1] << 8)))
+
+static Value run(Process *p)
+{
+    Frame *fp = p->fp;
+    const uint8_t *ip = fp->ip;
+    Value *sp = fp->sp;
+    Method *method = fp->method;
+    Value *args;
+    uint32_t nargs;
+    Method *m;
+    Value result;
+    SendSite *site;
+
+#define SAVE() (fp->ip = ip, fp->sp = sp)
+#define LOAD() (fp = p->fp, ip = fp->ip, sp = fp->sp, method = fp->method)
+#define SAFE_POINT()                                   \
+    do {                                               \
+        if (UNLIKELY(gc_pending)) {                    \
+            SAVE();                                    \
+            gc_collect();                              \
+        }                                              \
+    } while (0)
+
+#if SQVM_COMPUTED_GOTO
+    static const void *const dispatch_table[] = {
+#define OPCODE(name, operands, effect) &&op_##name,
+#include "opcodes.h"
+#undef OPCODE
+    };
+#define CASE(name) op_##name:
+#define DISPATCH() goto *dispatch_table[*ip++]
+#define LOOP_TOP() DISPATCH();
+#else
+#define CASE(name) case OP_##name:
+#define DISPATCH() goto loop_top
+#define LOOP_TOP() loop_top: switch ((Opcode)*ip++)
+#endif
+
+    LOOP_TOP()
+    {
+    CASE(PUSH_SELF) *sp++ = fp->self; DISPATCH();
+    CASE(PUSH_NIL) *sp++ = G.nil; DISPATCH();
+    CASE(PUSH_TRUE) *sp++ = G.trueObj; DISPATCH();
+    CASE(PUSH_FALSE) *sp++ = G.falseObj; DISPATCH();
+    CASE(PUSH_0) *sp++ = int_value(0); DISPATCH();
+    CASE(PUSH_1) *sp++ = int_value(1); DISPATCH();
+    CASE(PUSH_INT8) *sp++ = int_value((int8_t)READ8()); DISPATCH();
+    CASE(PUSH_LIT) *sp++ = method->literals[READ16()]; DISPATCH();
+    CASE(PUSH_ARG) *sp++ = fp->args[READ8()]; DISPATCH();
+    CASE(PUSH_LOCAL) *sp++ = fp->locals[READ8()]; DISPATCH();
+    CASE(POP_LOCAL) fp->locals[READ8()] = *--sp; DISPATCH();
+    CASE(PUSH_FIELD) *sp++ = as_obj(fp->self)->slots[READ8()]; DISPATCH();
+    CASE(POP_FIELD) as_obj(fp->self)->slots[READ8()] = *--sp; DISPATCH();
+    CASE(PUSH_CTX) {
+        uint8_t depth = READ8(), idx = READ8();
+        Value c = fp->ctx;
+        while (depth--) c = as_obj(c)->slots[CTX_OUTER];
+        *sp++ = as_obj(c)->slots[idx];
+        DISPATCH();
+    }
+    CASE(POP_CTX) {
+        uint8_t depth = READ8(), idx = READ8();
+        Value c = fp->ctx;
+        while (depth--) c = as_obj(c)->slots[CTX_OUTER];
+        as_obj(c)->slots[idx] = *--sp;
+        DISPATCH();
+    }
+    CASE(PUSH_GLOBAL) {
+        uint16_t gi = READ16();
+        Global *g = &globals[gi];
+        if (LIKELY(g->defined)) { *sp++ = g->value; DISPATCH(); }
+        SAVE();
+        Value cls;
+        if (loader_load_global(g->name, &cls)) { *sp++ = cls; DISPATCH(); }
+        /* unknownGlobal: answers the value to use */
+        args = sp;
+        sp[0] = fp->self;
+        sp[1] = globals[gi].name;
+        nargs = 1;
+        sp += 2;
+        m = interp_lookup(class_of(args[0]), S.unknownGlobal);
+        if (!m) interp_error("unknown global %s", sym_cstr(globals[gi].name));
+        goto invoke;
+    }
+    CASE(PUSH_BLOCK) {
+        Method *bm = method->blocks[READ8()];
+        uint32_t cls = bm->nargs < 4 ? CLS_BLOCK1 + bm->nargs : CLS_BLOCK;
+        Obj *b = obj_new(cls, FMT_FIXED, BLK_SIZE);
+        b->slots[BLK_METHOD] = ptr_value(bm);
+        b->slots[BLK_CTX] = fp->ctx;
+        b->slots[BLK_SELF] = fp->self;
+        if (fp->closure == G.nil) {
+            b->slots[BLK_HOME] = ptr_value(fp);
+            b->slots[BLK_SERIAL] = int_value((int64_t)fp->serial);
+        } else {
+            b->slots[BLK_HOME] = as_obj(fp->closure)->slots[BLK_HOME];
+            b->slots[BLK_SERIAL] = as_obj(fp->closure)->slots[BLK_SERIAL];
+        }
+        *sp++ = obj_value(b);
+        DISPATCH();
+    }
+    CASE(POP) sp--; DISPATCH();
+    CASE(DUP) sp[0] = sp[-1]; sp++; DISPATCH();
+
+    CASE(SEND) {
+    send:
+        site = &method->sites[READ16()];
+        nargs = site->nargs;
+        args = sp - nargs - 1;
+        uint32_t cls = class_index_of(args[0]);
+        if (LIKELY(site->cachedClass == cls)) {
+            m = site->cachedMethod;
+        } else {
+            m = interp_lookup(G.classes[cls], site->selector);
+            if (UNLIKELY(!m)) { SAVE(); m = prepare_dnu(args, &nargs, site->selector); sp = args + nargs + 1; goto invoke; }
+            site->cachedClass = cls;
+            site->cachedMethod = m;
+        }
+        goto invoke;
+    }
+    CASE(SUPER_SEND) {
+        site = &method->sites[READ16()];
+        nargs = site->nargs;
+        args = sp - nargs - 1;
+        if (LIKELY(site->cachedClass != 0)) {
+            m = site->cachedMethod;
+        } else {
+            ClassInfo *from = method->holder->super;
+            m = from ? interp_lookup(from, site->selector) : NULL;
+            if (!m) { SAVE(); m = prepare_dnu(args, &nargs, site->selector); sp = args + nargs + 1; goto invoke; }
+            site->cachedClass = from->index;
+            site->cachedMethod = m;
+        }
+        goto invoke;
+    }
+
+    invoke:
+        if (m->prim) {
+            SAVE();
+            PrimResult r = m->prim(args, nargs);
+            if (LIKELY(r == PRIM_OK)) { sp = args + 1; DISPATCH(); }
+            if (r == PRIM_ACTIVATED) { LOAD(); SAFE_POINT(); DISPATCH(); }
+            if (!m->code) { prim_fail(args, "no fallback"); }
+        }
+        SAVE();
+        push_frame(p, m, args, nargs, G.nil);
+        LOAD();
+        SAFE_POINT();
+        DISPATCH();
+
+#define INT_FAST(opname, ...)                                        \
+    CASE(opname) {                                                   \
+        Value a = sp[-2], b = sp[-1];                                \
+        if (LIKELY(is_int(a) & is_int(b))) { __VA_ARGS__ }               \
+        goto send;                                                   \
+    }
+#define CMP(op) { sp[-2] = ((intptr_t)a op (intptr_t)b) ? G.trueObj : G.falseObj; sp--; ip += 2; DISPATCH(); }
+
+    INT_FAST(SEND_ADD, {
+        intptr_t r;
+        if (!__builtin_add_overflow((intptr_t)a, (intptr_t)(b - 1), &r)) { sp[-2] = (Value)r; sp--; ip += 2; DISPATCH(); }
+    })
+    INT_FAST(SEND_SUB, {
+        intptr_t r;
+        if (!__builtin_sub_overflow((intptr_t)a, (intptr_t)(b - 1), &r)) { sp[-2] = (Value)r; sp--; ip += 2; DISPATCH(); }
+    })
+    INT_FAST(SEND_MUL, {
+        intptr_t r;
+        if (!__builtin_mul_overflow((intptr_t)(a - 1), int_val(b), &r)) { sp[-2] = (Value)(r | 1); sp--; ip += 2; DISPATCH(); }
+    })
+    INT_FAST(SEND_LT, CMP(<))
+    INT_FAST(SEND_GT, CMP(>))
+    INT_FAST(SEND_LE, CMP(<=))
+    INT_FAST(SEND_GE, CMP(>=))
+    INT_FAST(SEND_EQ, CMP(==))
+    INT_FAST(SEND_NE, CMP(!=))
+    INT_FAST(SEND_BITAND, { sp[-2] = a & b; sp--; ip += 2; DISPATCH(); })
+    INT_FAST(SEND_MOD, {
+        int64_t x = int_val(a), y = int_val(b);
+        if (y != 0) {
+            int64_t r = x % y;
+            if (r != 0 && ((r < 0) != (y < 0))) r += y;
+            sp[-2] = int_value(r); sp--; ip += 2; DISPATCH();
+        }
+    })
+    INT_FAST(SEND_DIV, {
+        int64_t x = int_val(a), y = int_val(b);
+        if (y != 0 && !(x == SMALLINT_MIN && y == -1)) {
+            int64_t q = x / y;
+            if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
+            sp[-2] = int_value(q); sp--; ip += 2; DISPATCH();
+        }
+    })
+    CASE(SEND_AT) {
+        Value a = sp[-2], i = sp[-1];
+        if (!is_int(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
+            uint64_t k = (uint64_t)int_val(i) - 1;
+            if (k < obj_num_slots(as_obj(a))) { sp[-2] = as_obj(a)->slots[k]; sp--; ip += 2; DISPATCH(); }
+        }
+        goto send;
+    }
+    CASE(SEND_ATPUT) {
+        Value a = sp[-3], i = sp[-2];
+        if (!is_int(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
+            uint64_t k = (uint64_t)int_val(i) - 1;
+            if (k < obj_num_slots(as_obj(a))) {
+                as_obj(a)->slots[k] = sp[-1];
+                sp[-3] = sp[-1];
+                sp -= 2; ip += 2; DISPATCH();
+            }
+        }
+        goto send;
+    }
+    CASE(IDENTICAL) sp[-2] = sp[-2] == sp[-1] ? G.trueObj : G.falseObj; sp--; DISPATCH();
+
+    CASE(JUMP) { uint16_t off = READ16(); ip += off; DISPATCH(); }
+    CASE(JUMP_BACK) {
+        uint16_t off = READ16();
+        ip -= off;
+        SAFE_POINT();
+        DISPATCH();
+    }
+    CASE(JUMP_IF_TRUE) {
+        uint16_t off = READ16();
+        Value c = *--sp;
+        if (c == G.trueObj) ip += off;
+        else if (UNLIKELY(c != G.falseObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
+        DISPATCH();
+    }
+    CASE(JUMP_IF_FALSE) {
+        uint16_t off = READ16();
+        Value c = *--sp;
+        if (c == G.falseObj) ip += off;
+        else if (UNLIKELY(c != G.trueObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
+        DISPATCH();
+    }
+    CASE(JUMP_IF_NIL) { uint16_t off = READ16(); if (*--sp == G.nil) ip += off; DISPATCH(); }
+    CASE(JUMP_IF_NOT_NIL) { uint16_t off = READ16(); if (*--sp != G.nil) ip += off; DISPATCH(); }
+    CASE(INC_LOCAL) {
+        Value *v = &fp->locals[READ8()];
+        intptr_t r;
+        if (LIKELY(is_int(*v)) && !__builtin_add_overflow((intptr_t)*v, (intptr_t)2, &r)) { *v = (Value)r; DISPATCH(); }
+        SAVE();
+        if (!num_binop(NUM_ADD, *v, int_value(1), v)) interp_error("cannot increment a %s in a to:do: loop", class_of(*v)->name);
+        DISPATCH();
+    }
+
+    CASE(RETURN_SELF) result = fp->self; goto do_return;
+    CASE(RETURN_LOCAL) result = sp[-1]; goto do_return;
+    do_return: {
+        SQ_PROBE_METHOD_RETURN(fp);
+        Frame *caller = fp->caller;
+        sp = fp->args;
+        fp = caller;
+        p->fp = fp;
+        if (UNLIKELY(!fp->method)) { sp[0] = result; fp->sp = sp + 1; return result; }
+        *sp++ = result;
+        ip = fp->ip;
+        method = fp->method;
+        DISPATCH();
+    }
+    CASE(RETURN_NONLOCAL) {
+        result = sp[-1];
+        Value blk = fp->closure;
+        Frame *home = value_ptr(as_obj(blk)->slots[BLK_HOME]);
+        uint64_t serial = (uint64_t)int_val(as_obj(blk)->slots[BLK_SERIAL]);
+        Frame *f = fp->caller;
+        while (f && f->method && !(f == home && f->serial == serial)) f = f->caller;
+        if (LIKELY(f && f->method)) {
+            /* unwind every frame between here and the home method */
+            while (fp != home) {
+                SQ_PROBE_METHOD_RETURN(fp);
+                fp = fp->caller;
+            }
+            goto do_return;
+        }
+        /* The home method has returned: the block's receiver gets escapedBlock:. */
+        static const uint8_t afterEscape[] = {OP_RETURN_LOCAL};
+        sp[-1] = fp->self;
+        sp[0] = blk;
+        args = sp - 1;
+        sp++;
+        nargs = 1;
+        ip = afterEscape;
+        m = interp_lookup(class_of(args[0]), S.escapedBlock);
+        if (!m) { SAVE(); interp_error("block escaped its home method"); }
+        goto invoke;
+    }
+    }
+#if !SQVM_COMPUTED_GOTO
+    vm_fatal("bad opcode");
+#endif
+}
+
+Value interp_run_send(Process *p, Value selector, Value *args, uint32_t nargs)
+{
+    Process *saved = interp_current;
+    interp_current = p;
+    Frame *base = (Frame *)p->stackBase;
+    memset(base, 0, sizeof(Frame));
+    base->self = base->ctx = base->closure = G.nil;
+    for (uint32_t i = 0; i <= nargs; i++) base->locals[i] = args[i];
+    base->sp = base->locals + nargs + 1;
+    p->fp = base;
+    PrimResult r = interp_send(base->locals, nargs, selector, NULL);
+    Value result = r == PRIM_OK ? base->locals[0] : run(p);
+    interp_current = saved;
+    return result;
+}

@@ -1,0 +1,49 @@
+/* interp.h - activation frames, processes' interpreter state, and the interpreter's entry points. */
+#ifndef SQVM_INTERP_H
+#define SQVM_INTERP_H
+
+#include "method.h"
+
+/* An activation frame. Frames live in the process's stack memory, one after
+ * another; a frame's operand stack follows its locals. The layout is part of
+ * the probe contract (see docs/ARCHITECTURE.md): external samplers read it. */
+typedef struct Frame {
+    struct Frame *caller;  /* NULL for the bottom frame */
+    Method *method;
+    const uint8_t *ip;     /* saved when this frame calls out or at a safe point */
+    Value *sp;             /* saved: one past the top of this frame's operand stack */
+    Value *args;           /* args[0] = receiver (a block for block activations), then arguments */
+    Value self;
+    Value ctx;             /* captured-variable context (own or the closure's), or nil */
+    Value closure;         /* the block being run, or nil for a method */
+    uint64_t serial;       /* identity for non-local return (frames are reused) */
+    Value locals[];
+} Frame;
+
+#define FRAME_HEADER_WORDS (sizeof(Frame) / sizeof(Value))
+
+/* The interpreter state of one (green) process: nothing of it lives in C statics. */
+typedef struct Process {
+    Value *stackBase, *stackLimit;
+    Frame *fp;             /* current frame: stored on every call and return */
+    uint64_t nextSerial;
+    size_t stackWords;
+} Process;
+
+extern Process *interp_current;
+
+void interp_init(void);
+Process *interp_new_process(size_t stackWords);
+/* Send selector to args[0] with nargs arguments, run to completion, and answer the result. */
+Value interp_run_send(Process *p, Value selector, Value *args, uint32_t nargs);
+/* Called by primitives: send selector to args[0] (args are on the active stack). */
+PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *lookupFrom);
+/* Called by primitives: run method m (or a block's method) on args. */
+PrimResult interp_activate(Method *m, Value *args, Value closure);
+Method *interp_lookup(ClassInfo *c, Value selector);
+void interp_flush_caches(void);
+void interp_print_backtrace(void);
+NORETURN void interp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+size_t interp_depth(void);
+
+#endif

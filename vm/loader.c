@@ -1,0 +1,259 @@
+/* loader.c - finds class files, defines classes and metaclasses, and bootstraps the core library. */
+#include "loader.h"
+#include "ast.h"
+#include "compiler.h"
+#include "gc.h"
+#include "globals.h"
+#include "interp.h"
+#include "symbol.h"
+#include "vm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The core library, embedded at build time (build/corelib.c). */
+typedef struct CoreFile { const char *name; const char *src; size_t len; } CoreFile;
+extern const CoreFile corelib_files[];
+
+static char **paths;
+static int numPaths;
+
+void loader_add_path(const char *dir, bool first)
+{
+    paths = vm_xrealloc(paths, (size_t)(numPaths + 1) * sizeof(char *));
+    if (first) {
+        memmove(paths + 1, paths, (size_t)numPaths * sizeof(char *));
+        paths[0] = vm_xstrdup(dir);
+    } else {
+        paths[numPaths] = vm_xstrdup(dir);
+    }
+    numPaths++;
+}
+
+const char *loader_core_source(const char *name, size_t *len)
+{
+    for (const CoreFile *f = corelib_files; f->name; f++)
+        if (!strcmp(f->name, name)) { *len = f->len; return f->src; }
+    return NULL;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = vm_xmalloc(cap);
+    size_t r;
+    while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) buf = vm_xrealloc(buf, cap *= 2);
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* ---- Defining a class from its parse tree ---- */
+
+static ClassInfo *find_class_named(const char *name)
+{
+    for (uint32_t i = 1; i < G.numClasses; i++)
+        if (G.classes[i] && !G.classes[i]->isMeta && !strcmp(G.classes[i]->name, name)) return G.classes[i];
+    return NULL;
+}
+
+static ClassInfo *meta_of(ClassInfo *c)
+{
+    if (!c->meta) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s class", c->name);
+        ClassInfo *m = class_create(buf, 0);
+        m->isMeta = true;
+        m->base = c;
+        c->meta = m;
+    }
+    return c->meta;
+}
+
+static Value field_names(ClassInfo *super, char **names, int n, bool hiddenIndex)
+{
+    size_t inherited = super && super->fieldNames != G.nil ? array_len(super->fieldNames) : 0;
+    size_t total = inherited + (size_t)n + (hiddenIndex ? 1 : 0);
+    Value a = array_new_perm(total);
+    size_t k = 0;
+    for (; k < inherited; k++) as_obj(a)->slots[k] = as_obj(super->fieldNames)->slots[k];
+    /* Class objects keep their class index in a field no source can name. */
+    if (hiddenIndex) as_obj(a)->slots[k++] = sym_intern_cstr("(class index)");
+    for (int i = 0; i < n; i++) as_obj(a)->slots[k++] = sym_intern_cstr(names[i]);
+    return a;
+}
+
+static uint8_t core_format(uint32_t index, uint8_t inherited)
+{
+    switch (index) {
+    case CLS_ARRAY: return FMT_INDEXABLE;
+    case CLS_STRING: case CLS_SYMBOL: return FMT_BYTES;
+    case CLS_INTEGER: case CLS_DOUBLE: return FMT_WORDS;
+    default: return inherited;
+    }
+}
+
+static void compile_into(ClassInfo *holder, MethodDef **defs, int n, const char *path)
+{
+    for (int i = 0; i < n; i++) {
+        Method *m = compile_method(defs[i], holder, path);
+        if (!m) vm_exit(1);
+        class_add_method(holder, m);
+    }
+}
+
+static ClassInfo *define_class(ClassDef *cd)
+{
+    ClassInfo *super = NULL;
+    if (!cd->superName) super = class_at(CLS_OBJECT);
+    else if (strcmp(cd->superName, "nil") != 0) {
+        super = loader_load_class(cd->superName);
+        if (!super) {
+            fprintf(stderr, "%s: error: superclass %s of %s not found on the class path\n", cd->path,
+                    cd->superName, cd->name);
+            vm_exit(1);
+        }
+    }
+    if (!strcmp(cd->name, "Object")) super = NULL;
+    ClassInfo *c = find_class_named(cd->name);
+    if (!c) c = class_create(cd->name, 0);
+    ClassInfo *meta = meta_of(c);
+    class_set_super(c, super);
+    c->instFormat = core_format(c->index, super ? super->instFormat : FMT_FIXED);
+    meta->super = super ? meta_of(super) : class_at(CLS_CLASS);
+    c->fieldNames = field_names(super, cd->fields, cd->nfields, c->index == CLS_CLASS);
+    c->numFields = (uint32_t)array_len(c->fieldNames);
+    meta->fieldNames = field_names(meta->super, cd->classFields, cd->nclassFields, false);
+    meta->numFields = (uint32_t)array_len(meta->fieldNames);
+    if (meta->numFields < 1) meta->numFields = 1;
+    c->sourcePath = vm_xstrdup(cd->path);
+    meta->sourcePath = c->sourcePath;
+    /* The class object (an instance of the metaclass) and the metaclass object. */
+    Obj *co = obj_new_perm(meta->index, FMT_FIXED, meta->numFields);
+    co->slots[0] = int_value(c->index);
+    c->classObj = obj_value(co);
+    Obj *mo = obj_new_perm(CLS_METACLASS, FMT_FIXED, 1);
+    mo->slots[0] = int_value(meta->index);
+    meta->classObj = obj_value(mo);
+    c->loaded = meta->loaded = true;
+    globals_define(c->nameSym, c->classObj);
+    compile_into(c, cd->methods, cd->nmethods, cd->path);
+    compile_into(meta, cd->classMethods, cd->nclassMethods, cd->path);
+    interp_flush_caches();
+    return c;
+}
+
+static ClassInfo *load_from_source(const char *name, const char *path, const char *src, size_t len)
+{
+    ClassDef *cd = parse_class(path, src, len);
+    if (!cd) vm_exit(1);
+    if (strcmp(cd->name, name) != 0) {
+        fprintf(stderr, "%s:1:1: error: file defines class %s, expected %s\n", path, cd->name, name);
+        vm_exit(1);
+    }
+    ClassInfo *c = define_class(cd);
+    ast_free(cd->arena);
+    return c;
+}
+
+/* Loading state guards against a class that (indirectly) inherits from itself. */
+static const char *loading[64];
+static int numLoading;
+
+ClassInfo *loader_load_class(const char *name)
+{
+    ClassInfo *c = find_class_named(name);
+    if (c && c->loaded) return c;
+    for (int i = 0; i < numLoading; i++)
+        if (!strcmp(loading[i], name)) {
+            fprintf(stderr, "error: class %s inherits from itself\n", name);
+            vm_exit(1);
+        }
+    if (numLoading == 64) vm_fatal("class hierarchy too deep while loading %s", name);
+    loading[numLoading++] = name;
+    size_t len;
+    const char *src = loader_core_source(name, &len);
+    if (src) {
+        char path[512];
+        snprintf(path, sizeof path, "%s.som", name);
+        c = load_from_source(name, path, src, len);
+    } else {
+        c = NULL;
+        for (int i = 0; i < numPaths && !c; i++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.som", paths[i], name);
+            char *text = read_file(path, &len);
+            if (!text) continue;
+            c = load_from_source(name, path, text, len);
+            free(text);
+        }
+    }
+    numLoading--;
+    return c;
+}
+
+bool loader_load_global(Value name, Value *classOut)
+{
+    const char *s = sym_cstr(name);
+    if (!(s[0] >= 'A' && s[0] <= 'Z')) return false;
+    ClassInfo *c = loader_load_class(s);
+    if (!c) return false;
+    *classOut = c->classObj;
+    return true;
+}
+
+/* ---- Bootstrap ---- */
+
+static const struct { uint32_t index; const char *name; } coreClasses[] = {
+    {CLS_OBJECT, "Object"}, {CLS_CLASS, "Class"}, {CLS_METACLASS, "Metaclass"}, {CLS_NIL, "Nil"},
+    {CLS_BOOLEAN, "Boolean"}, {CLS_TRUE, "True"}, {CLS_FALSE, "False"}, {CLS_INTEGER, "Integer"},
+    {CLS_DOUBLE, "Double"}, {CLS_STRING, "String"}, {CLS_SYMBOL, "Symbol"}, {CLS_ARRAY, "Array"},
+    {CLS_BLOCK, "Block"}, {CLS_BLOCK1, "Block1"}, {CLS_BLOCK2, "Block2"}, {CLS_BLOCK3, "Block3"},
+    {CLS_BLOCK4, "Block4"}, {CLS_METHOD, "Method"}, {CLS_PRIMITIVE, "Primitive"}, {CLS_SYSTEM, "System"},
+};
+
+static void scan_class_roots(GCVisitFn visit)
+{
+    for (uint32_t i = 1; i < G.numClasses; i++) {
+        ClassInfo *c = G.classes[i];
+        if (!c) continue;
+        visit(&c->methodsArray);
+        visit(&c->fieldNames);
+        visit(&c->classObj);
+    }
+    visit(&G.nil);
+    visit(&G.trueObj);
+    visit(&G.falseObj);
+    visit(&G.systemObj);
+}
+
+void loader_bootstrap(void)
+{
+    G.nil = obj_value(obj_new_perm(CLS_NIL, FMT_FIXED, 0));
+    globals_init();
+    sym_init();
+    for (size_t i = 0; i < sizeof coreClasses / sizeof coreClasses[0]; i++)
+        class_create(coreClasses[i].name, coreClasses[i].index);
+    ClassInfo *ctx = class_create("Context", CLS_CONTEXT);
+    /* Metaclasses inherit the hidden class-index field from Class before Class.som loads. */
+    class_at(CLS_CLASS)->fieldNames = field_names(NULL, NULL, 0, true);
+    class_at(CLS_CLASS)->numFields = 1;
+    G.trueObj = obj_value(obj_new_perm(CLS_TRUE, FMT_FIXED, 0));
+    G.falseObj = obj_value(obj_new_perm(CLS_FALSE, FMT_FIXED, 0));
+    G.systemObj = obj_value(obj_new_perm(CLS_SYSTEM, FMT_FIXED, 0));
+    gc_add_root_scanner(scan_class_roots);
+    for (size_t i = 0; i < sizeof coreClasses / sizeof coreClasses[0]; i++)
+        if (!loader_load_class(coreClasses[i].name)) vm_fatal("core class %s missing", coreClasses[i].name);
+    class_set_super(ctx, class_at(CLS_OBJECT));
+    meta_of(ctx)->super = class_at(CLS_OBJECT)->meta;
+    ctx->loaded = true;
+    globals_define(sym_intern_cstr("nil"), G.nil);
+    globals_define(sym_intern_cstr("true"), G.trueObj);
+    globals_define(sym_intern_cstr("false"), G.falseObj);
+    globals_define(sym_intern_cstr("system"), G.systemObj);
+}

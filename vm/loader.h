@@ -1,0 +1,16 @@
+/* loader.h - the class path, class loading (from files or the embedded core library) and bootstrap. */
+#ifndef SQVM_LOADER_H
+#define SQVM_LOADER_H
+
+#include "object.h"
+
+void loader_bootstrap(void);
+/* Finds and defines the class called name; answers false if there is none. */
+bool loader_load_global(Value name, Value *classOut);
+ClassInfo *loader_load_class(const char *name);
+/* Adds a class path entry (at the front when first). */
+void loader_add_path(const char *dir, bool first);
+/* Embedded core library source for a class name, or NULL. */
+const char *loader_core_source(const char *name, size_t *len);
+
+#endif

@@ -1,0 +1,73 @@
+/* method.c - method objects: creation, Smalltalk mirrors, line lookup and GC roots. */
+#include "method.h"
+#include "gc.h"
+#include "vm.h"
+
+#include <stdlib.h>
+
+const char *const opcode_names[] = {
+#define OPCODE(name, operands, effect) #name,
+#include "opcodes.h"
+#undef OPCODE
+};
+
+const int8_t opcode_operand_bytes[] = {
+#define OPCODE(name, operands, effect) operands,
+#include "opcodes.h"
+#undef OPCODE
+};
+
+/* Every method is kept in one list so the collector can update their literals. */
+static Method **all;
+static size_t numAll, capAll;
+
+static void scan_roots(GCVisitFn visit)
+{
+    for (size_t i = 0; i < numAll; i++) {
+        Method *m = all[i];
+        for (uint32_t j = 0; j < m->numLiterals; j++) visit(&m->literals[j]);
+        visit(&m->mirror);
+    }
+}
+
+Method *method_new(void)
+{
+    static bool registered;
+    if (!registered) { gc_add_root_scanner(scan_roots); registered = true; }
+    Method *m = vm_xcalloc(1, sizeof(Method));
+    m->mirror = G.nil;
+    if (numAll == capAll) {
+        capAll = capAll ? capAll * 2 : 1024;
+        all = vm_xrealloc(all, capAll * sizeof(Method *));
+    }
+    all[numAll++] = m;
+    return m;
+}
+
+/* The Smalltalk-side Method (or Primitive) object: one slot holding the Method*. */
+Value method_mirror(Method *m)
+{
+    if (m->mirror == G.nil) {
+        Obj *o = obj_new_perm(m->prim || (!m->code && !(m->flags & MF_BLOCK)) ? CLS_PRIMITIVE : CLS_METHOD,
+                              FMT_FIXED, 1);
+        o->slots[0] = ptr_value(m);
+        m->mirror = obj_value(o);
+    }
+    return m->mirror;
+}
+
+Method *method_from_mirror(Value v)
+{
+    if (is_int(v)) return NULL;
+    uint32_t c = obj_class_index(as_obj(v));
+    if (c != CLS_METHOD && c != CLS_PRIMITIVE) return NULL;
+    return value_ptr(as_obj(v)->slots[0]);
+}
+
+const char *method_print_name(Method *m) { return m->printName ? m->printName : "?"; }
+
+int method_line_at(const Method *m, const uint8_t *ip)
+{
+    if (!m->code || ip <= m->code || ip > m->code + m->codeLen) return (int)m->line;
+    return m->lines[ip - 1 - m->code];
+}

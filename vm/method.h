@@ -1,0 +1,77 @@
+/* method.h - compiled methods, send sites with their inline caches, and the bytecode enum. */
+#ifndef SQVM_METHOD_H
+#define SQVM_METHOD_H
+
+#include "common.h"
+#include "object.h"
+
+typedef enum {
+#define OPCODE(name, operands, effect) OP_##name,
+#include "opcodes.h"
+#undef OPCODE
+    OP__COUNT
+} Opcode;
+
+extern const char *const opcode_names[];
+extern const int8_t opcode_operand_bytes[];
+
+/* One send site: its selector and a monomorphic inline cache. */
+typedef struct SendSite {
+    Value selector;       /* a Symbol (permanent) */
+    uint32_t nargs;
+    uint32_t cachedClass; /* class index of the last receiver, 0 when empty */
+    Method *cachedMethod;
+} SendSite;
+
+/* A primitive works on args[0] (receiver) .. args[nargs]. */
+struct Frame;
+typedef enum {
+    PRIM_OK,         /* result stored in args[0] */
+    PRIM_FAIL,       /* could not handle the arguments */
+    PRIM_ACTIVATED,  /* pushed a new activation (block value, perform:); the interpreter resumes in it */
+} PrimResult;
+typedef PrimResult (*PrimFn)(Value *args, uint32_t nargs);
+
+enum {
+    MF_BLOCK = 1,        /* a block's method */
+    MF_HAS_CTX = 2,      /* activation allocates a context for captured variables */
+    MF_NONLOCAL = 4,     /* contains a ^ inside a block (needs the home frame serial) */
+};
+
+/* A compiled method or block. Native memory: it never moves. */
+struct Method {
+    Value selector;          /* Symbol; for blocks, the home method's selector */
+    ClassInfo *holder;       /* class the method is defined in */
+    uint8_t *code;
+    uint32_t codeLen;
+    uint16_t nargs;          /* not counting the receiver */
+    uint16_t nlocals;        /* frame locals (uncaptured temporaries) */
+    uint16_t ctxSize;        /* captured variables, when MF_HAS_CTX */
+    uint16_t maxStack;
+    uint16_t flags;
+    uint16_t numLiterals, numSites, numBlocks;
+    Value *literals;         /* GC roots */
+    SendSite *sites;
+    Method **blocks;
+    Method *outer;           /* for blocks: the enclosing method or block */
+    PrimFn prim;             /* for primitives: the C function */
+    /* Copy-in of captured arguments at entry: argCopy[i] = context slot of
+     * argument i+1, or 0 when not captured. */
+    uint8_t *argCopy;
+    /* Line numbers: lines[i] is the source line of code[i]. */
+    uint16_t *lines;
+    uint32_t line;
+    Value mirror;            /* the Smalltalk Method object, created lazily */
+    char *printName;         /* "Class>>selector", NUL-terminated, for probes and backtraces */
+};
+
+Method *method_new(void);
+Value method_mirror(Method *m);
+Method *method_from_mirror(Value v);
+const char *method_print_name(Method *m);
+int method_line_at(const Method *m, const uint8_t *ip);
+void method_scan_roots(void (*visit)(Value *));
+void disasm_method(Method *m, int indent);
+void disasm_class(ClassInfo *c);
+
+#endif

@@ -1,0 +1,222 @@
+/* object.c - object allocation, the class table and method dictionaries. */
+#include "object.h"
+#include "gc.h"
+#include "method.h"
+#include "symbol.h"
+#include "vm.h"
+
+#include <stdlib.h>
+
+VMGlobals G;
+
+/* ---- Allocation ---- */
+
+static Obj *init_obj(char *mem, uint32_t classIndex, unsigned format, size_t numSlots, uint64_t flags)
+{
+    Obj *o;
+    uint64_t slotsField;
+    if (numSlots >= HDR_SLOTS_OVERFLOW) {
+        *(uint64_t *)mem = ((uint64_t)HDR_SLOTS_OVERFLOW << HDR_SLOTS_SHIFT) | numSlots;
+        o = (Obj *)(mem + 8);
+        slotsField = HDR_SLOTS_OVERFLOW;
+    } else {
+        o = (Obj *)mem;
+        slotsField = numSlots;
+    }
+    o->hdr = (uint64_t)classIndex | ((uint64_t)format << HDR_FMT_SHIFT) | flags |
+             ((uint64_t)gc_next_hash() << HDR_HASH_SHIFT) | (slotsField << HDR_SLOTS_SHIFT);
+    return o;
+}
+
+static size_t alloc_bytes(size_t numSlots)
+{
+    size_t words = 1 + (numSlots ? numSlots : 1) + (numSlots >= HDR_SLOTS_OVERFLOW);
+    return words * 8;
+}
+
+/* Pointer slots are filled with nil; raw formats with zero. */
+static void fill_body(Obj *o, unsigned format, size_t numSlots)
+{
+    if (format == FMT_FIXED || format == FMT_INDEXABLE) {
+        Value nil = G.nil;
+        for (size_t i = 0; i < numSlots; i++) o->slots[i] = nil;
+        if (!numSlots) o->slots[0] = 0;
+    } else {
+        memset(o->slots, 0, (numSlots ? numSlots : 1) * 8);
+    }
+}
+
+Obj *obj_new(uint32_t classIndex, unsigned format, size_t numSlots)
+{
+    if (numSlots > ((size_t)1 << 40)) vm_out_of_memory("object too large");
+    Obj *o = init_obj(gc_alloc(alloc_bytes(numSlots)), classIndex, format, numSlots, 0);
+    fill_body(o, format, numSlots);
+    return o;
+}
+
+Obj *obj_new_perm(uint32_t classIndex, unsigned format, size_t numSlots)
+{
+    Obj *o = init_obj(gc_alloc_perm(alloc_bytes(numSlots)), classIndex, format, numSlots, GCF_PERM);
+    fill_body(o, format, numSlots);
+    return o;
+}
+
+Value obj_instantiate(ClassInfo *c, size_t indexedSlots)
+{
+    size_t n = c->instFormat == FMT_FIXED ? c->numFields : indexedSlots;
+    if (c->instFormat == FMT_BYTES) {
+        Obj *o = obj_new(c->index, FMT_BYTES, 1 + (indexedSlots + 8) / 8);
+        o->slots[0] = indexedSlots;
+        return obj_value(o);
+    }
+    return obj_value(obj_new(c->index, c->instFormat, n));
+}
+
+static Value str_make(Obj *o, const char *bytes, size_t len)
+{
+    o->slots[0] = len;
+    if (len) memcpy(&o->slots[1], bytes, len);
+    ((char *)&o->slots[1])[len] = 0;
+    return obj_value(o);
+}
+
+/* A string of len bytes needs one length word plus len+1 bytes (the NUL). */
+static size_t str_slots(size_t len) { return 1 + (len + 8) / 8; }
+
+Value str_new(const char *bytes, size_t len)
+{
+    return str_make(obj_new(CLS_STRING, FMT_BYTES, str_slots(len)), bytes, len);
+}
+
+Value str_new_perm(const char *bytes, size_t len)
+{
+    return str_make(obj_new_perm(CLS_STRING, FMT_BYTES, str_slots(len)), bytes, len);
+}
+
+Value str_alloc(size_t len)
+{
+    Obj *o = obj_new(CLS_STRING, FMT_BYTES, str_slots(len));
+    o->slots[0] = len;
+    return obj_value(o);
+}
+
+Value str_from_cstr(const char *s) { return str_new(s, strlen(s)); }
+
+Value double_new(double d)
+{
+    Obj *o = obj_new(CLS_DOUBLE, FMT_WORDS, 1);
+    memcpy(&o->slots[0], &d, 8);
+    return obj_value(o);
+}
+
+Value array_new(size_t n) { return obj_value(obj_new(CLS_ARRAY, FMT_INDEXABLE, n)); }
+Value array_new_perm(size_t n) { return obj_value(obj_new_perm(CLS_ARRAY, FMT_INDEXABLE, n)); }
+
+Value obj_shallow_copy(Value v)
+{
+    if (is_int(v)) return v;
+    Obj *o = as_obj(v);
+    size_t n = obj_num_slots(o);
+    Obj *c = obj_new(obj_class_index(o), obj_format(o), n);
+    memcpy(c->slots, o->slots, (n ? n : 1) * 8);
+    return obj_value(c);
+}
+
+/* ---- The class table ---- */
+
+ClassInfo *class_create(const char *name, uint32_t fixedIndex)
+{
+    uint32_t idx = fixedIndex ? fixedIndex : (G.numClasses < CLS_FIRST_USER ? CLS_FIRST_USER : G.numClasses);
+    if (idx >= G.capClasses) {
+        uint32_t ncap = G.capClasses ? G.capClasses * 2 : 256;
+        while (ncap <= idx) ncap *= 2;
+        G.classes = vm_xrealloc(G.classes, ncap * sizeof(ClassInfo *));
+        memset(G.classes + G.capClasses, 0, (ncap - G.capClasses) * sizeof(ClassInfo *));
+        G.capClasses = ncap;
+    }
+    if (idx > HDR_CLASS_MASK) vm_fatal("too many classes");
+    ClassInfo *c = vm_xcalloc(1, sizeof(ClassInfo));
+    c->index = idx;
+    c->nameSym = sym_intern_cstr(name);
+    c->name = sym_cstr(c->nameSym);
+    c->base = c;
+    c->instFormat = FMT_FIXED;
+    c->fieldNames = G.nil;
+    c->methodsArray = G.nil;
+    c->classObj = G.nil;
+    G.classes[idx] = c;
+    if (idx >= G.numClasses) G.numClasses = idx + 1;
+    return c;
+}
+
+void class_set_super(ClassInfo *c, ClassInfo *super)
+{
+    c->super = super;
+    if (super) c->instFormat = super->instFormat;
+}
+
+static uint32_t sel_hash(Value sel) { return (uint32_t)((sel >> 3) * 2654435761u); }
+
+void class_add_method(ClassInfo *c, Method *m)
+{
+    MethodTable *t = &c->methods;
+    if ((t->count + 1) * 2 > t->cap) {
+        uint32_t ncap = t->cap ? t->cap * 2 : 16;
+        Value *nk = vm_xcalloc(ncap, sizeof(Value));
+        Method **nv = vm_xcalloc(ncap, sizeof(Method *));
+        for (uint32_t i = 0; i < t->cap; i++) {
+            if (!t->keys[i]) continue;
+            uint32_t j = sel_hash(t->keys[i]) & (ncap - 1);
+            while (nk[j]) j = (j + 1) & (ncap - 1);
+            nk[j] = t->keys[i];
+            nv[j] = t->values[i];
+        }
+        free(t->keys);
+        free(t->values);
+        t->keys = nk;
+        t->values = nv;
+        t->cap = ncap;
+    }
+    uint32_t j = sel_hash(m->selector) & (t->cap - 1);
+    while (t->keys[j] && t->keys[j] != m->selector) j = (j + 1) & (t->cap - 1);
+    if (!t->keys[j]) t->count++;
+    t->keys[j] = m->selector;
+    t->values[j] = m;
+    c->methodsArray = G.nil;
+}
+
+Method *class_local_method(ClassInfo *c, Value selector)
+{
+    MethodTable *t = &c->methods;
+    if (!t->cap) return NULL;
+    for (uint32_t j = sel_hash(selector) & (t->cap - 1); t->keys[j]; j = (j + 1) & (t->cap - 1))
+        if (t->keys[j] == selector) return t->values[j];
+    return NULL;
+}
+
+Method *class_lookup(ClassInfo *c, Value selector)
+{
+    for (; c; c = c->super) {
+        Method *m = class_local_method(c, selector);
+        if (m) return m;
+    }
+    return NULL;
+}
+
+ClassInfo *class_from_object(Value v)
+{
+    if (is_int(v)) return NULL;
+    uint32_t ci = obj_class_index(as_obj(v));
+    ClassInfo *k = G.classes[ci];
+    if (!(ci == CLS_METACLASS || (k && k->isMeta))) return NULL;
+    Value idx = as_obj(v)->slots[0];
+    if (!is_int(idx) || (uint64_t)int_val(idx) >= G.numClasses) return NULL;
+    return G.classes[int_val(idx)];
+}
+
+bool class_is_subclass(ClassInfo *c, ClassInfo *ancestor)
+{
+    for (; c; c = c->super)
+        if (c == ancestor) return true;
+    return false;
+}

@@ -1,0 +1,152 @@
+/* object.h - the object header, object formats, the class table and the object constructors. */
+#ifndef SQVM_OBJECT_H
+#define SQVM_OBJECT_H
+
+#include "common.h"
+
+/* ---- The header word ----
+ *   bits  0-21  class index (into the class table)
+ *   bits 22-25  format (how the collector walks the body)
+ *   bits 26-31  GC flags
+ *   bits 32-53  identity hash (assigned at allocation, survives moves)
+ *   bits 54-63  number of body slots; 1023 means "see the overflow word", a
+ *               word just before the header holding the count in its low 54
+ *               bits and 0xFF in its top byte.
+ * Every object has at least one body word, so a forwarding pointer fits. */
+typedef struct Obj {
+    uint64_t hdr;
+    Value slots[];
+} Obj;
+
+#define HDR_CLASS_BITS 22
+#define HDR_CLASS_MASK ((1u << HDR_CLASS_BITS) - 1)
+#define HDR_FMT_SHIFT 22
+#define HDR_FLAGS_SHIFT 26
+#define HDR_HASH_SHIFT 32
+#define HDR_HASH_MASK ((1u << 22) - 1)
+#define HDR_SLOTS_SHIFT 54
+#define HDR_SLOTS_OVERFLOW 1023u
+
+/* Formats: what the body holds. */
+enum {
+    FMT_FIXED = 0,     /* named pointer fields (ordinary objects, classes, blocks, contexts) */
+    FMT_INDEXABLE = 1, /* indexed pointer slots (Array) */
+    FMT_BYTES = 2,     /* slots[0] = byte length, bytes from slots[1], NUL-terminated */
+    FMT_WORDS = 3,     /* raw 64-bit words (Double, large Integer) */
+};
+
+/* GC flag bits (in bits 26-31). */
+#define GCF_FORWARDED (1ull << 26) /* body slot 0 holds the new address */
+#define GCF_PERM (1ull << 27)      /* permanent space: never moves */
+#define GCF_MARK (1ull << 28)
+
+static inline uint32_t obj_class_index(const Obj *o) { return (uint32_t)(o->hdr & HDR_CLASS_MASK); }
+static inline unsigned obj_format(const Obj *o) { return (unsigned)(o->hdr >> HDR_FMT_SHIFT) & 15u; }
+static inline uint32_t obj_hash(const Obj *o) { return (uint32_t)(o->hdr >> HDR_HASH_SHIFT) & HDR_HASH_MASK; }
+static inline size_t obj_num_slots(const Obj *o)
+{
+    size_t n = (size_t)(o->hdr >> HDR_SLOTS_SHIFT);
+    if (UNLIKELY(n == HDR_SLOTS_OVERFLOW))
+        n = (size_t)(((const uint64_t *)o)[-1] & ((1ull << 54) - 1));
+    return n;
+}
+static inline Obj *as_obj(Value v) { return (Obj *)v; }
+static inline Value obj_value(const Obj *o) { return (Value)o; }
+
+/* ---- The class table ---- */
+typedef struct Method Method;
+typedef struct MethodTable {
+    Value *keys;      /* selector symbols */
+    Method **values;
+    uint32_t count, cap;
+} MethodTable;
+
+typedef struct ClassInfo {
+    uint32_t index;
+    const char *name;          /* NUL-terminated, owned by the name symbol (stable) */
+    Value nameSym;
+    struct ClassInfo *super;   /* NULL for Object and for nil superclasses */
+    struct ClassInfo *meta;    /* the metaclass (for a metaclass: NULL) */
+    struct ClassInfo *base;    /* for a metaclass: its class; else itself */
+    Value classObj;            /* the heap object standing for this class */
+    Value fieldNames;          /* Array of Symbols, inherited fields first */
+    uint32_t numFields;        /* instance fields (incl. inherited) */
+    uint8_t instFormat;        /* format of instances */
+    bool isMeta, loaded;
+    MethodTable methods;
+    Value methodsArray;        /* cached Array of Method objects (nil until asked) */
+    const char *sourcePath;
+} ClassInfo;
+
+/* Well-known class indices: fixed so the interpreter can test them cheaply. */
+enum {
+    CLS_NONE = 0,
+    CLS_OBJECT, CLS_CLASS, CLS_METACLASS, CLS_NIL, CLS_BOOLEAN, CLS_TRUE, CLS_FALSE,
+    CLS_INTEGER, CLS_DOUBLE, CLS_STRING, CLS_SYMBOL, CLS_ARRAY,
+    CLS_BLOCK, CLS_BLOCK1, CLS_BLOCK2, CLS_BLOCK3, CLS_BLOCK4,
+    CLS_METHOD, CLS_PRIMITIVE, CLS_SYSTEM, CLS_CONTEXT,
+    CLS_FIRST_USER
+};
+
+/* Block objects: slots of a closure. */
+enum { BLK_METHOD, BLK_CTX, BLK_SELF, BLK_HOME, BLK_SERIAL, BLK_SIZE };
+/* Context objects (captured variables): slot 0 is the enclosing context. */
+enum { CTX_OUTER = 0 };
+/* Method mirror objects: slot 0 is the Method* (as a fake small integer). */
+
+typedef struct ObjectMemory ObjectMemory;
+
+/* The VM-wide state that is not per-process. */
+typedef struct VMGlobals {
+    ClassInfo **classes;
+    uint32_t numClasses, capClasses;
+    Value nil, trueObj, falseObj, systemObj;
+} VMGlobals;
+
+extern VMGlobals G;
+
+static inline ClassInfo *class_at(uint32_t i) { return G.classes[i]; }
+static inline uint32_t class_index_of(Value v)
+{
+    return is_int(v) ? CLS_INTEGER : obj_class_index(as_obj(v));
+}
+static inline ClassInfo *class_of(Value v) { return G.classes[class_index_of(v)]; }
+static inline Value bool_value(bool b) { return b ? G.trueObj : G.falseObj; }
+
+/* ---- Constructors (all allocate in the collected heap unless "perm") ---- */
+Obj *obj_new(uint32_t classIndex, unsigned format, size_t numSlots);
+Obj *obj_new_perm(uint32_t classIndex, unsigned format, size_t numSlots);
+Value obj_instantiate(ClassInfo *c, size_t indexedSlots);
+Value str_new(const char *bytes, size_t len);
+Value str_new_perm(const char *bytes, size_t len);
+Value str_from_cstr(const char *s);
+Value str_alloc(size_t len); /* zero-filled, NUL-terminated */
+Value double_new(double d);
+Value array_new(size_t n);
+Value array_new_perm(size_t n);
+Value obj_shallow_copy(Value v);
+
+static inline size_t str_len(Value s) { return (size_t)as_obj(s)->slots[0]; }
+static inline char *str_bytes(Value s) { return (char *)&as_obj(s)->slots[1]; }
+static inline double double_val(Value v) { double d; memcpy(&d, &as_obj(v)->slots[0], 8); return d; }
+static inline bool is_double(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_DOUBLE; }
+static inline bool is_largeint(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_INTEGER; }
+static inline bool is_string_like(Value v)
+{
+    if (is_int(v)) return false;
+    uint32_t c = obj_class_index(as_obj(v));
+    return c == CLS_STRING || c == CLS_SYMBOL || (obj_format(as_obj(v)) == FMT_BYTES);
+}
+static inline size_t array_len(Value a) { return obj_num_slots(as_obj(a)); }
+
+/* ---- Class table ---- */
+ClassInfo *class_create(const char *name, uint32_t fixedIndex);
+void class_set_super(ClassInfo *c, ClassInfo *super);
+void class_add_method(ClassInfo *c, Method *m);
+Method *class_lookup(ClassInfo *c, Value selector);       /* walks superclasses */
+Method *class_local_method(ClassInfo *c, Value selector);
+ClassInfo *class_from_object(Value classObj);            /* NULL if not a class */
+bool class_is_subclass(ClassInfo *c, ClassInfo *ancestor);
+void object_init(void);
+
+#endif

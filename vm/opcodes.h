@@ -1,0 +1,74 @@
+/* opcodes.h - the one list of bytecodes, included wherever a table of them is needed.
+ *
+ * OPCODE(name, operand bytes, stack effect). Operands are little-endian u8/u16.
+ * "site" is an index into the method's send sites (selector, arity, inline cache);
+ * "lit" into its literals; "blk" into its nested block methods. */
+
+/* push self / nil / true / false / the small integers 0 and 1:  -> v */
+OPCODE(PUSH_SELF, 0, 1)
+OPCODE(PUSH_NIL, 0, 1)
+OPCODE(PUSH_TRUE, 0, 1)
+OPCODE(PUSH_FALSE, 0, 1)
+OPCODE(PUSH_0, 0, 1)
+OPCODE(PUSH_1, 0, 1)
+/* PUSH_INT8 i8: push a small integer in -128..127:  -> v */
+OPCODE(PUSH_INT8, 1, 1)
+/* PUSH_LIT lit16: push a literal:  -> v */
+OPCODE(PUSH_LIT, 2, 1)
+/* PUSH_ARG i8: push argument i (0 is the receiver):  -> v */
+OPCODE(PUSH_ARG, 1, 1)
+/* PUSH_LOCAL i8 / POP_LOCAL i8: a frame local:  -> v  /  v -> */
+OPCODE(PUSH_LOCAL, 1, 1)
+OPCODE(POP_LOCAL, 1, -1)
+/* PUSH_FIELD i8 / POP_FIELD i8: a field of self:  -> v  /  v -> */
+OPCODE(PUSH_FIELD, 1, 1)
+OPCODE(POP_FIELD, 1, -1)
+/* PUSH_CTX depth8 i8 / POP_CTX depth8 i8: a captured variable, depth contexts out */
+OPCODE(PUSH_CTX, 2, 1)
+OPCODE(POP_CTX, 2, -1)
+/* PUSH_GLOBAL lit16: a global, by name (loads the class on first use):  -> v */
+OPCODE(PUSH_GLOBAL, 2, 1)
+/* PUSH_BLOCK blk8: make a closure of nested block method blk:  -> block */
+OPCODE(PUSH_BLOCK, 1, 1)
+/* POP: v ->    DUP: v -> v v */
+OPCODE(POP, 0, -1)
+OPCODE(DUP, 0, 1)
+/* SEND site16: rcvr args -> result.  SUPER_SEND site16: lookup starts in the holder's superclass */
+OPCODE(SEND, 2, 0)
+OPCODE(SUPER_SEND, 2, 0)
+/* Sends with small-integer fast paths; the site is used when the fast path misses:
+ * rcvr arg -> result */
+OPCODE(SEND_ADD, 2, -1)
+OPCODE(SEND_SUB, 2, -1)
+OPCODE(SEND_MUL, 2, -1)
+OPCODE(SEND_LT, 2, -1)
+OPCODE(SEND_GT, 2, -1)
+OPCODE(SEND_LE, 2, -1)
+OPCODE(SEND_GE, 2, -1)
+OPCODE(SEND_EQ, 2, -1)
+OPCODE(SEND_NE, 2, -1)
+OPCODE(SEND_MOD, 2, -1)
+OPCODE(SEND_DIV, 2, -1)
+OPCODE(SEND_BITAND, 2, -1)
+/* SEND_AT site16: rcvr index -> elem (Array fast path);  SEND_ATPUT: rcvr index v -> v */
+OPCODE(SEND_AT, 2, -1)
+OPCODE(SEND_ATPUT, 2, -2)
+/* IDENTICAL: a b -> (a == b), never a real send */
+OPCODE(IDENTICAL, 0, -1)
+/* JUMP off16 forward; JUMP_BACK off16 backward (a safe point) */
+OPCODE(JUMP, 2, 0)
+OPCODE(JUMP_BACK, 2, 0)
+/* JUMP_IF_TRUE / JUMP_IF_FALSE off16: pop the condition (must be a Boolean) */
+OPCODE(JUMP_IF_TRUE, 2, -1)
+OPCODE(JUMP_IF_FALSE, 2, -1)
+/* JUMP_IF_NIL / JUMP_IF_NOT_NIL off16: pop; used by inlined ifNil: forms */
+OPCODE(JUMP_IF_NIL, 2, -1)
+OPCODE(JUMP_IF_NOT_NIL, 2, -1)
+/* INC_LOCAL i8: local i := local i + 1 when a small integer (the to:do: step) */
+OPCODE(INC_LOCAL, 1, 0)
+/* RETURN_LOCAL: v -> (return v from this activation to its caller) */
+OPCODE(RETURN_LOCAL, 0, -1)
+/* RETURN_SELF: return the receiver from a method */
+OPCODE(RETURN_SELF, 0, 0)
+/* RETURN_NONLOCAL: v -> (return v from the block's home method) */
+OPCODE(RETURN_NONLOCAL, 0, -1)

@@ -1,0 +1,343 @@
+/* prim_number.c - Integer (small and large) and Double primitives. */
+#include "largeint.h"
+#include "prims.h"
+#include "symbol.h"
+#include "vm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define BINOP(fname, op, why)                                        \
+    static PrimResult fname(Value *a, uint32_t n)                    \
+    {                                                                \
+        (void)n;                                                     \
+        if (!num_binop(op, a[0], a[1], &a[0])) return prim_fail(a, why); \
+        return PRIM_OK;                                              \
+    }
+
+BINOP(p_add, NUM_ADD, "+ needs a number")
+BINOP(p_sub, NUM_SUB, "- needs a number")
+BINOP(p_mul, NUM_MUL, "* needs a number")
+BINOP(p_div, NUM_DIV, "/ needs a non-zero number")
+BINOP(p_fdiv, NUM_FDIV, "// needs a number")
+BINOP(p_mod, NUM_MOD, "% needs a non-zero number")
+BINOP(p_rem, NUM_REM, "rem: needs a non-zero number")
+BINOP(p_and, NUM_AND, "& needs an Integer")
+BINOP(p_or, NUM_OR, "bitOr: needs an Integer")
+BINOP(p_xor, NUM_XOR, "bitXor: needs an Integer")
+BINOP(p_lt, NUM_LT, "< needs a number")
+BINOP(p_gt, NUM_GT, "> needs a number")
+BINOP(p_le, NUM_LE, "<= needs a number")
+BINOP(p_ge, NUM_GE, ">= needs a number")
+BINOP(p_eq, NUM_EQ, "= needs a number")
+BINOP(p_ne, NUM_NE, "<> needs a number")
+
+/* ---- Integer ---- */
+
+static PrimResult with_big(Value *a, void (*f)(BigInt *, const BigInt *))
+{
+    BigInt x, r;
+    big_init(&x); big_init(&r);
+    largeint_to_big(a[0], &x);
+    f(&r, &x);
+    a[0] = largeint_from_big(&r);
+    big_free(&x); big_free(&r);
+    return PRIM_OK;
+}
+
+static PrimResult p_int_abs(Value *a, uint32_t n)
+{
+    (void)n;
+    if (is_int(a[0])) { a[0] = largeint_from_i64(llabs(int_val(a[0]))); return PRIM_OK; }
+    return with_big(a, big_abs);
+}
+
+static PrimResult p_int_negated(Value *a, uint32_t n)
+{
+    (void)n;
+    if (is_int(a[0])) { a[0] = largeint_from_i64(-int_val(a[0])); return PRIM_OK; }
+    return with_big(a, big_neg);
+}
+
+/* sqrt answers an Integer for perfect squares (as SOM does) and a Double otherwise. */
+static PrimResult p_int_sqrt(Value *a, uint32_t n)
+{
+    (void)n;
+    BigInt x, r, sq;
+    big_init(&x); big_init(&r); big_init(&sq);
+    largeint_to_big(a[0], &x);
+    if (x.sign < 0) { big_free(&x); return prim_fail(a, "sqrt of a negative Integer"); }
+    big_sqrt_floor(&r, &x);
+    big_mul(&sq, &r, &r);
+    if (big_cmp(&sq, &x) == 0) a[0] = largeint_from_big(&r);
+    else a[0] = double_new(big_sqrt_double(&x));
+    big_free(&x); big_free(&r); big_free(&sq);
+    return PRIM_OK;
+}
+
+static bool shift_amount(Value v, int64_t *out)
+{
+    if (!is_int(v)) return false;
+    *out = int_val(v);
+    return *out > -(1 << 24) && *out < (1 << 24);
+}
+
+static PrimResult shift(Value *a, int64_t s)
+{
+    if (is_int(a[0]) && s >= 0 && s < 62) {
+        int64_t x = int_val(a[0]);
+        if (x == 0 || (x > 0 && x < (SMALLINT_MAX >> s)) || (x < 0 && x > (SMALLINT_MIN >> s))) {
+            a[0] = int_value(x * ((int64_t)1 << s));
+            return PRIM_OK;
+        }
+    }
+    if (is_int(a[0]) && s <= 0) {
+        a[0] = int_value(s <= -63 ? (int_val(a[0]) < 0 ? -1 : 0) : int_val(a[0]) >> -s);
+        return PRIM_OK;
+    }
+    BigInt x, r;
+    big_init(&x); big_init(&r);
+    largeint_to_big(a[0], &x);
+    if (s >= 0) big_shl(&r, &x, (size_t)s);
+    else big_shr(&r, &x, (size_t)-s);
+    a[0] = largeint_from_big(&r);
+    big_free(&x); big_free(&r);
+    return PRIM_OK;
+}
+
+static PrimResult p_shl(Value *a, uint32_t n)
+{
+    (void)n;
+    int64_t s;
+    if (!shift_amount(a[1], &s)) return prim_fail(a, "<< needs a small Integer");
+    return shift(a, s);
+}
+
+static PrimResult p_shr(Value *a, uint32_t n)
+{
+    (void)n;
+    int64_t s;
+    if (!shift_amount(a[1], &s)) return prim_fail(a, ">> needs a small Integer");
+    return shift(a, -s);
+}
+
+/* >>> is a logical shift of the 64-bit two's-complement pattern (as in Java SOMs). */
+static PrimResult p_ushr(Value *a, uint32_t n)
+{
+    (void)n;
+    int64_t s;
+    if (!is_int(a[0])) return p_shr(a, n);
+    if (!shift_amount(a[1], &s) || s < 0) return prim_fail(a, ">>> needs a non-negative small Integer");
+    uint64_t x = (uint64_t)int_val(a[0]);
+    a[0] = largeint_from_u64(s >= 64 ? 0 : x >> s);
+    return PRIM_OK;
+}
+
+static PrimResult to_string_base(Value *a, int base)
+{
+    if (is_int(a[0]) && base == 10) {
+        char buf[32];
+        int len = snprintf(buf, sizeof buf, "%lld", (long long)int_val(a[0]));
+        a[0] = str_new(buf, (size_t)len);
+        return PRIM_OK;
+    }
+    BigInt x;
+    big_init(&x);
+    largeint_to_big(a[0], &x);
+    char *s = big_to_string(&x, base);
+    a[0] = str_from_cstr(s);
+    free(s);
+    big_free(&x);
+    return PRIM_OK;
+}
+
+static PrimResult p_int_asString(Value *a, uint32_t n) { (void)n; return to_string_base(a, 10); }
+
+static PrimResult p_int_printBase(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_int(a[1]) || int_val(a[1]) < 2 || int_val(a[1]) > 36) return prim_fail(a, "base must be 2..36");
+    return to_string_base(a, (int)int_val(a[1]));
+}
+
+static PrimResult p_int_asDouble(Value *a, uint32_t n)
+{
+    (void)n;
+    if (is_int(a[0])) { a[0] = double_new((double)int_val(a[0])); return PRIM_OK; }
+    BigInt x;
+    big_init(&x);
+    largeint_to_big(a[0], &x);
+    a[0] = double_new(big_to_double(&x));
+    big_free(&x);
+    return PRIM_OK;
+}
+
+static PrimResult p_self(Value *a, uint32_t n) { (void)a; (void)n; return PRIM_OK; }
+
+static PrimResult p_as32signed(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_int(a[0])) {
+        BigInt x, m, r;
+        big_init(&x); big_init(&m); big_init(&r);
+        largeint_to_big(a[0], &x);
+        big_from_i64(&m, 0xffffffffll);
+        big_and(&r, &x, &m);
+        a[0] = int_value((int32_t)(uint32_t)big_to_i64(&r));
+        big_free(&x); big_free(&m); big_free(&r);
+        return PRIM_OK;
+    }
+    a[0] = int_value((int32_t)(uint32_t)(uint64_t)int_val(a[0]));
+    return PRIM_OK;
+}
+
+static PrimResult p_as32unsigned(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_int(a[0])) {
+        p_as32signed(a, n);
+    }
+    a[0] = int_value((uint32_t)(uint64_t)int_val(a[0]));
+    return PRIM_OK;
+}
+
+static PrimResult p_int_hash(Value *a, uint32_t n)
+{
+    (void)n;
+    if (is_int(a[0])) return PRIM_OK;
+    BigInt x;
+    big_init(&x);
+    largeint_to_big(a[0], &x);
+    a[0] = int_value((int64_t)(big_hash(&x) & 0x3fffffffffffffffull));
+    big_free(&x);
+    return PRIM_OK;
+}
+
+/* A per-VM xorshift generator, so runs are repeatable. */
+static uint64_t rngState = 88172645463325252ull;
+static PrimResult p_atRandom(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_int(a[0]) || int_val(a[0]) < 1) return prim_fail(a, "atRandom needs a positive small Integer");
+    rngState ^= rngState << 13; rngState ^= rngState >> 7; rngState ^= rngState << 17;
+    a[0] = int_value(1 + (int64_t)(rngState % (uint64_t)int_val(a[0])));
+    return PRIM_OK;
+}
+
+static PrimResult p_int_fromString(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_string_like(a[1])) return prim_fail(a, "fromString: needs a String");
+    bool ok;
+    Value v = largeint_parse(str_bytes(a[1]), str_len(a[1]), 10, &ok);
+    a[0] = ok ? v : G.nil;
+    return PRIM_OK;
+}
+
+/* ---- Double ---- */
+
+static bool dbl(Value v, double *d)
+{
+    if (is_double(v)) { *d = double_val(v); return true; }
+    if (is_int(v)) { *d = (double)int_val(v); return true; }
+    return false;
+}
+
+#define DOUBLE_FN(fname, expr)                                 \
+    static PrimResult fname(Value *a, uint32_t n)              \
+    {                                                          \
+        (void)n;                                               \
+        double x;                                              \
+        if (!dbl(a[0], &x)) return prim_fail(a, "not a Double"); \
+        a[0] = double_new(expr);                               \
+        return PRIM_OK;                                        \
+    }
+DOUBLE_FN(p_d_sqrt, sqrt(x))
+DOUBLE_FN(p_d_cos, cos(x))
+DOUBLE_FN(p_d_sin, sin(x))
+DOUBLE_FN(p_d_exp, exp(x))
+DOUBLE_FN(p_d_log, log(x))
+
+static PrimResult double_to_int(Value *a, double x)
+{
+    if (!isfinite(x)) return prim_fail(a, "not a finite Double");
+    if (x > -9.0e18 && x < 9.0e18) { a[0] = largeint_from_i64((int64_t)x); return PRIM_OK; }
+    BigInt b;
+    big_init(&b);
+    big_from_double(&b, x);
+    a[0] = largeint_from_big(&b);
+    big_free(&b);
+    return PRIM_OK;
+}
+
+static PrimResult p_d_asInteger(Value *a, uint32_t n) { (void)n; return double_to_int(a, trunc(double_val(a[0]))); }
+static PrimResult p_d_round(Value *a, uint32_t n) { (void)n; return double_to_int(a, round(double_val(a[0]))); }
+static PrimResult p_d_floor(Value *a, uint32_t n) { (void)n; return double_to_int(a, floor(double_val(a[0]))); }
+static PrimResult p_d_ceiling(Value *a, uint32_t n) { (void)n; return double_to_int(a, ceil(double_val(a[0]))); }
+
+/* Shortest text that reads back as the same double, always with a '.' or exponent. */
+static PrimResult p_d_asString(Value *a, uint32_t n)
+{
+    (void)n;
+    double d = double_val(a[0]);
+    char buf[40];
+    if (isnan(d)) snprintf(buf, sizeof buf, "NaN");
+    else if (isinf(d)) snprintf(buf, sizeof buf, d > 0 ? "Infinity" : "-Infinity");
+    else {
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(buf, sizeof buf, "%.*g", prec, d);
+            if (strtod(buf, NULL) == d) break;
+        }
+        if (!strpbrk(buf, ".en")) strcat(buf, ".0");
+    }
+    a[0] = str_from_cstr(buf);
+    return PRIM_OK;
+}
+
+static PrimResult p_d_hash(Value *a, uint32_t n)
+{
+    (void)n;
+    double d = double_val(a[0]);
+    if (d == trunc(d) && fabs(d) < 4e18) { a[0] = int_value((int64_t)d); return PRIM_OK; }
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    a[0] = int_value((int64_t)((bits ^ (bits >> 31)) & 0x3fffffffffffffffull));
+    return PRIM_OK;
+}
+
+static PrimResult p_d_fromString(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_string_like(a[1])) return prim_fail(a, "fromString: needs a String");
+    char *end;
+    double d = strtod(str_bytes(a[1]), &end);
+    a[0] = end == str_bytes(a[1]) ? G.nil : double_new(d);
+    return PRIM_OK;
+}
+
+static PrimResult p_d_inf(Value *a, uint32_t n) { (void)n; a[0] = double_new(INFINITY); return PRIM_OK; }
+
+const PrimDef prims_number[] = {
+    {"Integer", "+", p_add}, {"Integer", "-", p_sub}, {"Integer", "*", p_mul}, {"Integer", "/", p_div},
+    {"Integer", "//", p_fdiv}, {"Integer", "%", p_mod}, {"Integer", "rem:", p_rem},
+    {"Integer", "&", p_and}, {"Integer", "bitOr:", p_or}, {"Integer", "bitXor:", p_xor},
+    {"Integer", "<", p_lt}, {"Integer", ">", p_gt}, {"Integer", "<=", p_le}, {"Integer", ">=", p_ge},
+    {"Integer", "=", p_eq}, {"Integer", "<>", p_ne}, {"Integer", "~=", p_ne},
+    {"Integer", "<<", p_shl}, {"Integer", ">>", p_shr}, {"Integer", ">>>", p_ushr},
+    {"Integer", "abs", p_int_abs}, {"Integer", "negated", p_int_negated}, {"Integer", "sqrt", p_int_sqrt},
+    {"Integer", "asString", p_int_asString}, {"Integer", "printString:", p_int_printBase},
+    {"Integer", "asDouble", p_int_asDouble}, {"Integer", "asInteger", p_self},
+    {"Integer", "as32BitSignedValue", p_as32signed}, {"Integer", "as32BitUnsignedValue", p_as32unsigned},
+    {"Integer", "hashcode", p_int_hash}, {"Integer", "atRandom", p_atRandom},
+    {"Integer class", "fromString:", p_int_fromString},
+    {"Double", "+", p_add}, {"Double", "-", p_sub}, {"Double", "*", p_mul}, {"Double", "/", p_fdiv},
+    {"Double", "//", p_fdiv}, {"Double", "%", p_mod}, {"Double", "<", p_lt}, {"Double", ">", p_gt},
+    {"Double", "<=", p_le}, {"Double", ">=", p_ge}, {"Double", "=", p_eq}, {"Double", "<>", p_ne},
+    {"Double", "~=", p_ne}, {"Double", "sqrt", p_d_sqrt}, {"Double", "cos", p_d_cos}, {"Double", "sin", p_d_sin},
+    {"Double", "exp", p_d_exp}, {"Double", "log", p_d_log}, {"Double", "asInteger", p_d_asInteger},
+    {"Double", "round", p_d_round}, {"Double", "floor", p_d_floor}, {"Double", "ceiling", p_d_ceiling},
+    {"Double", "asString", p_d_asString}, {"Double", "hashcode", p_d_hash},
+    {"Double class", "fromString:", p_d_fromString}, {"Double class", "PositiveInfinity", p_d_inf},
+    {NULL, NULL, NULL},
+};

@@ -1,0 +1,131 @@
+/* prim_system.c - System primitives: globals, loading, output, time, exit and GC. */
+#include "gc.h"
+#include "globals.h"
+#include "interp.h"
+#include "loader.h"
+#include "prims.h"
+#include "symbol.h"
+#include "vm.h"
+
+#include <stdio.h>
+#include <time.h>
+
+static Value programArgs;
+static uint64_t startNs;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void scan_roots(GCVisitFn visit) { visit(&programArgs); }
+
+void prims_system_init(Value args)
+{
+    programArgs = args;
+    startNs = mono_ns();
+    gc_add_root_scanner(scan_roots);
+}
+
+static bool is_symbol(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_SYMBOL; }
+
+static PrimResult p_global(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_symbol(a[1])) return prim_fail(a, "global: needs a Symbol");
+    Value v;
+    a[0] = globals_lookup(a[1], &v) ? v : G.nil;
+    return PRIM_OK;
+}
+
+static PrimResult p_global_put(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_symbol(a[1])) return prim_fail(a, "global:put: needs a Symbol");
+    globals_define(a[1], a[2]);
+    a[0] = a[2];
+    return PRIM_OK;
+}
+
+static PrimResult p_has_global(Value *a, uint32_t n)
+{
+    (void)n;
+    Value v;
+    a[0] = bool_value(is_symbol(a[1]) && globals_lookup(a[1], &v));
+    return PRIM_OK;
+}
+
+static PrimResult p_load(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_string_like(a[1])) return prim_fail(a, "load: needs a Symbol");
+    ClassInfo *c = loader_load_class(str_bytes(a[1]));
+    a[0] = c ? c->classObj : G.nil;
+    return PRIM_OK;
+}
+
+static PrimResult p_arguments(Value *a, uint32_t n) { (void)n; a[0] = programArgs; return PRIM_OK; }
+
+static PrimResult p_exit(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_int(a[1])) return prim_fail(a, "exit: needs an Integer");
+    vm_exit((int)int_val(a[1]));
+}
+
+static PrimResult write_string(Value *a, FILE *f, bool newline)
+{
+    if (!is_string_like(a[1])) return prim_fail(a, "printString: needs a String");
+    if (f == stderr) fflush(stdout);
+    fwrite(str_bytes(a[1]), 1, str_len(a[1]), f);
+    if (newline) fputc('\n', f);
+    return PRIM_OK;
+}
+
+static PrimResult p_print(Value *a, uint32_t n) { (void)n; return write_string(a, stdout, false); }
+static PrimResult p_newline(Value *a, uint32_t n) { (void)a; (void)n; fputc('\n', stdout); return PRIM_OK; }
+static PrimResult p_eprint(Value *a, uint32_t n) { (void)n; return write_string(a, stderr, false); }
+static PrimResult p_eprintln(Value *a, uint32_t n) { (void)n; return write_string(a, stderr, true); }
+
+static PrimResult p_stack_trace(Value *a, uint32_t n)
+{
+    (void)a; (void)n;
+    fflush(stdout);
+    interp_print_backtrace();
+    return PRIM_OK;
+}
+
+static PrimResult p_time(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)((mono_ns() - startNs) / 1000000)); return PRIM_OK; }
+static PrimResult p_ticks(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)((mono_ns() - startNs) / 1000)); return PRIM_OK; }
+
+static PrimResult p_sleep(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_int(a[1]) || int_val(a[1]) < 0) return prim_fail(a, "sleepMillis: needs a non-negative Integer");
+    int64_t ms = int_val(a[1]);
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {}
+    return PRIM_OK;
+}
+
+/* A collection may move objects, but the primitive's arguments are on the
+ * Smalltalk stack below the saved sp, so they are updated in place. */
+static PrimResult p_full_gc(Value *a, uint32_t n)
+{
+    (void)n;
+    gc_full_collect();
+    a[0] = G.trueObj;
+    return PRIM_OK;
+}
+
+const PrimDef prims_system[] = {
+    {"System", "global:", p_global}, {"System", "global:put:", p_global_put},
+    {"System", "hasGlobal:", p_has_global}, {"System", "load:", p_load}, {"System", "arguments", p_arguments},
+    {"System", "exit:", p_exit}, {"System", "printString:", p_print}, {"System", "printNewline", p_newline},
+    {"System", "errorPrint:", p_eprint}, {"System", "errorPrintln:", p_eprintln},
+    {"System", "printStackTrace", p_stack_trace}, {"System", "time", p_time}, {"System", "ticks", p_ticks},
+    {"System", "sleepMillis:", p_sleep}, {"System", "fullGC", p_full_gc},
+    {NULL, NULL, NULL},
+};

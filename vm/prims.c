@@ -1,0 +1,170 @@
+/* prims.c - finding primitives by class and selector, primitive failure, and shared arithmetic. */
+#include "prims.h"
+#include "interp.h"
+#include "largeint.h"
+#include "symbol.h"
+#include "vm.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static const PrimDef *const tables[] = {prims_object, prims_number, prims_string, prims_system};
+
+PrimFn prims_find(ClassInfo *holder, Value selector)
+{
+    const char *sel = sym_cstr(selector);
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (const PrimDef *d = tables[t]; d->className; d++)
+            if (!strcmp(d->className, holder->name) && !strcmp(d->selector, sel)) return d->fn;
+    return NULL;
+}
+
+/* Short, safe description of a value for error messages (no sends). */
+static void describe(Value v, char *buf, size_t n)
+{
+    if (is_int(v)) snprintf(buf, n, "%lld", (long long)int_val(v));
+    else if (is_double(v)) snprintf(buf, n, "%g", double_val(v));
+    else if (obj_class_index(as_obj(v)) == CLS_STRING) snprintf(buf, n, "'%.40s'", str_bytes(v));
+    else if (obj_class_index(as_obj(v)) == CLS_SYMBOL) snprintf(buf, n, "#%.40s", str_bytes(v));
+    else if (v == G.nil) snprintf(buf, n, "nil");
+    else if (class_from_object(v)) snprintf(buf, n, "%s", class_from_object(v)->name);
+    else {
+        const char *name = class_of(v)->name;
+        snprintf(buf, n, "a%s %s", strchr("AEIOU", name[0]) ? "n" : "", name);
+    }
+}
+
+PrimResult prim_fail(Value *args, const char *why)
+{
+    Frame *f = interp_current->fp;
+    (void)f;
+    char rcvr[96];
+    describe(args[0], rcvr, sizeof rcvr);
+    interp_error("primitive failed: %s (receiver %s)", why, rcvr);
+}
+
+/* ---- Arithmetic over small, large and floating-point numbers ---- */
+
+static bool to_double(Value v, double *d)
+{
+    if (is_int(v)) { *d = (double)int_val(v); return true; }
+    if (is_double(v)) { *d = double_val(v); return true; }
+    if (is_largeint(v)) {
+        BigInt b;
+        big_init(&b);
+        largeint_to_big(v, &b);
+        *d = big_to_double(&b);
+        big_free(&b);
+        return true;
+    }
+    return false;
+}
+
+static bool double_op(int op, double x, double y, Value *out)
+{
+    switch (op) {
+    case NUM_ADD: *out = double_new(x + y); return true;
+    case NUM_SUB: *out = double_new(x - y); return true;
+    case NUM_MUL: *out = double_new(x * y); return true;
+    case NUM_DIV: case NUM_FDIV: *out = double_new(x / y); return true;
+    case NUM_MOD: {
+        double r = fmod(x, y);
+        if (r != 0 && ((r < 0) != (y < 0))) r += y;
+        *out = double_new(r);
+        return true;
+    }
+    case NUM_REM: *out = double_new(fmod(x, y)); return true;
+    case NUM_LT: *out = bool_value(x < y); return true;
+    case NUM_GT: *out = bool_value(x > y); return true;
+    case NUM_LE: *out = bool_value(x <= y); return true;
+    case NUM_GE: *out = bool_value(x >= y); return true;
+    case NUM_EQ: *out = bool_value(x == y); return true;
+    case NUM_NE: *out = bool_value(x != y); return true;
+    default: return false;
+    }
+}
+
+static bool big_op(int op, Value a, Value b, Value *out)
+{
+    BigInt x, y, r;
+    big_init(&x); big_init(&y); big_init(&r);
+    largeint_to_big(a, &x);
+    largeint_to_big(b, &y);
+    bool ok = true, isBool = false;
+    int cmp = 0;
+    switch (op) {
+    case NUM_ADD: big_add(&r, &x, &y); break;
+    case NUM_SUB: big_sub(&r, &x, &y); break;
+    case NUM_MUL: big_mul(&r, &x, &y); break;
+    case NUM_DIV: if (y.sign == 0) ok = false; else big_divmod_floor(&r, NULL, &x, &y); break;
+    case NUM_MOD: if (y.sign == 0) ok = false; else big_divmod_floor(NULL, &r, &x, &y); break;
+    case NUM_REM: if (y.sign == 0) ok = false; else big_divmod_trunc(NULL, &r, &x, &y); break;
+    case NUM_AND: big_and(&r, &x, &y); break;
+    case NUM_OR: big_or(&r, &x, &y); break;
+    case NUM_XOR: big_xor(&r, &x, &y); break;
+    default: isBool = true; cmp = big_cmp(&x, &y); break;
+    }
+    if (ok && isBool) {
+        bool v = op == NUM_LT ? cmp < 0 : op == NUM_GT ? cmp > 0 : op == NUM_LE ? cmp <= 0
+               : op == NUM_GE ? cmp >= 0 : op == NUM_EQ ? cmp == 0 : cmp != 0;
+        if (op == NUM_FDIV) ok = false;
+        else *out = bool_value(v);
+    } else if (ok) {
+        *out = largeint_from_big(&r);
+    }
+    big_free(&x); big_free(&y); big_free(&r);
+    return ok;
+}
+
+/* a op b for numbers; answers false when the operands are not numbers or on division by zero. */
+bool num_binop(int op, Value a, Value b, Value *out)
+{
+    bool aInt = is_integer(a), bInt = is_integer(b);
+    if (aInt && bInt && op != NUM_FDIV) {
+        if (is_int(a) && is_int(b)) {
+            int64_t x = int_val(a), y = int_val(b), r;
+            switch (op) {
+            case NUM_ADD: *out = largeint_from_i64(x + y); return true;  /* 63-bit: cannot overflow */
+            case NUM_SUB: *out = largeint_from_i64(x - y); return true;
+            case NUM_MUL:
+                if (!__builtin_mul_overflow(x, y, &r)) { *out = largeint_from_i64(r); return true; }
+                break;
+            case NUM_DIV:
+                if (y == 0) return false;
+                r = x / y;
+                if ((x % y != 0) && ((x < 0) != (y < 0))) r--;
+                *out = largeint_from_i64(r);
+                return true;
+            case NUM_MOD:
+                if (y == 0) return false;
+                r = x % y;
+                if (r != 0 && ((r < 0) != (y < 0))) r += y;
+                *out = int_value(r);
+                return true;
+            case NUM_REM:
+                if (y == 0) return false;
+                *out = int_value(x % y);
+                return true;
+            case NUM_AND: *out = int_value(x & y); return true;
+            case NUM_OR: *out = int_value(x | y); return true;
+            case NUM_XOR: *out = int_value(x ^ y); return true;
+            case NUM_LT: *out = bool_value(x < y); return true;
+            case NUM_GT: *out = bool_value(x > y); return true;
+            case NUM_LE: *out = bool_value(x <= y); return true;
+            case NUM_GE: *out = bool_value(x >= y); return true;
+            case NUM_EQ: *out = bool_value(x == y); return true;
+            case NUM_NE: *out = bool_value(x != y); return true;
+            default: return false;
+            }
+        }
+        return big_op(op, a, b, out);
+    }
+    double x, y;
+    if (!to_double(a, &x) || !to_double(b, &y)) {
+        if (op == NUM_EQ) { *out = G.falseObj; return is_integer(a) || is_double(a); }
+        if (op == NUM_NE) { *out = G.trueObj; return is_integer(a) || is_double(a); }
+        return false;
+    }
+    if (op == NUM_AND || op == NUM_OR || op == NUM_XOR) return false;
+    return double_op(op, x, y, out);
+}

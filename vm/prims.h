@@ -1,0 +1,27 @@
+/* prims.h - the table of primitives, by class and selector. */
+#ifndef SQVM_PRIMS_H
+#define SQVM_PRIMS_H
+
+#include "method.h"
+
+typedef struct PrimDef {
+    const char *className;   /* "Integer" or "Integer class" for the class side */
+    const char *selector;
+    PrimFn fn;
+} PrimDef;
+
+/* Each prim_*.c file exports its table, ended by a NULL entry. */
+extern const PrimDef prims_object[], prims_number[], prims_string[], prims_system[];
+
+/* System primitives keep the program's argument Array. */
+void prims_system_init(Value args);
+PrimFn prims_find(ClassInfo *holder, Value selector);
+/* Fails the running program with a message naming the primitive and its receiver. */
+PrimResult prim_fail(Value *args, const char *why);
+
+/* Arithmetic shared by the interpreter's fast paths and the primitives. */
+bool num_binop(int op, Value a, Value b, Value *out);
+enum { NUM_ADD, NUM_SUB, NUM_MUL, NUM_DIV, NUM_MOD, NUM_LT, NUM_GT, NUM_LE, NUM_GE, NUM_EQ, NUM_NE,
+       NUM_AND, NUM_FDIV, NUM_REM, NUM_OR, NUM_XOR };
+
+#endif

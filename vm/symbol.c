@@ -1,0 +1,86 @@
+/* symbol.c - the symbol table (open addressing over permanent Symbol objects). */
+#include "symbol.h"
+#include "vm.h"
+
+#include <stdlib.h>
+
+static Value *table;
+static size_t tableCap, tableCount;
+WellKnownSymbols S;
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)p[i]; h *= 1099511628211ull; }
+    return h;
+}
+
+static void grow(void)
+{
+    size_t ncap = tableCap ? tableCap * 2 : 1024;
+    Value *nt = vm_xcalloc(ncap, sizeof(Value));
+    for (size_t i = 0; i < tableCap; i++) {
+        Value s = table[i];
+        if (!s) continue;
+        size_t j = hash_bytes(str_bytes(s), str_len(s)) & (ncap - 1);
+        while (nt[j]) j = (j + 1) & (ncap - 1);
+        nt[j] = s;
+    }
+    free(table);
+    table = nt;
+    tableCap = ncap;
+}
+
+Value sym_intern(const char *bytes, size_t len)
+{
+    if ((tableCount + 1) * 2 > tableCap) grow();
+    size_t j = hash_bytes(bytes, len) & (tableCap - 1);
+    for (; table[j]; j = (j + 1) & (tableCap - 1)) {
+        Value s = table[j];
+        if (str_len(s) == len && memcmp(str_bytes(s), bytes, len) == 0) return s;
+    }
+    Value s = str_new_perm(bytes, len);
+    as_obj(s)->hdr = (as_obj(s)->hdr & ~(uint64_t)HDR_CLASS_MASK) | CLS_SYMBOL;
+    table[j] = s;
+    tableCount++;
+    return s;
+}
+
+Value sym_intern_cstr(const char *s) { return sym_intern(s, strlen(s)); }
+
+int sym_num_args(Value sym)
+{
+    const char *s = str_bytes(sym);
+    size_t n = str_len(sym);
+    if (n == 0) return 0;
+    if (!(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))) return 1;
+    int colons = 0;
+    for (size_t i = 0; i < n; i++) colons += s[i] == ':';
+    return colons;
+}
+
+void sym_init(void)
+{
+    S.doesNotUnderstand = sym_intern_cstr("doesNotUnderstand:arguments:");
+    S.escapedBlock = sym_intern_cstr("escapedBlock:");
+    S.unknownGlobal = sym_intern_cstr("unknownGlobal:");
+    S.initialize = sym_intern_cstr("initialize:");
+    S.run = sym_intern_cstr("run");
+    S.runArgs = sym_intern_cstr("run:");
+    S.value = sym_intern_cstr("value");
+    S.valueWith = sym_intern_cstr("value:");
+    S.plus = sym_intern_cstr("+");
+    S.minus = sym_intern_cstr("-");
+    S.times = sym_intern_cstr("*");
+    S.lt = sym_intern_cstr("<");
+    S.gt = sym_intern_cstr(">");
+    S.le = sym_intern_cstr("<=");
+    S.ge = sym_intern_cstr(">=");
+    S.eq = sym_intern_cstr("=");
+    S.ne = sym_intern_cstr("<>");
+    S.mod = sym_intern_cstr("%");
+    S.div = sym_intern_cstr("/");
+    S.bitAnd = sym_intern_cstr("&");
+    S.at = sym_intern_cstr("at:");
+    S.atPut = sym_intern_cstr("at:put:");
+}

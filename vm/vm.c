@@ -1,0 +1,67 @@
+/* vm.c - fatal errors, checked allocation, exiting, and the GC hooks. */
+#include "vm.h"
+#include "gc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+VMOptions vm_options;
+
+void vm_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    fputs("sqvm: fatal: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(70);
+}
+
+void vm_out_of_memory(const char *what)
+{
+    fflush(stdout);
+    fprintf(stderr, "ERROR: out of memory: %s\n", what);
+    exit(1);
+}
+
+void vm_exit(int status)
+{
+    fflush(stdout);
+    if (vm_options.gcStats) gc_print_stats();
+    exit(status);
+}
+
+void *vm_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) vm_out_of_memory("malloc failed");
+    return p;
+}
+
+void *vm_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) vm_out_of_memory("calloc failed");
+    return p;
+}
+
+void *vm_xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) vm_out_of_memory("realloc failed");
+    return p;
+}
+
+char *vm_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = vm_xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+void vm_gc_begin_hook(void) {}
+void vm_gc_end_hook(uint64_t pauseNs) { (void)pauseNs; }

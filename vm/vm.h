@@ -1,0 +1,28 @@
+/* vm.h - process-wide services: fatal errors, options, and the hooks probes attach to. */
+#ifndef SQVM_VM_H
+#define SQVM_VM_H
+
+#include "common.h"
+
+typedef struct VMOptions {
+    const char **classPath;
+    int classPathLen;
+    bool gcStats;
+    bool trace;
+} VMOptions;
+
+extern VMOptions vm_options;
+
+NORETURN void vm_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+NORETURN void vm_out_of_memory(const char *what);
+NORETURN void vm_exit(int status);
+void *vm_xmalloc(size_t n);
+void *vm_xcalloc(size_t n, size_t size);
+void *vm_xrealloc(void *p, size_t n);
+char *vm_xstrdup(const char *s);
+
+/* Collection begin/end: the place the GC probes fire. */
+void vm_gc_begin_hook(void);
+void vm_gc_end_hook(uint64_t pauseNs);
+
+#endif
