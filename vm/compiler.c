@@ -259,6 +259,7 @@ static void emit_jump_back(Compiler *c, Fn *fn, uint32_t target)
 }
 
 static void gen(Compiler *c, Fn *fn, Node *n);
+static void gen_statement(Compiler *c, Fn *fn, Node *n);
 static Method *compile_fn(Compiler *c, Fn *outer, Scope *s, Value selector, int line);
 
 static int ctx_depth(Scope *from, Scope *to)
@@ -325,6 +326,20 @@ static void gen_inline_body(Compiler *c, Fn *fn, Node *blk)
     }
 }
 
+/* A loop body: its value is dropped, so statements store without copies. */
+static void gen_inline_effect(Compiler *c, Fn *fn, Node *blk)
+{
+    Scope *s = blk->scope;
+    for (int i = 0; i < s->nvars; i++) {
+        Var *v = s->vars[i];
+        if (v->isArg) continue;
+        Node tmp = {.kind = N_VAR, .ref = REF_VAR, .var = v, .line = blk->line, .col = blk->col};
+        emit_op(fn, OP_PUSH_NIL, 1);
+        gen_var_access(c, fn, &tmp, true);
+    }
+    for (int i = 0; i < s->nbody; i++) gen_statement(c, fn, s->body[i]);
+}
+
 static bool sel_is(Node *n, const char *s) { return !strcmp(sym_cstr(n->lit), s); }
 
 static void gen_if(Compiler *c, Fn *fn, Node *n, bool onTrue)
@@ -364,10 +379,7 @@ static void gen_while(Compiler *c, Fn *fn, Node *n, bool whileTrue)
     uint32_t top = fn->len;
     gen_inline_body(c, fn, n->recv);
     uint32_t exit = emit_jump(fn, whileTrue ? OP_JUMP_IF_FALSE : OP_JUMP_IF_TRUE, -1);
-    if (n->nargs == 1) {
-        gen_inline_body(c, fn, n->args[0]);
-        emit_op(fn, OP_POP, -1);
-    }
+    if (n->nargs == 1) gen_inline_effect(c, fn, n->args[0]);
     emit_jump_back(c, fn, top);
     patch_jump(c, fn, exit);
     emit_op(fn, OP_PUSH_NIL, 1);
@@ -393,8 +405,7 @@ static void gen_to_do(Compiler *c, Fn *fn, Node *n)
     emit_op(fn, OP_SEND_LE, -1);
     emit_u16(fn, add_site(c, fn, S.le, 1));
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
-    gen_inline_body(c, fn, blk);
-    emit_op(fn, OP_POP, -1);
+    gen_inline_effect(c, fn, blk);
     if (!iv->captured) {
         emit_op(fn, OP_INC_LOCAL, 0);
         emit_byte(fn, (uint8_t)iv->slot);
@@ -428,8 +439,7 @@ static void gen_times_repeat(Compiler *c, Fn *fn, Node *n)
     emit_op(fn, OP_SEND_LE, -1);
     emit_u16(fn, add_site(c, fn, S.le, 1));
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
-    gen_inline_body(c, fn, n->args[0]);
-    emit_op(fn, OP_POP, -1);
+    gen_inline_effect(c, fn, n->args[0]);
     emit_op(fn, OP_INC_LOCAL, 0);
     emit_byte(fn, (uint8_t)count);
     emit_jump_back(c, fn, top);

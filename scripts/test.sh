@@ -1,0 +1,7 @@
+#!/bin/sh
+# scripts/test.sh - the one test command: installs what is missing, builds, runs every test.
+set -e
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+make -j"$(nproc)" vm build/bigint_test >/dev/null
+exec tests/run.sh --vm build/sqvm --all "$@"
