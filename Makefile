@@ -89,3 +89,7 @@ install: vm
 
 clean:
 	rm -rf build
+
+# The dispatch loop: keep each opcode's own indirect jump (no cross-jumping or
+# GCSE merging them into one shared, badly predicted dispatch).
+$(O)/obj/interp.o: CFLAGS_ALL += -fno-gcse -fno-crossjumping

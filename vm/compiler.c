@@ -611,6 +611,7 @@ static Method *finish_fn(Compiler *c, Fn *fn, Value selector, int line)
     m->numBlocks = (uint16_t)fn->nblocks;
     m->line = (uint32_t)line;
     m->printName = make_print_name(c, selector, s->isBlock);
+    m->sourcePath = c->path;
     if (s->hasCtx) {
         m->argCopy = vm_xcalloc(s->nargs + 1, 1);
         for (int i = 0; i < s->nvars; i++)
@@ -664,6 +665,7 @@ Method *compile_method(MethodDef *md, ClassInfo *holder, const char *path)
         m->prim = prims_find(holder, md->selector);
         c.home = m;
         m->printName = make_print_name(&c, md->selector, false);
+        m->sourcePath = path;
         return m;
     }
     resolve_scope(&c, md->scope);

@@ -150,7 +150,7 @@ PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *l
 static void print_frame(Frame *f)
 {
     Method *m = f->method;
-    const char *path = m->holder && m->holder->base->sourcePath ? m->holder->base->sourcePath : "?";
+    const char *path = m->sourcePath ? m->sourcePath : "?";
     const char *base = strrchr(path, '/');
     fprintf(stderr, "    at %s (%s:%d)\n", method_print_name(m), base ? base + 1 : path,
             method_line_at(m, f->ip));
@@ -336,29 +336,80 @@ static Value run(Process *p)
 #define INT_FAST(opname, ...)                                        \
     CASE(opname) {                                                   \
         Value a = sp[-2], b = sp[-1];                                \
-        if (LIKELY(is_int(a) & is_int(b))) { __VA_ARGS__ }               \
+        if (LIKELY(is_int(a) & is_int(b))) { __VA_ARGS__ }           \
         goto send;                                                   \
     }
-#define CMP(op) { sp[-2] = ((intptr_t)a op (intptr_t)b) ? G.trueObj : G.falseObj; sp--; ip += 2; DISPATCH(); }
 
-    INT_FAST(SEND_ADD, {
+/* A comparison whose next instruction is a conditional jump branches directly
+ * instead of pushing a Boolean for the jump to pop. */
+#define BRANCH_ON(cond)                                                  \
+    do {                                                                 \
+        bool c_ = (cond);                                                \
+        ip += 2;                                                         \
+        sp -= 2;                                                         \
+        if (*ip == OP_JUMP_IF_FALSE) {                                   \
+            uint16_t off_ = (uint16_t)(ip[1] | (ip[2] << 8));            \
+            ip += 3;                                                     \
+            if (!c_) ip += off_;                                         \
+            DISPATCH();                                                  \
+        }                                                                \
+        if (*ip == OP_JUMP_IF_TRUE) {                                    \
+            uint16_t off_ = (uint16_t)(ip[1] | (ip[2] << 8));            \
+            ip += 3;                                                     \
+            if (c_) ip += off_;                                          \
+            DISPATCH();                                                  \
+        }                                                                \
+        *sp++ = c_ ? G.trueObj : G.falseObj;                             \
+        DISPATCH();                                                      \
+    } while (0)
+
+/* Doubles (and a Double with a small integer) without a send: one allocation. */
+#define DOUBLE_OPERANDS(x, y)                                                        \
+    double x, y;                                                                     \
+    if (is_int(a)) { if (!is_double(b)) goto send; x = (double)int_val(a); y = double_val(b); } \
+    else if (obj_class_index(as_obj(a)) != CLS_DOUBLE) goto send;                    \
+    else { x = double_val(a); if (is_int(b)) y = (double)int_val(b);                 \
+           else if (is_double(b)) y = double_val(b); else goto send; }
+
+#define ARITH(opname, intcode, dop)                                      \
+    CASE(opname) {                                                       \
+        Value a = sp[-2], b = sp[-1];                                    \
+        if (LIKELY(is_int(a) & is_int(b))) { intcode }                   \
+        else {                                                           \
+            DOUBLE_OPERANDS(x, y)                                        \
+            sp[-2] = double_new(x dop y); sp--; ip += 2; DISPATCH();     \
+        }                                                                \
+        goto send;                                                       \
+    }
+
+#define COMPARE(opname, op)                                              \
+    CASE(opname) {                                                       \
+        Value a = sp[-2], b = sp[-1];                                    \
+        if (LIKELY(is_int(a) & is_int(b))) BRANCH_ON((intptr_t)a op (intptr_t)b); \
+        else {                                                           \
+            DOUBLE_OPERANDS(x, y)                                        \
+            BRANCH_ON(x op y);                                           \
+        }                                                                \
+    }
+
+    ARITH(SEND_ADD, {
         intptr_t r;
         if (!__builtin_add_overflow((intptr_t)a, (intptr_t)(b - 1), &r)) { sp[-2] = (Value)r; sp--; ip += 2; DISPATCH(); }
-    })
-    INT_FAST(SEND_SUB, {
+    }, +)
+    ARITH(SEND_SUB, {
         intptr_t r;
         if (!__builtin_sub_overflow((intptr_t)a, (intptr_t)(b - 1), &r)) { sp[-2] = (Value)r; sp--; ip += 2; DISPATCH(); }
-    })
-    INT_FAST(SEND_MUL, {
+    }, -)
+    ARITH(SEND_MUL, {
         intptr_t r;
         if (!__builtin_mul_overflow((intptr_t)(a - 1), int_val(b), &r)) { sp[-2] = (Value)(r | 1); sp--; ip += 2; DISPATCH(); }
-    })
-    INT_FAST(SEND_LT, CMP(<))
-    INT_FAST(SEND_GT, CMP(>))
-    INT_FAST(SEND_LE, CMP(<=))
-    INT_FAST(SEND_GE, CMP(>=))
-    INT_FAST(SEND_EQ, CMP(==))
-    INT_FAST(SEND_NE, CMP(!=))
+    }, *)
+    COMPARE(SEND_LT, <)
+    COMPARE(SEND_GT, >)
+    COMPARE(SEND_LE, <=)
+    COMPARE(SEND_GE, >=)
+    COMPARE(SEND_EQ, ==)
+    COMPARE(SEND_NE, !=)
     INT_FAST(SEND_BITAND, { sp[-2] = a & b; sp--; ip += 2; DISPATCH(); })
     INT_FAST(SEND_MOD, {
         int64_t x = int_val(a), y = int_val(b);

@@ -142,8 +142,8 @@ static ClassInfo *define_class(ClassDef *cd)
     meta->classObj = obj_value(mo);
     c->loaded = meta->loaded = true;
     globals_define(c->nameSym, c->classObj);
-    compile_into(c, cd->methods, cd->nmethods, cd->path);
-    compile_into(meta, cd->classMethods, cd->nclassMethods, cd->path);
+    compile_into(c, cd->methods, cd->nmethods, c->sourcePath);
+    compile_into(meta, cd->classMethods, cd->nclassMethods, c->sourcePath);
     interp_flush_caches();
     return c;
 }

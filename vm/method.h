@@ -63,6 +63,7 @@ struct Method {
     uint32_t line;
     Value mirror;            /* the Smalltalk Method object, created lazily */
     char *printName;         /* "Class>>selector", NUL-terminated, for probes and backtraces */
+    const char *sourcePath;  /* file the method was compiled from ("-e" for expressions) */
 };
 
 Method *method_new(void);
