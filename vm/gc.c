@@ -1,36 +1,91 @@
-/* gc.c - a chunked Cheney copying collector plus a permanent, never-moving space. */
+/* gc.c - generational memory: a copying scavenger for young objects, mark-sweep over
+ * size-segregated pages for old ones, and a permanent space that is never collected.
+ *
+ * Young space is one contiguous mapping: [eden | survivor 0 | survivor 1]. Objects are
+ * born in eden by bumping gc_top; a scavenge copies the live ones into the empty
+ * survivor space, or into old space once they have survived TENURE_AGE scavenges (or
+ * when the survivor space is full). Old objects live in 64 KiB pages of equal-sized
+ * cells, one size class per page, or, above MAX_CELL bytes, in individually allocated
+ * large objects. A full collection first tenures everything young, then marks from
+ * the roots with an explicit stack and sweeps every page into per-class free lists.
+ * Old objects never move; size segregation keeps fragmentation bounded (a freed cell
+ * is reused by the next object of its class) and a page whose cells all die goes back
+ * to the system. See docs/ARCHITECTURE.md. */
 #include "gc.h"
 #include "object.h"
 #include "vm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
-/* Memory comes in chunks; a chunk bigger than CHUNK_BYTES holds one large object. */
+#define TENURE_AGE 2
+#define PAGE_BYTES (64u << 10)
+#define MAX_CELL 8192u
+#define MAX_SCANNERS 16
+#define NUM_CLASSES 40
+
+typedef struct Page {
+    struct Page *next;
+    uint32_t cellSize, sizeClass;
+    char *cells, *end;
+} Page;
+
+typedef struct Large {
+    struct Large *next;
+    size_t bytes;
+    uint64_t pad;            /* keeps the object 16-byte aligned after the 24-byte header */
+    char data[];
+} Large;
+
 typedef struct Chunk {
     struct Chunk *next;
     char *top, *end;
     char data[];
 } Chunk;
 
-#define CHUNK_BYTES (1u << 20)
-#define MAX_SCANNERS 16
+char *gc_top, *gc_limit;
+bool gc_pending;
+uintptr_t gc_young_start, gc_young_size;
 
 static struct {
-    Chunk *young;        /* chunks of the collected heap, newest first */
-    Chunk *perm;         /* permanent chunks, newest first */
-    size_t sinceGC;      /* bytes allocated since the last collection */
     GCConfig cfg;
     GCStats stats;
     GCRootScanner scanners[MAX_SCANNERS];
+    bool fullOnly[MAX_SCANNERS];
     int numScanners;
     uint32_t hashSeed;
-    /* collection state */
-    Chunk *toChunks, *toTail;
+    /* young space */
+    char *eden, *edenEnd, *softLimit;
+    char *surv[2];
+    size_t survBytes;
+    int from;                 /* surv[from] holds the survivors of the last scavenge */
+    char *survTop;
+    char *toTop, *toEnd;      /* during a scavenge: the to-survivor space */
+    bool tenureAll;
+    /* remembered set: old and permanent objects that may point into young space */
+    Obj **rem;
+    size_t nrem, caprem;
+    /* objects promoted during a scavenge, still to be scanned */
+    Obj **promoted;
+    size_t npromoted, cappromoted;
+    /* old space */
+    Page *pages;
+    Obj *freeList[NUM_CLASSES];
+    uint32_t classSize[NUM_CLASSES];
+    int numSizeClasses;
+    Large *large;
+    size_t oldBytes, fullThreshold;
+    bool fullPending;
+    uint64_t youngSinceFull;
+    /* full collection mark stack */
+    Obj **mark;
+    size_t nmark, capmark;
+    /* permanent space */
+    Chunk *perm;
+    size_t sizeBefore;
 } H;
-
-bool gc_pending;
 
 static uint64_t now_ns(void)
 {
@@ -39,80 +94,182 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ---- Set-up ---- */
+
+static void init_size_classes(void)
+{
+    /* 16..128 by 16, then four steps per doubling up to MAX_CELL */
+    int n = 0;
+    for (uint32_t s = 16; s <= 128; s += 16) H.classSize[n++] = s;
+    for (uint32_t base = 128; base < MAX_CELL; base *= 2)
+        for (uint32_t k = 1; k <= 4; k++) H.classSize[n++] = base + base * k / 4;
+    H.numSizeClasses = n;
+}
+
 void gc_init(const GCConfig *cfg)
 {
     H.cfg = *cfg;
-    if (H.cfg.youngBytes < (64u << 10)) H.cfg.youngBytes = 64u << 10;
+    if (H.cfg.youngBytes < (256u << 10)) H.cfg.youngBytes = 256u << 10;
+    H.cfg.youngBytes = (H.cfg.youngBytes + 4095) & ~(size_t)4095;
+    H.survBytes = ((H.cfg.youngBytes / 4) + 4095) & ~(size_t)4095;
+    size_t total = H.cfg.youngBytes + 2 * H.survBytes;
+    char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) vm_out_of_memory("cannot map the young space");
+    H.eden = m;
+    H.edenEnd = m + H.cfg.youngBytes;
+    size_t reserve = H.cfg.youngBytes / 8 < (64u << 10) ? H.cfg.youngBytes / 8 : (64u << 10);
+    H.softLimit = H.edenEnd - reserve;
+    H.surv[0] = H.edenEnd;
+    H.surv[1] = H.edenEnd + H.survBytes;
+    H.from = 0;
+    H.survTop = H.surv[0];
+    gc_young_start = (uintptr_t)m;
+    gc_young_size = total;
+    gc_top = H.eden;
+    gc_limit = H.cfg.stress ? H.eden : H.softLimit;
+    H.stats.heapBytes = total;
     H.hashSeed = 2463534242u;
+    init_size_classes();
+    H.fullThreshold = 4 * H.cfg.youngBytes > (32u << 20) ? 4 * H.cfg.youngBytes : (32u << 20);
 }
 
-void gc_add_root_scanner(GCRootScanner scanner)
+void gc_add_root_scanner(GCRootScanner scanner, bool fullOnly)
 {
     if (H.numScanners == MAX_SCANNERS) vm_fatal("too many GC root scanners");
+    H.fullOnly[H.numScanners] = fullOnly;
     H.scanners[H.numScanners++] = scanner;
 }
 
-/* xorshift32: cheap, well-spread identity hashes. */
+/* xorshift32: cheap, well-spread identity hashes; never 0 (0 means "unassigned"). */
 uint32_t gc_next_hash(void)
 {
     uint32_t x = H.hashSeed;
     x ^= x << 13; x ^= x >> 17; x ^= x << 5;
     H.hashSeed = x;
-    return x & HDR_HASH_MASK;
+    x &= HDR_HASH_MASK;
+    return x ? x : 1;
 }
 
-static Chunk *chunk_new(size_t bytes)
+/* ---- Old space allocation ---- */
+
+static int size_class(size_t bytes)
 {
-    size_t size = bytes > CHUNK_BYTES ? bytes : CHUNK_BYTES;
-    Chunk *c = malloc(sizeof(Chunk) + size);
-    if (!c) vm_out_of_memory("cannot allocate a heap chunk");
-    c->next = NULL;
-    c->top = c->data;
-    c->end = c->data + size;
-    H.stats.heapBytes += size;
-    return c;
+    int lo = 0, hi = H.numSizeClasses - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (H.classSize[mid] >= bytes) hi = mid; else lo = mid + 1;
+    }
+    return lo;
 }
 
-static void *chunk_bump(Chunk **list, size_t bytes)
+static void new_page(int sc)
 {
-    Chunk *c = *list;
+    Page *p = malloc(sizeof(Page) + PAGE_BYTES + 16);
+    if (!p) vm_out_of_memory("cannot allocate an old-space page");
+    p->cellSize = H.classSize[sc];
+    p->sizeClass = (uint32_t)sc;
+    p->cells = (char *)(((uintptr_t)(p + 1) + 15) & ~(uintptr_t)15);
+    uint32_t ncells = PAGE_BYTES / p->cellSize;
+    p->end = p->cells + (size_t)ncells * p->cellSize;
+    /* thread the cells onto the free list, lowest address first */
+    for (char *c = p->end - p->cellSize; c >= p->cells; c -= p->cellSize) {
+        Obj *o = (Obj *)c;
+        o->hdr = 0;
+        o->slots[0] = (Value)H.freeList[sc];
+        H.freeList[sc] = o;
+    }
+    p->next = H.pages;
+    H.pages = p;
+    H.stats.heapBytes += PAGE_BYTES;
+}
+
+static void note_old_growth(size_t bytes)
+{
+    H.oldBytes += bytes;
+    if (H.oldBytes > H.stats.oldPeak) H.stats.oldPeak = H.oldBytes;
+    if (H.oldBytes > H.fullThreshold && !H.fullPending) {
+        H.fullPending = true;
+        gc_pending = true;
+    }
+}
+
+static void *old_alloc(size_t bytes)
+{
+    if (bytes > MAX_CELL) {
+        Large *l = malloc(sizeof(Large) + bytes);
+        if (!l) vm_out_of_memory("cannot allocate a large object");
+        l->bytes = bytes;
+        l->next = H.large;
+        H.large = l;
+        H.stats.heapBytes += bytes;
+        note_old_growth(bytes);
+        return l->data;
+    }
+    int sc = size_class(bytes);
+    if (!H.freeList[sc]) new_page(sc);
+    Obj *o = H.freeList[sc];
+    H.freeList[sc] = (Obj *)o->slots[0];
+    note_old_growth(H.classSize[sc]);
+    return o;
+}
+
+/* ---- Allocation entry points ---- */
+
+/* Eden's soft limit is reached: ask for a collection at the next safe point and go
+ * on in the reserve; past the reserve (or for large objects) allocate in old space,
+ * where obj_new remembers the new object. */
+void *gc_alloc_slow(size_t bytes)
+{
+    if (bytes > MAX_CELL || bytes > H.cfg.youngBytes / 8) {
+        H.stats.bytesAllocated += bytes;
+        return old_alloc(bytes);
+    }
+    gc_pending = true;
+    char *p = gc_top;
+    if ((size_t)(H.edenEnd - p) >= bytes) {
+        gc_top = p + bytes;
+        gc_limit = H.cfg.stress ? gc_top : H.edenEnd;
+        return p;
+    }
+    H.stats.bytesAllocated += bytes;
+    return old_alloc(bytes);
+}
+
+void *gc_alloc_perm(size_t bytes)
+{
+    Chunk *c = H.perm;
     if (!c || (size_t)(c->end - c->top) < bytes) {
-        c = chunk_new(bytes);
-        c->next = *list;
-        *list = c;
+        size_t size = bytes > (1u << 20) ? bytes : (1u << 20);
+        c = malloc(sizeof(Chunk) + size);
+        if (!c) vm_out_of_memory("cannot allocate permanent space");
+        c->top = c->data;
+        c->end = c->data + size;
+        c->next = H.perm;
+        H.perm = c;
     }
     void *p = c->top;
     c->top += bytes;
     return p;
 }
 
-void *gc_alloc(size_t bytes)
+void gc_remember(void *obj)
 {
-    H.sinceGC += bytes;
-    H.stats.bytesAllocated += bytes;
-    if (H.sinceGC >= H.cfg.youngBytes || H.cfg.stress) gc_pending = true;
-    return chunk_bump(&H.young, bytes);
+    Obj *o = obj;
+    if (o->hdr & GCF_REMEMBERED) return;
+    if (H.nrem == H.caprem) {
+        H.caprem = H.caprem ? H.caprem * 2 : 1024;
+        H.rem = vm_xrealloc(H.rem, H.caprem * sizeof(Obj *));
+    }
+    o->hdr |= GCF_REMEMBERED;
+    H.rem[H.nrem++] = o;
 }
 
-void *gc_alloc_perm(size_t bytes)
-{
-    return chunk_bump(&H.perm, bytes);
-}
-
-/* ---- Walking a chunk: objects are laid end to end ---- */
+/* ---- Object walking ---- */
 
 static inline size_t body_words(const Obj *o)
 {
     size_t n = obj_num_slots(o);
     return n ? n : 1;
-}
-
-/* Given the first word of an object, the header's address. */
-static inline Obj *obj_at(char *p)
-{
-    uint64_t w = *(uint64_t *)p;
-    if ((w >> HDR_SLOTS_SHIFT) == HDR_SLOTS_OVERFLOW) return (Obj *)(p + 8);
-    return (Obj *)p;
 }
 
 static inline size_t obj_total_bytes(const Obj *o)
@@ -122,132 +279,389 @@ static inline size_t obj_total_bytes(const Obj *o)
     return words * 8;
 }
 
+/* Objects laid end to end (young spaces, permanent chunks): the header of the
+ * object whose first word is at p. */
+static inline Obj *obj_at(char *p)
+{
+    uint64_t w = *(uint64_t *)p;
+    if ((w >> HDR_SLOTS_SHIFT) == HDR_SLOTS_OVERFLOW) return (Obj *)(p + 8);
+    return (Obj *)p;
+}
+
 static inline char *obj_start(Obj *o)
 {
     return (o->hdr >> HDR_SLOTS_SHIFT) == HDR_SLOTS_OVERFLOW ? (char *)o - 8 : (char *)o;
 }
 
-/* ---- Copying ---- */
-
-static void *to_alloc(size_t bytes)
+static inline bool has_pointers(const Obj *o)
 {
-    Chunk *c = H.toTail;
-    if (!c || (size_t)(c->end - c->top) < bytes) {
-        Chunk *n = chunk_new(bytes);
-        if (c) c->next = n; else H.toChunks = n;
-        H.toTail = n;
-        c = n;
-    }
-    void *p = c->top;
-    c->top += bytes;
-    return p;
+    unsigned f = obj_format(o);
+    return f == FMT_FIXED || f == FMT_INDEXABLE;
 }
 
-static Obj *copy_obj(Obj *o)
+/* ---- Scavenging (the incremental, young collection) ---- */
+
+static void push_promoted(Obj *o)
+{
+    if (H.npromoted == H.cappromoted) {
+        H.cappromoted = H.cappromoted ? H.cappromoted * 2 : 1024;
+        H.promoted = vm_xrealloc(H.promoted, H.cappromoted * sizeof(Obj *));
+    }
+    H.promoted[H.npromoted++] = o;
+}
+
+static size_t evtSurvived, evtTenured;
+
+static Obj *copy_young(Obj *o)
 {
     if (o->hdr & GCF_FORWARDED) return (Obj *)o->slots[0];
     size_t bytes = obj_total_bytes(o);
-    char *from = obj_start(o);
-    char *to = to_alloc(bytes);
-    memcpy(to, from, bytes);
-    Obj *n = (Obj *)(to + ((char *)o - from));
+    uint64_t age = (o->hdr & GCF_AGE_MASK) >> GCF_AGE_SHIFT;
+    char *dst;
+    bool tenure = H.tenureAll || age + 1 >= TENURE_AGE || (size_t)(H.toEnd - H.toTop) < bytes;
+    if (tenure) {
+        dst = old_alloc(bytes);
+        evtTenured += bytes;
+    } else {
+        dst = H.toTop;
+        H.toTop += bytes;
+        evtSurvived += bytes;
+    }
+    char *src = obj_start(o);
+    memcpy(dst, src, bytes);
+    Obj *n = (Obj *)(dst + ((char *)o - src));
+    n->hdr &= ~(GCF_AGE_MASK | GCF_REMEMBERED);
+    if (!tenure) n->hdr |= (age + 1) << GCF_AGE_SHIFT;
+    else if (has_pointers(n)) push_promoted(n);
     o->hdr |= GCF_FORWARDED;
     o->slots[0] = (Value)n;
-    H.stats.bytesSurvived += bytes;
     return n;
 }
 
-static void visit_slot(Value *slot)
+static void visit_young(Value *slot)
 {
     Value v = *slot;
-    if (is_int(v) || v == 0) return;
-    Obj *o = as_obj(v);
-    if (o->hdr & GCF_PERM) return;
-    *slot = (Value)copy_obj(o);
+    if (gc_is_young(v)) *slot = (Value)copy_young(as_obj(v));
 }
 
-static void scan_obj(Obj *o)
+/* Scans an old object's slots; answers whether it still points into young space. */
+static bool scan_old_obj(Obj *o)
 {
-    unsigned f = obj_format(o);
-    if (f != FMT_FIXED && f != FMT_INDEXABLE) return;
+    bool young = false;
     size_t n = obj_num_slots(o);
-    for (size_t i = 0; i < n; i++) visit_slot(&o->slots[i]);
-}
-
-static void scan_chunk_list(Chunk *c)
-{
-    for (; c; c = c->next)
-        for (char *p = c->data; p < c->top;) {
-            Obj *o = obj_at(p);
-            scan_obj(o);
-            p += obj_total_bytes(o);
-        }
-}
-
-/* Cheney's scan: the to-space list grows while we scan it. */
-static void scan_to_space(void)
-{
-    for (Chunk *c = H.toChunks; c; c = c->next)
-        for (char *p = c->data; p < c->top;) {
-            Obj *o = obj_at(p);
-            scan_obj(o);
-            p += obj_total_bytes(o);
-        }
-}
-
-static void free_chunks(Chunk *c)
-{
-    while (c) {
-        Chunk *n = c->next;
-        H.stats.heapBytes -= (size_t)(c->end - c->data);
-        free(c);
-        c = n;
+    for (size_t i = 0; i < n; i++) {
+        visit_young(&o->slots[i]);
+        young |= gc_is_young(o->slots[i]);
     }
+    return young;
+}
+
+static void scavenge(void)
+{
+    char *to = H.surv[1 - H.from];
+    H.toTop = to;
+    H.toEnd = to + H.survBytes;
+    H.npromoted = 0;
+    /* Roots: the registered scanners (stacks, globals, ...). */
+    for (int i = 0; i < H.numScanners; i++)
+        if (!H.fullOnly[i]) H.scanners[i](visit_young);
+    /* Roots: the remembered set, rebuilt as we go. */
+    Obj **old = H.rem;
+    size_t nold = H.nrem;
+    H.rem = NULL;
+    H.nrem = H.caprem = 0;
+    for (size_t i = 0; i < nold; i++) {
+        Obj *o = old[i];
+        o->hdr &= ~GCF_REMEMBERED;
+        if (scan_old_obj(o)) gc_remember(o);
+    }
+    free(old);
+    /* Cheney: scan the to-space and the promoted objects until both are done. */
+    char *scan = to;
+    for (;;) {
+        bool progress = false;
+        while (scan < H.toTop) {
+            Obj *o = obj_at(scan);
+            if (has_pointers(o)) {
+                size_t n = obj_num_slots(o);
+                for (size_t i = 0; i < n; i++) visit_young(&o->slots[i]);
+            }
+            scan += obj_total_bytes(o);
+            progress = true;
+        }
+        while (H.npromoted) {
+            Obj *o = H.promoted[--H.npromoted];
+            if (scan_old_obj(o)) gc_remember(o);
+            progress = true;
+        }
+        if (!progress) break;
+    }
+    H.from = 1 - H.from;
+    H.survTop = H.toTop;
+    H.stats.bytesAllocated += (uint64_t)(gc_top - H.eden);
+    gc_top = H.eden;
+    gc_limit = H.cfg.stress ? H.eden : H.softLimit;
+}
+
+static size_t young_used(void)
+{
+    return (size_t)(gc_top - H.eden) + (size_t)(H.survTop - H.surv[H.from]);
+}
+
+/* ---- Marking and sweeping (the full collection) ---- */
+
+static void push_mark(Obj *o)
+{
+    if (H.nmark == H.capmark) {
+        H.capmark = H.capmark ? H.capmark * 2 : 4096;
+        H.mark = vm_xrealloc(H.mark, H.capmark * sizeof(Obj *));
+    }
+    H.mark[H.nmark++] = o;
+}
+
+static void visit_mark(Value *slot)
+{
+    Value v = *slot;
+    if ((v & 1) || v == 0) return;
+    Obj *o = as_obj(v);
+    if (o->hdr & (GCF_MARK | GCF_PERM)) return;
+    o->hdr |= GCF_MARK;
+    if (has_pointers(o)) push_mark(o);
+}
+
+static void drain_marks(void)
+{
+    while (H.nmark) {
+        Obj *o = H.mark[--H.nmark];
+        size_t n = obj_num_slots(o);
+        for (size_t i = 0; i < n; i++) visit_mark(&o->slots[i]);
+    }
+}
+
+static void mark_from_roots(void)
+{
+    for (int i = 0; i < H.numScanners; i++) H.scanners[i](visit_mark);
+    /* Permanent objects are roots: scan every permanent pointer object. */
+    for (Chunk *c = H.perm; c; c = c->next)
+        for (char *p = c->data; p < c->top;) {
+            Obj *o = obj_at(p);
+            if (has_pointers(o)) {
+                size_t n = obj_num_slots(o);
+                for (size_t i = 0; i < n; i++) visit_mark(&o->slots[i]);
+                drain_marks();
+            }
+            p += obj_total_bytes(o);
+        }
+    drain_marks();
+}
+
+/* Rebuilds every free list; answers the bytes freed. */
+static size_t sweep(void)
+{
+    size_t freed = 0, live = 0;
+    for (int i = 0; i < H.numSizeClasses; i++) H.freeList[i] = NULL;
+    Page **pp = &H.pages;
+    while (*pp) {
+        Page *p = *pp;
+        Obj *pageFree = NULL, *pageFreeTail = NULL;
+        size_t pageLive = 0;
+        for (char *c = p->end - p->cellSize; c >= p->cells; c -= p->cellSize) {
+            Obj *o = (Obj *)c;
+            if (o->hdr & GCF_MARK) {
+                o->hdr &= ~GCF_MARK;
+                pageLive++;
+                continue;
+            }
+            if (o->hdr != 0) freed += p->cellSize;
+            o->hdr = 0;
+            o->slots[0] = (Value)pageFree;
+            if (!pageFree) pageFreeTail = o;
+            pageFree = o;
+        }
+        if (pageLive == 0) {
+            *pp = p->next;
+            H.stats.heapBytes -= PAGE_BYTES;
+            free(p);
+            continue;
+        }
+        if (pageFree) {
+            pageFreeTail->slots[0] = (Value)H.freeList[p->sizeClass];
+            H.freeList[p->sizeClass] = pageFree;
+        }
+        live += pageLive * p->cellSize;
+        pp = &p->next;
+    }
+    Large **lp = &H.large;
+    while (*lp) {
+        Large *l = *lp;
+        Obj *o = obj_at(l->data);
+        if (o->hdr & GCF_MARK) {
+            o->hdr &= ~GCF_MARK;
+            live += l->bytes;
+            lp = &l->next;
+        } else {
+            *lp = l->next;
+            freed += l->bytes;
+            H.stats.heapBytes -= l->bytes;
+            free(l);
+        }
+    }
+    H.oldBytes = live;
+    return freed;
+}
+
+/* ---- Collections ---- */
+
+static void finish_event(GCEvent *e, uint64_t t0)
+{
+    e->pauseNs = now_ns() - t0;
+    e->youngAfter = young_used();
+    e->oldAfter = H.oldBytes;
+    e->rememberedCount = H.nrem;
+    e->survivedBytes = evtSurvived;
+    e->tenuredBytes = evtTenured;
+    H.stats.bytesTenured += evtTenured;
+    H.stats.oldBytes = H.oldBytes;
+    if (e->kind == GC_YOUNG) {
+        H.stats.youngCount++;
+        H.stats.youngPauseNs += e->pauseNs;
+        if (e->pauseNs > H.stats.maxYoungPauseNs) H.stats.maxYoungPauseNs = e->pauseNs;
+        e->seq = H.stats.youngCount;
+    } else {
+        H.stats.fullCount++;
+        H.stats.fullPauseNs += e->pauseNs;
+        if (e->pauseNs > H.stats.maxFullPauseNs) H.stats.maxFullPauseNs = e->pauseNs;
+        e->seq = H.stats.fullCount;
+    }
+    vm_gc_end_hook(e);
+}
+
+void gc_young_collect(void)
+{
+    uint64_t t0 = now_ns();
+    GCEvent e = {.kind = GC_YOUNG, .youngBefore = young_used(), .oldBefore = H.oldBytes};
+    vm_gc_begin_hook(GC_YOUNG);
+    evtSurvived = evtTenured = 0;
+    H.tenureAll = false;
+    scavenge();
+    e.freedBytes = e.youngBefore - evtSurvived - evtTenured;
+    finish_event(&e, t0);
+    H.youngSinceFull++;
+    if (H.cfg.verify) gc_verify("after a young collection");
+}
+
+void gc_full_collect(void)
+{
+    uint64_t t0 = now_ns();
+    GCEvent e = {.kind = GC_FULL, .youngBefore = young_used(), .oldBefore = H.oldBytes};
+    vm_gc_begin_hook(GC_FULL);
+    evtSurvived = evtTenured = 0;
+    H.tenureAll = true;
+    scavenge();
+    H.tenureAll = false;
+    /* Young space is empty now, so nothing needs remembering. */
+    for (size_t i = 0; i < H.nrem; i++) H.rem[i]->hdr &= ~GCF_REMEMBERED;
+    H.nrem = 0;
+    size_t oldWithTenured = H.oldBytes;
+    mark_from_roots();
+    size_t freed = sweep();
+    e.freedBytes = (e.youngBefore - evtTenured) + freed;
+    (void)oldWithTenured;
+    H.fullPending = false;
+    H.youngSinceFull = 0;
+    size_t next = 2 * H.oldBytes;
+    size_t floor = 4 * H.cfg.youngBytes > (32u << 20) ? 4 * H.cfg.youngBytes : (32u << 20);
+    H.fullThreshold = next > floor ? next : floor;
+    if (H.cfg.maxHeapBytes && H.fullThreshold > H.cfg.maxHeapBytes) H.fullThreshold = H.cfg.maxHeapBytes;
+    finish_event(&e, t0);
+    if (H.cfg.verify) gc_verify("after a full collection");
+    if (H.cfg.maxHeapBytes && H.oldBytes > H.cfg.maxHeapBytes) vm_heap_exhausted(H.oldBytes, H.cfg.maxHeapBytes);
 }
 
 void gc_collect(void)
 {
-    uint64_t t0 = now_ns();
-    uint64_t survivedBefore = H.stats.bytesSurvived;
-    vm_gc_begin_hook();
-    H.toChunks = H.toTail = NULL;
-    scan_chunk_list(H.perm);
-    for (int i = 0; i < H.numScanners; i++) H.scanners[i](visit_slot);
-    scan_to_space();
-    free_chunks(H.young);
-    H.young = NULL;
-    /* The to-space becomes the heap; keep it newest-first for allocation. */
-    Chunk *rev = NULL;
-    for (Chunk *c = H.toChunks; c;) {
-        Chunk *n = c->next;
-        c->next = rev;
-        rev = c;
-        c = n;
-    }
-    H.young = rev;
-    H.stats.liveBytes = (size_t)(H.stats.bytesSurvived - survivedBefore);
-    H.sinceGC = 0;
     gc_pending = false;
-    uint64_t pause = now_ns() - t0;
-    H.stats.collections++;
-    H.stats.totalPauseNs += pause;
-    if (pause > H.stats.maxPauseNs) H.stats.maxPauseNs = pause;
-    vm_gc_end_hook(pause);
-    if (H.cfg.maxHeapBytes && H.stats.liveBytes > H.cfg.maxHeapBytes)
-        vm_out_of_memory("live data exceeds the --heap limit");
+    bool full = H.fullPending ||
+                (H.cfg.stress && H.cfg.fullEvery > 0 && H.youngSinceFull + 1 >= (uint64_t)H.cfg.fullEvery);
+    if (full) gc_full_collect();
+    else gc_young_collect();
+    if (H.fullPending) gc_full_collect();
 }
 
-void gc_full_collect(void) { gc_collect(); }
-
-const GCStats *gc_stats(void) { return &H.stats; }
+const GCStats *gc_stats(void)
+{
+    H.stats.oldBytes = H.oldBytes;
+    return &H.stats;
+}
 
 void gc_print_stats(void)
 {
-    const GCStats *s = &H.stats;
+    const GCStats *s = gc_stats();
     fprintf(stderr,
-            "gc: %llu collections, pause total %.3f ms, max %.3f ms; "
-            "%llu bytes allocated, %llu bytes survived, %zu bytes live, %zu bytes held\n",
-            (unsigned long long)s->collections, s->totalPauseNs / 1e6, s->maxPauseNs / 1e6,
-            (unsigned long long)s->bytesAllocated, (unsigned long long)s->bytesSurvived,
-            s->liveBytes, s->heapBytes);
+            "gc: young %llu (pause total %.3f ms, max %.3f ms), full %llu (pause total %.3f ms, max %.3f ms); "
+            "allocated %llu bytes, tenured %llu bytes, old space %zu bytes (peak %zu), held %zu bytes\n",
+            (unsigned long long)s->youngCount, s->youngPauseNs / 1e6, s->maxYoungPauseNs / 1e6,
+            (unsigned long long)s->fullCount, s->fullPauseNs / 1e6, s->maxFullPauseNs / 1e6,
+            (unsigned long long)(s->bytesAllocated + (uint64_t)(gc_top - H.eden)),
+            (unsigned long long)s->bytesTenured, s->oldBytes, s->oldPeak, s->heapBytes);
+}
+
+
+/* ---- Heap verification (debug; --gc-verify and the stress build) ---- */
+
+static int verifyErrors;
+static const char *verifyWhen;
+
+static void verify_fail(const Obj *o, const char *what)
+{
+    if (verifyErrors++ < 10)
+        fprintf(stderr, "gc verify (%s): object %p: %s\n", verifyWhen, (const void *)o, what);
+}
+
+static bool valid_header(const Obj *o)
+{
+    uint32_t ci = obj_class_index(o);
+    if (o->hdr & GCF_FORWARDED) return false;
+    return ci > 0 && ci < G.numClasses && G.classes[ci] != NULL;
+}
+
+static void verify_obj(Obj *o, bool old)
+{
+    if (!valid_header(o)) { verify_fail(o, "bad header"); return; }
+    if (!has_pointers(o)) return;
+    size_t n = obj_num_slots(o);
+    bool young = false;
+    for (size_t i = 0; i < n; i++) {
+        Value v = o->slots[i];
+        if ((v & 1) || v == 0) continue;
+        if (!valid_header(as_obj(v))) { verify_fail(o, "slot points to a bad object"); continue; }
+        if (gc_is_young(v)) {
+            char *p = (char *)v;
+            bool inEden = p >= H.eden && p < gc_top;
+            bool inSurv = p >= H.surv[H.from] && p < H.survTop;
+            if (!inEden && !inSurv) verify_fail(o, "slot points into an unused young area");
+            young = true;
+        }
+    }
+    if (old && young && !(o->hdr & GCF_REMEMBERED)) verify_fail(o, "old object points to young but is not remembered");
+}
+
+void gc_verify(const char *when)
+{
+    verifyErrors = 0;
+    verifyWhen = when;
+    for (char *p = H.eden; p < gc_top;) { Obj *o = obj_at(p); verify_obj(o, false); p += obj_total_bytes(o); }
+    for (char *p = H.surv[H.from]; p < H.survTop;) { Obj *o = obj_at(p); verify_obj(o, false); p += obj_total_bytes(o); }
+    for (Page *pg = H.pages; pg; pg = pg->next)
+        for (char *c = pg->cells; c < pg->end; c += pg->cellSize)
+            if (((Obj *)c)->hdr != 0) verify_obj((Obj *)c, true);
+    for (Large *l = H.large; l; l = l->next) verify_obj(obj_at(l->data), true);
+    for (Chunk *c = H.perm; c; c = c->next)
+        for (char *p = c->data; p < c->top;) { Obj *o = obj_at(p); verify_obj(o, true); p += obj_total_bytes(o); }
+    if (verifyErrors) vm_fatal("heap verification failed %s: %d errors", when, verifyErrors);
+}
+
+bool gc_in_heap(Value v)
+{
+    return !(v & 1) && v != 0;
 }

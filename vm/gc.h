@@ -1,4 +1,5 @@
-/* gc.h - the object memory: allocation, the permanent space and the copying collector. */
+/* gc.h - the object memory: young space with a copying scavenger, old space with mark-sweep,
+ * a permanent space, the write barrier and collection statistics. */
 #ifndef SQVM_GC_H
 #define SQVM_GC_H
 
@@ -9,35 +10,90 @@ typedef void (*GCVisitFn)(Value *slot);
 /* A root scanner calls visit on every root slot it owns. */
 typedef void (*GCRootScanner)(GCVisitFn visit);
 
+typedef enum { GC_YOUNG = 0, GC_FULL = 1 } GCKind;
+
+/* What one collection did: handed to the probe hooks and summed into GCStats. */
+typedef struct GCEvent {
+    GCKind kind;
+    uint64_t seq;              /* 1, 2, 3... per kind */
+    size_t youngBefore, youngAfter;   /* bytes in use in young space */
+    size_t oldBefore, oldAfter;       /* bytes in use in old space (incl. large objects) */
+    size_t survivedBytes;      /* copied into a survivor space */
+    size_t tenuredBytes;       /* promoted into old space */
+    size_t freedBytes;         /* reclaimed: young garbage plus (full) old garbage */
+    size_t rememberedCount;    /* remembered-set size after the collection */
+    uint64_t pauseNs;
+} GCEvent;
+
 typedef struct GCStats {
-    uint64_t collections;
-    uint64_t totalPauseNs, maxPauseNs;
-    uint64_t bytesAllocated;     /* since start, collected heap only */
-    uint64_t bytesSurvived;      /* copied, summed over collections */
-    size_t liveBytes;            /* after the last collection */
-    size_t heapBytes;            /* chunks currently held */
+    uint64_t youngCount, fullCount;
+    uint64_t youngPauseNs, fullPauseNs;
+    uint64_t maxYoungPauseNs, maxFullPauseNs;
+    uint64_t bytesAllocated;   /* young + direct old allocations since start */
+    uint64_t bytesTenured;
+    size_t oldBytes, oldPeak;  /* in use now; highest seen */
+    size_t heapBytes;          /* memory held from the system (young + old) */
 } GCStats;
 
 typedef struct GCConfig {
-    size_t youngBytes;   /* allocation budget between collections */
-    size_t maxHeapBytes; /* ceiling on live data after a collection */
+    size_t youngBytes;   /* eden size */
+    size_t maxHeapBytes; /* ceiling on old space after a full collection */
     bool stress;         /* collect at every safe point */
+    int fullEvery;       /* with stress: a full collection every N young ones (0 = never) */
+    bool verify;         /* check the heap after every collection */
 } GCConfig;
 
 void gc_init(const GCConfig *cfg);
-void gc_add_root_scanner(GCRootScanner scanner);
+/* fullOnly scanners (method literals: permanent objects only) are skipped by scavenges. */
+void gc_add_root_scanner(GCRootScanner scanner, bool fullOnly);
 
-/* Allocation never collects: it only sets gc_pending, which the interpreter
+/* ---- Allocation ----
+ * Allocation never collects: it only sets gc_pending, which the interpreter
  * polls at safe points (sends and backward jumps), where every live value is
- * in a frame, a global or a registered root. */
-void *gc_alloc(size_t bytes);
-void *gc_alloc_perm(size_t bytes);
+ * in a frame, a global or a registered root. So C code never holds an object
+ * across a collection, and needs no root protection. */
+extern char *gc_top, *gc_limit;
 extern bool gc_pending;
+void *gc_alloc_slow(size_t bytes);
+void *gc_alloc_perm(size_t bytes);
 
-void gc_collect(void);
+static inline void *gc_alloc(size_t bytes)
+{
+    char *p = gc_top;
+    if (LIKELY((size_t)(gc_limit - p) >= bytes)) {
+        gc_top = p + bytes;
+        return p;
+    }
+    return gc_alloc_slow(bytes);
+}
+
+/* ---- The write barrier ----
+ * Storing a young object into an old (or permanent) one records the old one in
+ * the remembered set, whose members are roots for the next scavenge. */
+extern uintptr_t gc_young_start, gc_young_size;
+void gc_remember(void *obj);
+
+static inline bool gc_is_young(Value v)
+{
+    return !(v & 1) && ((uintptr_t)v - gc_young_start) < gc_young_size;
+}
+
+#define GC_REMEMBERED_BIT (1ull << 31)
+static inline void gc_write_barrier(void *obj, Value v)
+{
+    if (UNLIKELY(gc_is_young(v)) && !gc_is_young((Value)obj) &&
+        !(*(uint64_t *)obj & GC_REMEMBERED_BIT))
+        gc_remember(obj);
+}
+
+/* ---- Collections ---- */
+void gc_collect(void);          /* what gc_pending asked for: young, or full when old space is due */
+void gc_young_collect(void);
 void gc_full_collect(void);
+bool gc_in_heap(Value v);
 const GCStats *gc_stats(void);
 void gc_print_stats(void);
 uint32_t gc_next_hash(void);
+void gc_verify(const char *when);
 
 #endif

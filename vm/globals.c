@@ -34,7 +34,7 @@ static void scan_roots(GCVisitFn visit)
 void globals_init(void)
 {
     rehash();
-    gc_add_root_scanner(scan_roots);
+    gc_add_root_scanner(scan_roots, false);
 }
 
 uint32_t globals_index(Value name)

@@ -49,7 +49,7 @@ static void scan_roots(GCVisitFn visit)
     if (interp_current) scan_process(interp_current, visit);
 }
 
-void interp_init(void) { gc_add_root_scanner(scan_roots); }
+void interp_init(void) { gc_add_root_scanner(scan_roots, false); }
 
 Process *interp_new_process(size_t stackWords)
 {
@@ -235,7 +235,13 @@ static Value run(Process *p)
     CASE(PUSH_LOCAL) *sp++ = fp->locals[READ8()]; DISPATCH();
     CASE(POP_LOCAL) fp->locals[READ8()] = *--sp; DISPATCH();
     CASE(PUSH_FIELD) *sp++ = as_obj(fp->self)->slots[READ8()]; DISPATCH();
-    CASE(POP_FIELD) as_obj(fp->self)->slots[READ8()] = *--sp; DISPATCH();
+    CASE(POP_FIELD) {
+        Obj *o = as_obj(fp->self);
+        Value v = *--sp;
+        o->slots[READ8()] = v;
+        gc_write_barrier(o, v);
+        DISPATCH();
+    }
     CASE(PUSH_CTX) {
         uint8_t depth = READ8(), idx = READ8();
         Value c = fp->ctx;
@@ -247,7 +253,9 @@ static Value run(Process *p)
         uint8_t depth = READ8(), idx = READ8();
         Value c = fp->ctx;
         while (depth--) c = as_obj(c)->slots[CTX_OUTER];
-        as_obj(c)->slots[idx] = *--sp;
+        Value v = *--sp;
+        as_obj(c)->slots[idx] = v;
+        gc_write_barrier(as_obj(c), v);
         DISPATCH();
     }
     CASE(PUSH_GLOBAL) {
@@ -441,6 +449,7 @@ static Value run(Process *p)
             uint64_t k = (uint64_t)int_val(i) - 1;
             if (k < obj_num_slots(as_obj(a))) {
                 as_obj(a)->slots[k] = sp[-1];
+                gc_write_barrier(as_obj(a), sp[-1]);
                 sp[-3] = sp[-1];
                 sp -= 2; ip += 2; DISPATCH();
             }
@@ -522,6 +531,9 @@ static Value run(Process *p)
         if (!m) { SAVE(); interp_error("block escaped its home method"); }
         goto invoke;
     }
+#if !SQVM_COMPUTED_GOTO
+    default: break;
+#endif
     }
 #if !SQVM_COMPUTED_GOTO
     vm_fatal("bad opcode");

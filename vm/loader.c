@@ -246,7 +246,7 @@ void loader_bootstrap(void)
     G.trueObj = obj_value(obj_new_perm(CLS_TRUE, FMT_FIXED, 0));
     G.falseObj = obj_value(obj_new_perm(CLS_FALSE, FMT_FIXED, 0));
     G.systemObj = obj_value(obj_new_perm(CLS_SYSTEM, FMT_FIXED, 0));
-    gc_add_root_scanner(scan_class_roots);
+    gc_add_root_scanner(scan_class_roots, false);
     for (size_t i = 0; i < sizeof coreClasses / sizeof coreClasses[0]; i++)
         if (!loader_load_class(coreClasses[i].name)) vm_fatal("core class %s missing", coreClasses[i].name);
     class_set_super(ctx, class_at(CLS_OBJECT));

@@ -24,10 +24,14 @@ static void usage(FILE *f)
         "  -cp, --classpath DIRS   colon-separated folders to find classes in\n"
         "  -e EXPRESSION           evaluate the statements and print the value\n"
         "  --disassemble CLASS     print the bytecode of CLASS's methods and exit\n"
-        "  --young SIZE            bytes allocated between collections (default 8M)\n"
-        "  --heap SIZE             maximum live heap (default 4G); K, M, G suffixes\n"
+        "  --young SIZE            eden size: bytes allocated between young collections\n"
+        "                          (default 8M)\n"
+        "  --heap SIZE             maximum old space after a full collection (default 4G);\n"
+        "                          sizes take K, M, G suffixes\n"
         "  --stack SIZE            stack of the main process (default 64M)\n"
-        "  --gc-stress             collect at every safe point (slow; for testing)\n"
+        "  --gc-stress             collect at every safe point, a full collection every\n"
+        "                          10th time (slow; for testing)\n"
+        "  --gc-verify             check the whole heap after every collection\n"
         "  --gc-stats              print collector statistics at exit\n"
         "  -h, --help              show this help\n"
         "  --version               show the version\n"
@@ -95,7 +99,7 @@ static int eval_expression(Process *p, const char *text)
 
 int main(int argc, char **argv)
 {
-    GCConfig gcfg = {.youngBytes = 8u << 20, .maxHeapBytes = (size_t)4 << 30, .stress = false};
+    GCConfig gcfg = {.youngBytes = 8u << 20, .maxHeapBytes = (size_t)4 << 30, .stress = false, .fullEvery = 10};
     size_t stackBytes = 64u << 20;
     const char *expr = NULL, *disasm = NULL;
     int i = 1;
@@ -113,6 +117,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--heap")) gcfg.maxHeapBytes = parse_size(a, need_arg(argc, argv, &i));
         else if (!strcmp(a, "--stack")) stackBytes = parse_size(a, need_arg(argc, argv, &i));
         else if (!strcmp(a, "--gc-stress")) gcfg.stress = true;
+        else if (!strcmp(a, "--gc-verify")) gcfg.verify = true;
         else if (!strcmp(a, "--gc-stats")) vm_options.gcStats = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         else if (!strcmp(a, "--version")) { printf("sqvm %s\n", SQVM_VERSION); return 0; }
@@ -129,6 +134,7 @@ int main(int argc, char **argv)
     if (stackBytes < (64u << 10)) stackBytes = 64u << 10;
 #ifdef SQVM_GC_STRESS
     gcfg.stress = true;
+    gcfg.verify = true;
 #endif
     gc_init(&gcfg);
     /* A program given as a path: its folder joins the class path, its name is the class. */

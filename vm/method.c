@@ -33,7 +33,7 @@ static void scan_roots(GCVisitFn visit)
 Method *method_new(void)
 {
     static bool registered;
-    if (!registered) { gc_add_root_scanner(scan_roots); registered = true; }
+    if (!registered) { gc_add_root_scanner(scan_roots, true); registered = true; }
     Method *m = vm_xcalloc(1, sizeof(Method));
     m->mirror = G.nil;
     if (numAll == capAll) {

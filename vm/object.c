@@ -23,8 +23,7 @@ static Obj *init_obj(char *mem, uint32_t classIndex, unsigned format, size_t num
         o = (Obj *)mem;
         slotsField = numSlots;
     }
-    o->hdr = (uint64_t)classIndex | ((uint64_t)format << HDR_FMT_SHIFT) | flags |
-             ((uint64_t)gc_next_hash() << HDR_HASH_SHIFT) | (slotsField << HDR_SLOTS_SHIFT);
+    o->hdr = (uint64_t)classIndex | ((uint64_t)format << HDR_FMT_SHIFT) | flags | (slotsField << HDR_SLOTS_SHIFT);
     return o;
 }
 
@@ -51,6 +50,9 @@ Obj *obj_new(uint32_t classIndex, unsigned format, size_t numSlots)
     if (numSlots > ((size_t)1 << 40)) vm_out_of_memory("object too large");
     Obj *o = init_obj(gc_alloc(alloc_bytes(numSlots)), classIndex, format, numSlots, 0);
     fill_body(o, format, numSlots);
+    /* Born old (large, or eden overflowed before a safe point): C code may fill
+     * it with young objects without a barrier, so remember it at once. */
+    if (UNLIKELY(!gc_is_young((Value)o)) && format <= FMT_INDEXABLE) gc_remember(o);
     return o;
 }
 

@@ -37,12 +37,25 @@ enum {
 
 /* GC flag bits (in bits 26-31). */
 #define GCF_FORWARDED (1ull << 26) /* body slot 0 holds the new address */
-#define GCF_PERM (1ull << 27)      /* permanent space: never moves */
-#define GCF_MARK (1ull << 28)
+#define GCF_PERM (1ull << 27)      /* permanent space: never moves, never freed */
+#define GCF_MARK (1ull << 28)      /* reached by the current full collection */
+#define GCF_AGE_SHIFT 29           /* bits 29-30: scavenges survived (young objects) */
+#define GCF_AGE_MASK (3ull << 29)
+#define GCF_REMEMBERED (1ull << 31) /* in the remembered set (old and permanent objects) */
 
 static inline uint32_t obj_class_index(const Obj *o) { return (uint32_t)(o->hdr & HDR_CLASS_MASK); }
 static inline unsigned obj_format(const Obj *o) { return (unsigned)(o->hdr >> HDR_FMT_SHIFT) & 15u; }
-static inline uint32_t obj_hash(const Obj *o) { return (uint32_t)(o->hdr >> HDR_HASH_SHIFT) & HDR_HASH_MASK; }
+/* The identity hash is assigned on first use (0 means "not yet"), so allocation skips it. */
+uint32_t gc_next_hash(void);
+static inline uint32_t obj_hash(Obj *o)
+{
+    uint32_t h = (uint32_t)(o->hdr >> HDR_HASH_SHIFT) & HDR_HASH_MASK;
+    if (UNLIKELY(h == 0)) {
+        h = gc_next_hash();
+        o->hdr |= (uint64_t)h << HDR_HASH_SHIFT;
+    }
+    return h;
+}
 static inline size_t obj_num_slots(const Obj *o)
 {
     size_t n = (size_t)(o->hdr >> HDR_SLOTS_SHIFT);

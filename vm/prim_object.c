@@ -1,4 +1,5 @@
 /* prim_object.c - primitives of Object, Class, Array, blocks, methods and Symbol. */
+#include "gc.h"
 #include "interp.h"
 #include "prims.h"
 #include "symbol.h"
@@ -129,6 +130,7 @@ static PrimResult p_instVarAtPut(Value *a, uint32_t n)
     size_t i;
     if (!field_index(a[0], a[1], &i)) return prim_fail(a, "instVarAt:put: index out of bounds");
     as_obj(a[0])->slots[i] = a[2];
+    gc_write_barrier(as_obj(a[0]), a[2]);
     a[0] = a[2];
     return PRIM_OK;
 }
@@ -157,6 +159,7 @@ static PrimResult p_instVarNamedPut(Value *a, uint32_t n)
     int i = field_named(a[0], a[1]);
     if (i < 0) return prim_fail(a, "instVarNamed:put: no such field");
     as_obj(a[0])->slots[i] = a[2];
+    gc_write_barrier(as_obj(a[0]), a[2]);
     a[0] = a[2];
     return PRIM_OK;
 }
@@ -301,6 +304,7 @@ static PrimResult p_atPut(Value *a, uint32_t n)
         return prim_fail(a, msg);
     }
     as_obj(a[0])->slots[k] = a[2];
+    gc_write_barrier(as_obj(a[0]), a[2]);
     a[0] = a[2];
     return PRIM_OK;
 }

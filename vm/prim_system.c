@@ -26,7 +26,7 @@ void prims_system_init(Value args)
 {
     programArgs = args;
     startNs = mono_ns();
-    gc_add_root_scanner(scan_roots);
+    gc_add_root_scanner(scan_roots, false);
 }
 
 static bool is_symbol(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_SYMBOL; }
@@ -120,7 +120,32 @@ static PrimResult p_full_gc(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+static PrimResult p_young_gc(Value *a, uint32_t n)
+{
+    (void)n;
+    gc_young_collect();
+    a[0] = G.trueObj;
+    return PRIM_OK;
+}
+
+/* #(youngCount fullCount youngPauseMicros fullPauseMicros maxPauseMicros
+ *   bytesAllocated bytesTenured oldBytes) */
+static PrimResult p_gc_stats(Value *a, uint32_t n)
+{
+    (void)n;
+    const GCStats *s = gc_stats();
+    uint64_t maxPause = s->maxYoungPauseNs > s->maxFullPauseNs ? s->maxYoungPauseNs : s->maxFullPauseNs;
+    int64_t v[8] = {(int64_t)s->youngCount, (int64_t)s->fullCount, (int64_t)(s->youngPauseNs / 1000),
+                    (int64_t)(s->fullPauseNs / 1000), (int64_t)(maxPause / 1000), (int64_t)s->bytesAllocated,
+                    (int64_t)s->bytesTenured, (int64_t)s->oldBytes};
+    Value arr = array_new(8);
+    for (int i = 0; i < 8; i++) as_obj(arr)->slots[i] = int_value(v[i]);
+    a[0] = arr;
+    return PRIM_OK;
+}
+
 const PrimDef prims_system[] = {
+    {"System", "youngGC", p_young_gc}, {"System", "gcStats", p_gc_stats},
     {"System", "global:", p_global}, {"System", "global:put:", p_global_put},
     {"System", "hasGlobal:", p_has_global}, {"System", "load:", p_load}, {"System", "arguments", p_arguments},
     {"System", "exit:", p_exit}, {"System", "printString:", p_print}, {"System", "printNewline", p_newline},

@@ -1,6 +1,7 @@
 /* vm.c - fatal errors, checked allocation, exiting, and the GC hooks. */
 #include "vm.h"
 #include "gc.h"
+#include "interp.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,5 +64,14 @@ char *vm_xstrdup(const char *s)
     return d;
 }
 
-void vm_gc_begin_hook(void) {}
-void vm_gc_end_hook(uint64_t pauseNs) { (void)pauseNs; }
+void vm_gc_begin_hook(int kind) { (void)kind; }
+void vm_gc_end_hook(const struct GCEvent *e) { (void)e; }
+
+void vm_heap_exhausted(size_t live, size_t max)
+{
+    fflush(stdout);
+    fprintf(stderr, "ERROR: out of memory: %zu bytes live after a full collection, over the --heap limit of %zu bytes\n",
+            live, max);
+    interp_print_backtrace();
+    vm_exit(1);
+}

@@ -22,7 +22,10 @@ void *vm_xrealloc(void *p, size_t n);
 char *vm_xstrdup(const char *s);
 
 /* Collection begin/end: the place the GC probes fire. */
-void vm_gc_begin_hook(void);
-void vm_gc_end_hook(uint64_t pauseNs);
+struct GCEvent;
+void vm_gc_begin_hook(int kind);
+void vm_gc_end_hook(const struct GCEvent *e);
+/* Live old data exceeds --heap after a full collection. */
+NORETURN void vm_heap_exhausted(size_t live, size_t max);
 
 #endif
