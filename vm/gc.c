@@ -131,6 +131,7 @@ void gc_init(const GCConfig *cfg)
     H.hashSeed = 2463534242u;
     init_size_classes();
     H.fullThreshold = 4 * H.cfg.youngBytes > (32u << 20) ? 4 * H.cfg.youngBytes : (32u << 20);
+    if (H.cfg.maxHeapBytes && H.fullThreshold > H.cfg.maxHeapBytes) H.fullThreshold = H.cfg.maxHeapBytes;
 }
 
 void gc_add_root_scanner(GCRootScanner scanner, bool fullOnly)

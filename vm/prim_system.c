@@ -144,7 +144,22 @@ static PrimResult p_gc_stats(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+/* Peak resident set size (VmHWM) in KiB, so tests can bound memory use. */
+static PrimResult p_peak_rss(Value *a, uint32_t n)
+{
+    (void)n;
+    FILE *f = fopen("/proc/self/status", "r");
+    long kib = -1;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+    if (f) fclose(f);
+    a[0] = int_value(kib);
+    return PRIM_OK;
+}
+
 const PrimDef prims_system[] = {
+    {"System", "peakRSSKiB", p_peak_rss},
     {"System", "youngGC", p_young_gc}, {"System", "gcStats", p_gc_stats},
     {"System", "global:", p_global}, {"System", "global:put:", p_global_put},
     {"System", "hasGlobal:", p_has_global}, {"System", "load:", p_load}, {"System", "arguments", p_arguments},
