@@ -193,6 +193,27 @@ if (( have_lua )); then
     fi
 fi
 
+# The collector on the allocation-heavy benchmarks: one run each with --gc-stats.
+gc_benchmarks=(BinaryTrees AirTraffic Storage Json)
+if (( have_vm )) && [[ -z "${BENCH_NO_GC:-}" ]]; then
+    echo
+    printf '%-12s %7s %10s %10s %7s %10s %10s %8s\n' "gc" "young" "young ms" "max ms" "full" "full ms" "max ms" "gc/run"
+    for entry in "${benchmarks[@]}"; do
+        read -r name outer inner <<<"$entry"
+        [[ " ${gc_benchmarks[*]} " == *" $name "* ]] || continue
+        out="$("${timeout_cmd[@]}" "$vm" --gc-stats -cp tests/bench tests/bench/BenchmarkHarness.som \
+               "$name" "$outer" "$inner" 2>&1)" || { printf '%-12s FAIL\n' "$name"; failed=1; continue; }
+        us="$(printf '%s\n' "$out" | sed -n "s/^$name: iterations=[0-9]* runtime: \([0-9]*\)us\$/\1/p")"
+        printf '%s\n' "$out" | awk -v name="$name" -v us="$us" '
+            /^gc: young/ {
+                gsub(/[(),;]/, " ")
+                # gc: young N pause total X ms max Y ms full M pause total Z ms max W ms ...
+                printf "%-12s %7d %10.2f %10.3f %7d %10.2f %10.3f %7.1f%%\n", name, $3, $6, $9, $12, $15, $18,
+                       (us > 0 ? 100 * ($6 + $15) * 1000 / us : 0)
+            }'
+    done
+fi
+
 if (( failed )); then
     echo "some sqvm benchmark runs failed" >&2
     exit 1
