@@ -8,6 +8,7 @@
 #   make SANITIZE=1   ASan+UBSan build in build/asan
 #   make DEBUG=1      assertions and switch dispatch in build/debug
 #   make GC_STRESS=1  collect at every safe point, in build/stress
+#   make PROBES=0     every USDT probe compiled out, in build/noprobes
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -32,12 +33,28 @@ else
   CFLAGS_MODE := -O2
 endif
 
+# USDT probes: probes/squeak.d is the source of truth; dtrace -h/-G generate the
+# header and the semaphores.
+PROBES ?= 1
+ifeq ($(PROBES),0)
+  ifeq ($(O),build)
+    O := build/noprobes
+  else
+    O := $(O)-noprobes
+  endif
+  PROBE_OBJ :=
+  PROBE_HDR :=
+else
+  PROBE_OBJ := $(O)/obj/squeak_probes.o
+  PROBE_HDR := $(O)/gen/squeak_probes.h
+endif
+
 CFLAGS ?=
-CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS_MODE) $(CFLAGS) -I$(O)/gen -Ivm
+CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS_MODE) $(CFLAGS) -DSQVM_PROBES=$(PROBES) -I$(O)/gen -Ivm
 LDLIBS := -lm
 
 VM_SRC := $(filter-out vm/build-tools/%,$(wildcard vm/*.c))
-VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o
+VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
 .PHONY: all vm test check-all bench clean install deps unit lang
@@ -48,8 +65,15 @@ vm: $(O)/sqvm
 $(O)/sqvm: $(VM_OBJ)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_MODE) -o $@ $^ $(LDLIBS)
 
-$(O)/obj/%.o: vm/%.c $(wildcard vm/*.h) | $(O)/obj
+$(O)/obj/%.o: vm/%.c $(wildcard vm/*.h) $(PROBE_HDR) | $(O)/obj
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+$(O)/gen/squeak_probes.h: probes/squeak.d | $(O)/obj
+	@mkdir -p $(O)/gen
+	dtrace -h -s $< -o $@
+
+$(O)/obj/squeak_probes.o: probes/squeak.d | $(O)/obj
+	dtrace -G -s $< -o $@
 
 # The core library is compiled into the binary, so sqvm runs from anywhere.
 $(O)/gen/corelib.c: $(CORELIB) build/embed | $(O)/obj
@@ -70,6 +94,9 @@ $(O)/obj:
 build/bigint_test: tests/unit/bigint_test.c vm/bigint.c vm/bigint.h
 	@mkdir -p build
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -o $@ tests/unit/bigint_test.c vm/bigint.c
+
+# The eBPF tools (bpf/, tools/) have their own rules.
+-include tools/tools.mk
 
 test: vm build/bigint_test
 	tests/run.sh --vm $(O)/sqvm

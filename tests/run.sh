@@ -132,6 +132,11 @@ unit_tier() {
     fi
 }
 
+# bpftrace and the tools detach uprobes through tracefs: mount it if it is missing.
+if [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/uprobe_events ]; then
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+
 if [ ! -x "$VM" ]; then
     echo "tests/run.sh: $VM not found; run make first" >&2
     exit 2
@@ -140,10 +145,11 @@ fi
 unit_tier
 lang_tier "$VM" "" "lang/"
 compiler_tier
-if [ -f tests/cli.sh ]; then
-    # shellcheck source=tests/cli.sh
-    . tests/cli.sh
-fi
+# Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
+for tier in tests/cli.sh tests/probes.sh tests/tools.sh tests/bpftrace.sh; do
+    # shellcheck disable=SC1090
+    [ -f "$tier" ] && . "$tier"
+done
 
 if [ "$ALL" = 1 ]; then
     if make -s SANITIZE=1 vm >"$TMP/asan-build" 2>&1; then

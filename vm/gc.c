@@ -409,6 +409,8 @@ static size_t young_used(void)
     return (size_t)(gc_top - H.eden) + (size_t)(H.survTop - H.surv[H.from]);
 }
 
+size_t gc_young_used(void) { return young_used(); }
+
 /* ---- Marking and sweeping (the full collection) ---- */
 
 static void push_mark(Obj *o)

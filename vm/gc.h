@@ -92,6 +92,7 @@ void gc_young_collect(void);
 void gc_full_collect(void);
 bool gc_in_heap(Value v);
 const GCStats *gc_stats(void);
+size_t gc_young_used(void);
 void gc_print_stats(void);
 uint32_t gc_next_hash(void);
 void gc_verify(const char *when);

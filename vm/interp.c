@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 Process *interp_current;
+Method *interp_prim;
 
 /* ---- Method lookup: a global cache in front of the class dictionaries ---- */
 
@@ -118,6 +119,7 @@ PrimResult interp_activate(Method *m, Value *args, Value closure)
 /* Rewrites args[0..nargs] into doesNotUnderstand: selector arguments: #(args). */
 static Method *prepare_dnu(Value *args, uint32_t *nargs, Value selector)
 {
+    if (SQ_ENABLED(METHOD_DNU)) probe_dnu(args[0], selector);
     Value arr = array_new(*nargs);
     for (uint32_t i = 0; i < *nargs; i++) as_obj(arr)->slots[i] = args[i + 1];
     args[1] = selector;
@@ -137,6 +139,7 @@ PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *l
     if (!m) m = prepare_dnu(args, &nargs, selector);
     if (m->prim) {
         interp_current->fp->sp = args + nargs + 1;
+        interp_prim = m;
         PrimResult r = m->prim(args, nargs);
         if (r != PRIM_FAIL || !m->code) return r;
     }
@@ -330,6 +333,7 @@ static Value run(Process *p)
     invoke:
         if (m->prim) {
             SAVE();
+            interp_prim = m;
             PrimResult r = m->prim(args, nargs);
             if (LIKELY(r == PRIM_OK)) { sp = args + 1; DISPATCH(); }
             if (r == PRIM_ACTIVATED) { LOAD(); SAFE_POINT(); DISPATCH(); }

@@ -31,6 +31,8 @@ typedef struct Process {
 } Process;
 
 extern Process *interp_current;
+/* The primitive being run (for failure messages and the primitive__fail probe). */
+extern Method *interp_prim;
 
 void interp_init(void);
 Process *interp_new_process(size_t stackWords);

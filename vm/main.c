@@ -5,6 +5,7 @@
 #include "interp.h"
 #include "loader.h"
 #include "prims.h"
+#include "probes.h"
 #include "symbol.h"
 #include "vm.h"
 
@@ -33,6 +34,8 @@ static void usage(FILE *f)
         "                          10th time (slow; for testing)\n"
         "  --gc-verify             check the whole heap after every collection\n"
         "  --gc-stats              print collector statistics at exit\n"
+        "  --alloc-sample SIZE     mean bytes between object__alloc__sample probes\n"
+        "                          (default 512K)\n"
         "  -h, --help              show this help\n"
         "  --version               show the version\n"
         "\n"
@@ -101,6 +104,7 @@ int main(int argc, char **argv)
 {
     GCConfig gcfg = {.youngBytes = 8u << 20, .maxHeapBytes = (size_t)4 << 30, .stress = false, .fullEvery = 10};
     size_t stackBytes = 64u << 20;
+    size_t allocSample = 512u << 10;
     const char *expr = NULL, *disasm = NULL;
     int i = 1;
     char *cpFromFile = NULL;
@@ -119,6 +123,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--gc-stress")) gcfg.stress = true;
         else if (!strcmp(a, "--gc-verify")) gcfg.verify = true;
         else if (!strcmp(a, "--gc-stats")) vm_options.gcStats = true;
+        else if (!strcmp(a, "--alloc-sample")) allocSample = parse_size(a, need_arg(argc, argv, &i));
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         else if (!strcmp(a, "--version")) { printf("sqvm %s\n", SQVM_VERSION); return 0; }
         else if (!strcmp(a, "--")) { i++; break; }
@@ -137,6 +142,7 @@ int main(int argc, char **argv)
     gcfg.verify = true;
 #endif
     gc_init(&gcfg);
+    probes_init(allocSample);
     /* A program given as a path: its folder joins the class path, its name is the class. */
     const char *className = i < argc ? argv[i] : NULL;
     char *classNameBuf = NULL;
@@ -160,6 +166,7 @@ int main(int argc, char **argv)
     loader_bootstrap();
     Process *p = interp_new_process(stackBytes / sizeof(Value));
     interp_current = p;
+    if (SQ_ENABLED(VM_START)) probe_vm_start();
     if (disasm) {
         ClassInfo *c = loader_load_class(disasm);
         if (!c) { fprintf(stderr, "sqvm: class %s not found on the class path\n", disasm); return 1; }

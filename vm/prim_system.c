@@ -4,11 +4,13 @@
 #include "interp.h"
 #include "loader.h"
 #include "prims.h"
+#include "probes.h"
 #include "symbol.h"
 #include "vm.h"
 
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 static Value programArgs;
 static uint64_t startNs;
@@ -158,7 +160,43 @@ static PrimResult p_peak_rss(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+/* ---- Probe (user-defined USDT events) ---- */
+
+static PrimResult p_fire_int(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_string_like(a[1]) || !is_int(a[2])) return prim_fail(a, "fire:with: needs a String and a small Integer");
+    if (SQ_ENABLED(USER_PROBE)) probe_user(str_bytes(a[1]), int_val(a[2]), NULL);
+    return PRIM_OK;
+}
+
+static PrimResult p_fire_str(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_string_like(a[1]) || !is_string_like(a[2])) return prim_fail(a, "fire:withString: needs two Strings");
+    if (SQ_ENABLED(USER_PROBE_STR)) probe_user(str_bytes(a[1]), 0, str_bytes(a[2]));
+    return PRIM_OK;
+}
+
+static PrimResult p_probe_traced(Value *a, uint32_t n)
+{
+    (void)n;
+    a[0] = bool_value(SQ_ENABLED(USER_PROBE) || SQ_ENABLED(USER_PROBE_STR));
+    return PRIM_OK;
+}
+
+/* Lets a workload wait for a tracer or a test harness without busy CPU. */
+static PrimResult p_file_exists(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_string_like(a[1])) return prim_fail(a, "fileExists: needs a String");
+    a[0] = bool_value(access(str_bytes(a[1]), F_OK) == 0);
+    return PRIM_OK;
+}
+
 const PrimDef prims_system[] = {
+    {"Probe class", "fire:with:", p_fire_int}, {"Probe class", "fire:withString:", p_fire_str},
+    {"Probe class", "isTraced", p_probe_traced}, {"System", "fileExists:", p_file_exists},
     {"System", "peakRSSKiB", p_peak_rss},
     {"System", "youngGC", p_young_gc}, {"System", "gcStats", p_gc_stats},
     {"System", "global:", p_global}, {"System", "global:put:", p_global_put},

@@ -2,6 +2,7 @@
 #include "prims.h"
 #include "interp.h"
 #include "largeint.h"
+#include "probes.h"
 #include "symbol.h"
 #include "vm.h"
 
@@ -36,11 +37,11 @@ static void describe(Value v, char *buf, size_t n)
 
 PrimResult prim_fail(Value *args, const char *why)
 {
-    Frame *f = interp_current->fp;
-    (void)f;
+    const char *prim = interp_prim ? method_print_name(interp_prim) : "?";
+    if (SQ_ENABLED(PRIMITIVE_FAIL)) probe_primitive_fail(args[0], prim, why);
     char rcvr[96];
     describe(args[0], rcvr, sizeof rcvr);
-    interp_error("primitive failed: %s (receiver %s)", why, rcvr);
+    interp_error("primitive %s failed: %s (receiver %s)", prim, why, rcvr);
 }
 
 /* ---- Arithmetic over small, large and floating-point numbers ---- */

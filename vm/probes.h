@@ -1,8 +1,44 @@
-/* probes.h - the USDT probe sites, compiled out unless the build generates squeak_probes.h. */
+/* probes.h - USDT probe sites (probes/squeak.d). Built with PROBES=0, every site compiles
+ * to nothing. A site is "if (SQ_ENABLED(NAME)) probe_xxx(...)": the guard is one load
+ * of the probe's semaphore, and argument preparation happens only inside it. */
 #ifndef SQVM_PROBES_H
 #define SQVM_PROBES_H
 
-#define SQ_PROBE_METHOD_ENTRY(frame) ((void)0)
-#define SQ_PROBE_METHOD_RETURN(frame) ((void)0)
+#include "common.h"
+
+#if SQVM_PROBES
+#include "squeak_probes.h"
+#define SQ_ENABLED(NAME) UNLIKELY(SQUEAK_##NAME##_ENABLED())
+#else
+#define SQ_ENABLED(NAME) 0
+#endif
+
+struct Frame;
+struct GCEvent;
+struct Obj;
+
+/* Out of line, cold: called only when a tracer is attached. */
+void probe_method_entry(struct Frame *f);
+void probe_method_return(struct Frame *f);
+void probe_object_alloc(struct Obj *o, size_t bytes);
+void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes);
+void probe_gc_end(const struct GCEvent *e);
+void probe_class_load(const char *name, const char *path);
+void probe_vm_start(void);
+void probe_vm_exit(int status);
+void probe_dnu(Value receiver, Value selector);
+void probe_primitive_fail(Value receiver, const char *primitive, const char *reason);
+void probe_process(int what, uint64_t id, const char *name, int priority);
+enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
+void probe_user(const char *name, int64_t arg, const char *str);
+void probes_init(uint64_t allocSampleBytes);
+
+/* Both allocation probes share one guard on the hot path. */
+#define SQ_ALLOC_ENABLED() (SQ_ENABLED(OBJECT_ALLOC) || SQ_ENABLED(OBJECT_ALLOC_SAMPLE))
+
+#define SQ_PROBE_METHOD_ENTRY(frame) \
+    do { if (SQ_ENABLED(METHOD_ENTRY) || SQ_ENABLED(BLOCK_ENTRY)) probe_method_entry(frame); } while (0)
+#define SQ_PROBE_METHOD_RETURN(frame) \
+    do { if (SQ_ENABLED(METHOD_RETURN) || SQ_ENABLED(BLOCK_RETURN)) probe_method_return(frame); } while (0)
 
 #endif

@@ -2,6 +2,7 @@
 #include "vm.h"
 #include "gc.h"
 #include "interp.h"
+#include "probes.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ void vm_out_of_memory(const char *what)
 
 void vm_exit(int status)
 {
+    if (SQ_ENABLED(VM_EXIT)) probe_vm_exit(status);
     fflush(stdout);
     if (vm_options.gcStats) gc_print_stats();
     exit(status);
@@ -64,8 +66,18 @@ char *vm_xstrdup(const char *s)
     return d;
 }
 
-void vm_gc_begin_hook(int kind) { (void)kind; }
-void vm_gc_end_hook(const struct GCEvent *e) { (void)e; }
+void vm_gc_begin_hook(int kind)
+{
+    if (SQ_ENABLED(GC_INCREMENTAL_BEGIN) || SQ_ENABLED(GC_FULL_BEGIN)) {
+        const GCStats *s = gc_stats();
+        probe_gc_begin(kind, (kind == GC_YOUNG ? s->youngCount : s->fullCount) + 1, gc_young_used(), s->oldBytes);
+    }
+}
+
+void vm_gc_end_hook(const struct GCEvent *e)
+{
+    if (SQ_ENABLED(GC_INCREMENTAL_END) || SQ_ENABLED(GC_FULL_END)) probe_gc_end(e);
+}
 
 void vm_heap_exhausted(size_t live, size_t max)
 {

@@ -1,0 +1,57 @@
+/*
+ * squeak.d - the "squeak" USDT provider of sqvm: the contract between the VM and
+ * every tool. The build generates build/gen/squeak_probes.h from this file with
+ * `dtrace -h` and the semaphore object with `dtrace -G`; tests/probes_contract.sh
+ * checks that the ELF notes of build/sqvm match it. probes/README.md documents
+ * every probe, its arguments and units, where it fires and its stability.
+ *
+ * Conventions: strings are NUL-terminated bytes owned by the VM (class names,
+ * selectors, process names); sizes are bytes; durations nanoseconds; "frame" is
+ * the address of the activation's frame (unique while it is active).
+ */
+
+provider squeak {
+	/* The VM starts (after bootstrap) and exits. */
+	probe vm__start(char *version);
+	probe vm__exit(int status);
+
+	/* A class was loaded: its name and the file it came from. */
+	probe class__load(char *classname, char *path);
+
+	/* A method is activated / returns (normally, by ^ from a block, or unwound). */
+	probe method__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);
+	probe method__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);
+
+	/* A block is activated / returns; selector and defining class are its home method's. */
+	probe block__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);
+	probe block__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);
+
+	/* Every object the program creates; the allocating method is the running one. */
+	probe object__alloc(char *classname, uint64_t bytes, char *allocclass, char *allocselector);
+
+	/* One allocation in about every N bytes (--alloc-sample N); weight is the bytes it stands for. */
+	probe object__alloc__sample(char *classname, uint64_t bytes, char *allocclass, char *allocselector, uint64_t weight);
+
+	/* Young (incremental) and full collections. */
+	probe gc__incremental__begin(uint64_t seq, uint64_t youngbytes, uint64_t oldbytes);
+	probe gc__incremental__end(uint64_t seq, uint64_t pausens, uint64_t youngbefore, uint64_t youngafter,
+	                           uint64_t oldbefore, uint64_t oldafter, uint64_t survived, uint64_t tenured,
+	                           uint64_t freed, uint64_t remembered);
+	probe gc__full__begin(uint64_t seq, uint64_t youngbytes, uint64_t oldbytes);
+	probe gc__full__end(uint64_t seq, uint64_t pausens, uint64_t youngbefore, uint64_t youngafter,
+	                    uint64_t oldbefore, uint64_t oldafter, uint64_t survived, uint64_t tenured,
+	                    uint64_t freed, uint64_t remembered);
+
+	/* Green processes: the scheduler transfers control; a process is created; it ends. */
+	probe process__activate(uint64_t id, char *name, int priority);
+	probe process__create(uint64_t id, char *name, int priority);
+	probe process__exit(uint64_t id, char *name);
+
+	/* Fired from Smalltalk: Probe fire: 'name' with: 42 / Probe fire: 'name' withString: 'text'. */
+	probe user__probe(char *name, int64_t arg);
+	probe user__probe__str(char *name, char *arg);
+
+	/* A message was not understood; a primitive failed (before the error is raised). */
+	probe method__dnu(char *receiverclass, char *selector);
+	probe primitive__fail(char *receiverclass, char *primitive, char *reason);
+};

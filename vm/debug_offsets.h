@@ -1,0 +1,50 @@
+/* debug_offsets.h - the versioned structure (ELF symbol sqvm_debug_offsets) that tells an
+ * out-of-process reader (a BPF program, gdb, tools/sqstack) how to find the active
+ * process's current frame and walk the Smalltalk stack. Plain C, no VM headers: tools
+ * include it too. Addresses are link-time addresses in the sqvm binary: add the load
+ * bias for a PIE process. See probes/README.md. */
+#ifndef SQVM_DEBUG_OFFSETS_H
+#define SQVM_DEBUG_OFFSETS_H
+
+#include <stdint.h>
+
+#define SQVM_DEBUG_MAGIC "SQVMDBG"
+#define SQVM_DEBUG_VERSION 1
+
+typedef struct SqDebugOffsets {
+    char magic[8];              /* "SQVMDBG\0" */
+    uint32_t version;           /* SQVM_DEBUG_VERSION: bumped on any incompatible change */
+    uint32_t size;              /* sizeof(SqDebugOffsets): fields are only ever appended */
+    /* addresses (in the binary) of VM globals */
+    uint64_t current_process;   /* Process **: the running green process */
+    uint64_t class_table;       /* ClassInfo ***: the class table */
+    uint64_t class_count;       /* uint32_t *: entries in use */
+    /* Process */
+    uint32_t process_fp;        /* Frame *: current frame, stored on every call and return */
+    uint32_t process_stack_base;
+    /* Frame */
+    uint32_t frame_caller;      /* Frame *; the bottom frame's method is NULL */
+    uint32_t frame_method;      /* Method * */
+    uint32_t frame_ip;          /* const uint8_t *: saved ip (current for all but the top frame) */
+    uint32_t frame_self;        /* Value: the receiver */
+    uint32_t frame_closure;     /* Value: the block, or nil for a method */
+    /* Method (native memory: never moves) */
+    uint32_t method_selector;   /* Value: a Symbol (permanent: never moves) */
+    uint32_t method_holder;     /* ClassInfo * */
+    uint32_t method_print_name; /* char *: "Class>>selector" or "[] in Class>>selector" */
+    uint32_t method_flags;      /* uint16_t */
+    uint32_t method_code;       /* uint8_t *: bytecode */
+    uint32_t method_lines;      /* uint16_t *: source line of each bytecode */
+    uint32_t method_line;       /* uint32_t: line of the method's definition */
+    uint32_t method_source_path;/* char * */
+    /* ClassInfo */
+    uint32_t class_name;        /* char * */
+    uint32_t class_index;       /* uint32_t */
+    /* objects */
+    uint32_t header_class_mask; /* class index = header & mask */
+    uint32_t string_length;     /* offset of the byte length in a String/Symbol object */
+    uint32_t string_bytes;      /* offset of the NUL-terminated bytes */
+    uint32_t method_flag_block; /* method_flags bit set for blocks */
+} SqDebugOffsets;
+
+#endif

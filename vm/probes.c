@@ -1,0 +1,191 @@
+/* probes.c - argument preparation for the USDT probes, the allocation sampler, and the
+ * debug-offsets structure that lets an out-of-process reader walk the Smalltalk stack. */
+#include "probes.h"
+#include "gc.h"
+#include "interp.h"
+#include "symbol.h"
+
+#include <math.h>
+#include <stddef.h>
+
+/* ---- Stack access for samplers and debuggers (always present, probes or not) ---- */
+
+#include "debug_offsets.h"
+
+__attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_offsets = {
+    .magic = SQVM_DEBUG_MAGIC,
+    .version = SQVM_DEBUG_VERSION,
+    .size = sizeof(SqDebugOffsets),
+    .current_process = (uint64_t)(uintptr_t)&interp_current,
+    .class_table = (uint64_t)(uintptr_t)&G.classes,
+    .class_count = (uint64_t)(uintptr_t)&G.numClasses,
+    .process_fp = offsetof(Process, fp),
+    .process_stack_base = offsetof(Process, stackBase),
+    .frame_caller = offsetof(Frame, caller),
+    .frame_method = offsetof(Frame, method),
+    .frame_ip = offsetof(Frame, ip),
+    .frame_self = offsetof(Frame, self),
+    .frame_closure = offsetof(Frame, closure),
+    .method_selector = offsetof(Method, selector),
+    .method_holder = offsetof(Method, holder),
+    .method_print_name = offsetof(Method, printName),
+    .method_flags = offsetof(Method, flags),
+    .method_code = offsetof(Method, code),
+    .method_lines = offsetof(Method, lines),
+    .method_line = offsetof(Method, line),
+    .method_source_path = offsetof(Method, sourcePath),
+    .class_name = offsetof(ClassInfo, name),
+    .class_index = offsetof(ClassInfo, index),
+    .header_class_mask = HDR_CLASS_MASK,
+    .string_length = offsetof(Obj, slots),
+    .string_bytes = offsetof(Obj, slots) + sizeof(Value),
+    .method_flag_block = MF_BLOCK,
+};
+
+#if SQVM_PROBES
+
+/* ---- Methods and blocks ---- */
+
+static const char *receiver_class_name(Frame *f) { return class_of(f->self)->name; }
+
+void probe_method_entry(Frame *f)
+{
+    Method *m = f->method;
+    const char *sel = sym_cstr(m->selector);
+    if (m->flags & MF_BLOCK) {
+        if (SQ_ENABLED(BLOCK_ENTRY))
+            SQUEAK_BLOCK_ENTRY(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f);
+    } else if (SQ_ENABLED(METHOD_ENTRY)) {
+        SQUEAK_METHOD_ENTRY(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f);
+    }
+}
+
+void probe_method_return(Frame *f)
+{
+    Method *m = f->method;
+    const char *sel = sym_cstr(m->selector);
+    if (m->flags & MF_BLOCK) {
+        if (SQ_ENABLED(BLOCK_RETURN))
+            SQUEAK_BLOCK_RETURN(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f);
+    } else if (SQ_ENABLED(METHOD_RETURN)) {
+        SQUEAK_METHOD_RETURN(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f);
+    }
+}
+
+/* ---- Allocation ---- */
+
+/* The sampler: the gap to the next sample is exponentially distributed with mean
+ * sampleMean bytes (as in tcmalloc and Go), so every byte has the same chance of
+ * being sampled and a sample's weight (the bytes since the previous one) makes the
+ * sums per class unbiased estimates of the bytes allocated. */
+static uint64_t sampleMean = 512 * 1024;
+static int64_t sampleCountdown = -1;
+static uint64_t sampleAccumulated;
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t next_gap(void)
+{
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    double u = ((double)(rng >> 11) + 0.5) / 9007199254740992.0; /* (0,1) */
+    double gap = -log(u) * (double)sampleMean;
+    return gap < 1 ? 1 : (uint64_t)gap;
+}
+
+void probes_init(uint64_t allocSampleBytes)
+{
+    if (allocSampleBytes) sampleMean = allocSampleBytes;
+}
+
+static void allocating_method(const char **cls, const char **sel)
+{
+    Frame *f = interp_current ? interp_current->fp : NULL;
+    if (f && f->method) {
+        *cls = f->method->holder->name;
+        *sel = sym_cstr(f->method->selector);
+    } else {
+        *cls = "";
+        *sel = "";
+    }
+}
+
+void probe_object_alloc(Obj *o, size_t bytes)
+{
+    const char *name = G.classes[obj_class_index(o)]->name, *acls, *asel;
+    allocating_method(&acls, &asel);
+    if (SQ_ENABLED(OBJECT_ALLOC)) SQUEAK_OBJECT_ALLOC(name, (uint64_t)bytes, acls, asel);
+    if (SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) {
+        if (sampleCountdown < 0) sampleCountdown = (int64_t)next_gap();
+        sampleAccumulated += bytes;
+        sampleCountdown -= (int64_t)bytes;
+        if (sampleCountdown <= 0) {
+            SQUEAK_OBJECT_ALLOC_SAMPLE(name, (uint64_t)bytes, acls, asel, sampleAccumulated);
+            sampleAccumulated = 0;
+            sampleCountdown = (int64_t)next_gap();
+        }
+    }
+}
+
+/* ---- Collections ---- */
+
+void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes)
+{
+    if (kind == GC_YOUNG && SQ_ENABLED(GC_INCREMENTAL_BEGIN))
+        SQUEAK_GC_INCREMENTAL_BEGIN(seq, (uint64_t)youngBytes, (uint64_t)oldBytes);
+    else if (kind == GC_FULL && SQ_ENABLED(GC_FULL_BEGIN))
+        SQUEAK_GC_FULL_BEGIN(seq, (uint64_t)youngBytes, (uint64_t)oldBytes);
+}
+
+void probe_gc_end(const GCEvent *e)
+{
+    if (e->kind == GC_YOUNG && SQ_ENABLED(GC_INCREMENTAL_END))
+        SQUEAK_GC_INCREMENTAL_END(e->seq, e->pauseNs, (uint64_t)e->youngBefore, (uint64_t)e->youngAfter,
+                                  (uint64_t)e->oldBefore, (uint64_t)e->oldAfter, (uint64_t)e->survivedBytes,
+                                  (uint64_t)e->tenuredBytes, (uint64_t)e->freedBytes, (uint64_t)e->rememberedCount);
+    else if (e->kind == GC_FULL && SQ_ENABLED(GC_FULL_END))
+        SQUEAK_GC_FULL_END(e->seq, e->pauseNs, (uint64_t)e->youngBefore, (uint64_t)e->youngAfter,
+                           (uint64_t)e->oldBefore, (uint64_t)e->oldAfter, (uint64_t)e->survivedBytes,
+                           (uint64_t)e->tenuredBytes, (uint64_t)e->freedBytes, (uint64_t)e->rememberedCount);
+}
+
+/* ---- Lifecycle, loading, errors ---- */
+
+void probe_class_load(const char *name, const char *path) { SQUEAK_CLASS_LOAD(name, path); }
+void probe_vm_start(void) { SQUEAK_VM_START(SQVM_VERSION); }
+void probe_vm_exit(int status) { SQUEAK_VM_EXIT(status); }
+void probe_dnu(Value receiver, Value selector) { SQUEAK_METHOD_DNU(class_of(receiver)->name, sym_cstr(selector)); }
+
+void probe_primitive_fail(Value receiver, const char *primitive, const char *reason)
+{
+    SQUEAK_PRIMITIVE_FAIL(class_of(receiver)->name, primitive, reason);
+}
+
+void probe_process(int what, uint64_t id, const char *name, int priority)
+{
+    if (what == PROBE_PROCESS_CREATE && SQ_ENABLED(PROCESS_CREATE)) SQUEAK_PROCESS_CREATE(id, name, priority);
+    else if (what == PROBE_PROCESS_ACTIVATE && SQ_ENABLED(PROCESS_ACTIVATE)) SQUEAK_PROCESS_ACTIVATE(id, name, priority);
+    else if (what == PROBE_PROCESS_EXIT && SQ_ENABLED(PROCESS_EXIT)) SQUEAK_PROCESS_EXIT(id, name);
+}
+
+void probe_user(const char *name, int64_t arg, const char *str)
+{
+    if (str) { if (SQ_ENABLED(USER_PROBE_STR)) SQUEAK_USER_PROBE_STR(name, str); }
+    else if (SQ_ENABLED(USER_PROBE)) SQUEAK_USER_PROBE(name, arg);
+}
+
+#else /* !SQVM_PROBES */
+
+void probe_method_entry(Frame *f) { (void)f; }
+void probe_method_return(Frame *f) { (void)f; }
+void probe_object_alloc(Obj *o, size_t bytes) { (void)o; (void)bytes; }
+void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes) { (void)kind; (void)seq; (void)youngBytes; (void)oldBytes; }
+void probe_gc_end(const GCEvent *e) { (void)e; }
+void probe_class_load(const char *name, const char *path) { (void)name; (void)path; }
+void probe_vm_start(void) {}
+void probe_vm_exit(int status) { (void)status; }
+void probe_dnu(Value receiver, Value selector) { (void)receiver; (void)selector; }
+void probe_primitive_fail(Value receiver, const char *primitive, const char *reason) { (void)receiver; (void)primitive; (void)reason; }
+void probe_process(int what, uint64_t id, const char *name, int priority) { (void)what; (void)id; (void)name; (void)priority; }
+void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
+void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
+
+#endif
