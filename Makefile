@@ -57,7 +57,7 @@ VM_SRC := $(filter-out vm/build-tools/%,$(wildcard vm/*.c))
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: all vm test check-all bench clean install deps unit lang
+.PHONY: all vm test check-all bench bench-probes clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -98,14 +98,18 @@ build/bigint_test: tests/unit/bigint_test.c vm/bigint.c vm/bigint.h
 # The eBPF tools (bpf/, tools/) have their own rules.
 -include tools/tools.mk
 
-test: vm build/bigint_test
+test: vm build/bigint_test build/sqstack
 	tests/run.sh --vm $(O)/sqvm
 
-check-all: vm build/bigint_test
+check-all: vm build/bigint_test build/sqstack
 	tests/run.sh --vm build/sqvm --all
 
 bench: vm
 	tests/bench/run.sh $(O)/sqvm
+
+# What the USDT probes cost: PROBES=0 vs compiled in vs attached (root for attached).
+bench-probes:
+	tests/bench/probes.sh
 
 deps:
 	scripts/deps.sh
@@ -120,3 +124,10 @@ clean:
 # The dispatch loop: keep each opcode's own indirect jump (no cross-jumping or
 # GCSE merging them into one shared, badly predicted dispatch).
 $(O)/obj/interp.o: CFLAGS_ALL += -fno-gcse -fno-crossjumping
+
+# sqstack: print a live VM's Smalltalk stack from outside (reads sqvm_debug_offsets).
+build/sqstack: tools/sqstack.c vm/debug_offsets.h
+	@mkdir -p build
+	$(CC) $(CFLAGS_BASE) -O2 -Ivm -o $@ $<
+
+all: build/sqstack

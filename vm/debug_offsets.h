@@ -1,8 +1,9 @@
 /* debug_offsets.h - the versioned structure (ELF symbol sqvm_debug_offsets) that tells an
  * out-of-process reader (a BPF program, gdb, tools/sqstack) how to find the active
  * process's current frame and walk the Smalltalk stack. Plain C, no VM headers: tools
- * include it too. Addresses are link-time addresses in the sqvm binary: add the load
- * bias for a PIE process. See probes/README.md. */
+ * include it too. Find the symbol's address in the ELF file, add the load bias of a
+ * PIE process, and read the structure from the live process: its address fields are
+ * then run-time addresses (the dynamic loader relocated them). See probes/README.md. */
 #ifndef SQVM_DEBUG_OFFSETS_H
 #define SQVM_DEBUG_OFFSETS_H
 

@@ -1,0 +1,193 @@
+/* sqflow.bpf.c - method (and block) entries and returns of sqvm processes, as events in a
+ * ring buffer, with the call depth per thread and each call's duration worked out here.
+ * Filters by class and selector prefix and by depth run here too, so what user space
+ * does not want is never copied to it. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "sqflow.h"
+#include "sqtool.bpf.h"
+
+/* Options, set by user space before load. */
+const volatile char class_prefix[SQ_NAME_LEN] = {};	/* -C: receiver or defining class */
+const volatile __u32 class_prefix_len = 0;
+const volatile char sel_prefix[SQ_NAME_LEN] = {};	/* -M: selector */
+const volatile __u32 sel_prefix_len = 0;
+const volatile __u32 max_depth = 0;			/* -D: 0 means no limit */
+
+/* An activation that has entered and not returned yet: keyed by thread and frame address,
+ * so returns pair with their own entries however calls nest or unwind. LRU: activations
+ * whose return is never seen (the process died) age out. */
+struct frame_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 frame;
+};
+
+struct frame_info {
+	__u64 ts_ns;
+	__u32 depth;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct frame_key);
+	__type(value, struct frame_info);
+} frames SEC(".maps");
+
+/* Current call depth per thread (calls entered since tracing began and not returned). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} depths SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024);	/* resized by user space (--buffer) */
+} rb SEC(".maps");
+
+/* An event is built here before the filters decide; 200 bytes is too much for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sqflow_event);
+} scratch SEC(".maps");
+
+__u64 lost = 0;		/* events the ring buffer had no room for */
+
+/* Fill e's names and apply -C and -M; true if the event is wanted. */
+static __always_inline bool read_and_filter(struct sqflow_event *e, const char *recv,
+					     const char *sel, const char *def)
+{
+	bpf_probe_read_user_str(e->recv_class, sizeof(e->recv_class), recv);
+	bpf_probe_read_user_str(e->selector, sizeof(e->selector), sel);
+	bpf_probe_read_user_str(e->def_class, sizeof(e->def_class), def);
+	if (sel_prefix_len && !sq_has_prefix(e->selector, sel_prefix, sel_prefix_len))
+		return false;
+	if (class_prefix_len && !sq_has_prefix(e->recv_class, class_prefix, class_prefix_len) &&
+	    !sq_has_prefix(e->def_class, class_prefix, class_prefix_len))
+		return false;
+	return true;
+}
+
+static __always_inline int emit(struct sqflow_event *e)
+{
+	if (bpf_ringbuf_output(&rb, e, sizeof(*e), 0))
+		__sync_fetch_and_add(&lost, 1);
+	return 0;
+}
+
+static __always_inline int on_entry(const char *recv, const char *sel, const char *def,
+				    __u64 frame, __u8 block)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, zero = 0, depth = 0, next;
+	struct frame_key key = { .tid = tid, .frame = frame };
+	struct frame_info info = {};
+	struct sqflow_event *e;
+	__u32 *dp;
+
+	dp = bpf_map_lookup_elem(&depths, &tid);
+	if (dp)
+		depth = *dp;
+	info.ts_ns = bpf_ktime_get_ns();
+	info.depth = depth;
+	bpf_map_update_elem(&frames, &key, &info, BPF_ANY);
+	next = depth + 1;
+	bpf_map_update_elem(&depths, &tid, &next, BPF_ANY);
+
+	if (max_depth && depth >= max_depth)
+		return 0;
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return 0;
+	if (!read_and_filter(e, recv, sel, def))
+		return 0;
+	e->ts_ns = info.ts_ns;
+	e->duration_ns = 0;
+	e->frame = frame;
+	e->pid = id >> 32;
+	e->tid = tid;
+	e->depth = depth;
+	e->type = SQFLOW_ENTRY;
+	e->block = block;
+	e->paired = 0;
+	return emit(e);
+}
+
+static __always_inline int on_return(const char *recv, const char *sel, const char *def,
+				     __u64 frame, __u8 block)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), duration = 0;
+	__u32 tid = (__u32)id, zero = 0, depth = 0;
+	struct frame_key key = { .tid = tid, .frame = frame };
+	struct frame_info *info;
+	struct sqflow_event *e;
+	__u8 paired = 0;
+	__u32 *dp;
+
+	info = bpf_map_lookup_elem(&frames, &key);
+	if (info) {
+		/* The entry's depth: also resynchronises after returns we did not see. */
+		depth = info->depth;
+		duration = now - info->ts_ns;
+		paired = 1;
+		bpf_map_delete_elem(&frames, &key);
+	} else {
+		/* Entered before tracing began: one level up from where we are, never below 0. */
+		dp = bpf_map_lookup_elem(&depths, &tid);
+		if (dp && *dp > 0)
+			depth = *dp - 1;
+	}
+	bpf_map_update_elem(&depths, &tid, &depth, BPF_ANY);
+
+	if (max_depth && depth >= max_depth)
+		return 0;
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return 0;
+	if (!read_and_filter(e, recv, sel, def))
+		return 0;
+	e->ts_ns = now;
+	e->duration_ns = duration;
+	e->frame = frame;
+	e->pid = id >> 32;
+	e->tid = tid;
+	e->depth = depth;
+	e->type = SQFLOW_RETURN;
+	e->block = block;
+	e->paired = paired;
+	return emit(e);
+}
+
+SEC("usdt")
+int BPF_USDT(method_entry, char *recv, char *sel, char *def, __u64 frame)
+{
+	return on_entry(recv, sel, def, frame, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(method_return, char *recv, char *sel, char *def, __u64 frame)
+{
+	return on_return(recv, sel, def, frame, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(block_entry, char *recv, char *sel, char *def, __u64 frame)
+{
+	return on_entry(recv, sel, def, frame, 1);
+}
+
+SEC("usdt")
+int BPF_USDT(block_return, char *recv, char *sel, char *def, __u64 frame)
+{
+	return on_return(recv, sel, def, frame, 1);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,28 @@
+/* sqflow.h - the event sqflow's BPF program sends user space for each method or block
+ * entry and return. */
+#ifndef SQFLOW_H
+#define SQFLOW_H
+
+#include "sqcommon.h"
+
+enum sqflow_type {
+	SQFLOW_ENTRY = 0,
+	SQFLOW_RETURN = 1,
+};
+
+struct sqflow_event {
+	__u64 ts_ns;		/* CLOCK_MONOTONIC */
+	__u64 duration_ns;	/* returns: since the matching entry; 0 if it was not seen */
+	__u64 frame;		/* the activation's frame address (pairs entry and return) */
+	__u32 pid, tid;
+	__u32 depth;		/* calls open on this thread below this one, since tracing began */
+	__u8 type;		/* enum sqflow_type */
+	__u8 block;		/* 1: a block activation, 0: a method */
+	__u8 paired;		/* returns: 1 if the entry was seen (duration_ns is valid) */
+	__u8 pad;
+	char recv_class[SQ_NAME_LEN];	/* class of the receiver */
+	char selector[SQ_NAME_LEN];	/* of the method (of the home method, for a block) */
+	char def_class[SQ_NAME_LEN];	/* class that defines that method */
+};
+
+#endif

@@ -1,0 +1,124 @@
+# tests/probes.sh - the squeak USDT provider: the ELF notes match probes/squeak.d, PROBES=0
+# compiles them out, bpftrace sees exact event counts, the allocation sampler's estimate,
+# and the debug offsets reproduce the VM's own backtrace. Sourced by tests/run.sh.
+
+# The probes declared in squeak.d ("name argcount" lines, __ kept as in the ELF notes).
+probes_declared() {
+    tr '\n' ' ' <probes/squeak.d | sed 's|/\*[^*]*\*\+\([^/*][^*]*\*\+\)*/||g' | tr ';' '\n' |
+        sed -n 's/.*probe[[:space:]]\+\([a-z_]*\)(\(.*\)).*/\1 \2/p' |
+        awk '{ name = $1; $1 = ""; n = split($0, a, ","); if ($0 ~ /^ *$/) n = 0; print name, n }' | sort
+}
+
+# The probes in the binary's .note.stapsdt ("name argcount"), provider squeak only.
+probes_in_binary() {
+    readelf -n "$1" 2>/dev/null | awk '
+        /Provider:/ { prov = $2 }
+        /Name:/ { name = $2 }
+        /Semaphore:/ { sem = $2 }
+        /Arguments:/ { if (prov == "squeak") { $1 = ""; print name, NF - 1, sem } }' |
+        sort -u | awk '{ print $1, $2 }'
+}
+
+probe_contract_test() {
+    local want got
+    want=$(probes_declared)
+    got=$(probes_in_binary "$VM")
+    if [ -n "$want" ] && [ "$want" = "$got" ]; then pass "probes/contract ($(echo "$want" | wc -l) probes)"
+    else fail "probes/contract" "$(diff <(echo "$want") <(echo "$got"))"; fi
+    # every probe has a semaphore (an is-enabled guard)
+    local nosem
+    nosem=$(readelf -n "$VM" | awk '/Provider: squeak/ { p = 1 } /Name:/ { n = $2 } /Semaphore:/ { if (p && $2 ~ /^0x0+$/) print n; p = 0 }')
+    if [ -z "$nosem" ]; then pass "probes/semaphores"; else fail "probes/semaphores" "without semaphore: $nosem"; fi
+}
+
+probes_compiled_out_test() {
+    if ! make -s PROBES=0 vm >"$TMP/np" 2>&1; then fail "probes/PROBES=0 build" "$(tail -5 "$TMP/np")"; return; fi
+    local n
+    n=$(readelf -n build/noprobes/sqvm | grep -c 'Provider: squeak')
+    if [ "$n" = 0 ]; then pass "probes/PROBES=0 has no probes"; else fail "probes/PROBES=0 has no probes" "$n notes"; fi
+}
+
+stackwalk_test() {
+    local go="$TMP/sw.go" pid
+    [ -x build/sqstack ] || make -s build/sqstack >/dev/null 2>&1
+    "$VM" tests/probes/StackWalk.som "$go" 2>"$TMP/sw.vm" &
+    pid=$!
+    # the VM prints its backtrace before it waits: wait for that
+    for _ in $(seq 200); do [ -s "$TMP/sw.vm" ] && break; sleep 0.02; done
+    sleep 0.05
+    build/sqstack -p "$pid" >"$TMP/sw.out" 2>&1
+    touch "$go"
+    wait "$pid"
+    if [ -s "$TMP/sw.out" ] && diff "$TMP/sw.vm" "$TMP/sw.out" >"$TMP/sw.diff"; then pass "probes/sqstack reproduces the VM backtrace"
+    else fail "probes/sqstack reproduces the VM backtrace" "$(cat "$TMP/sw.diff" "$TMP/sw.out")"; fi
+    if build/sqstack -p 999999 >/dev/null 2>&1; then fail "probes/sqstack dead pid" "exit 0"
+    else pass "probes/sqstack dead pid"; fi
+    if build/sqstack -p $$ 2>&1 | grep -q "is not an sqvm"; then pass "probes/sqstack non-VM pid"
+    else fail "probes/sqstack non-VM pid" "$(build/sqstack -p $$ 2>&1)"; fi
+}
+
+# One bpftrace session over tests/probes/Counts.som: exact counts of every kind of event.
+bpftrace_counts_test() {
+    if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
+        skip "probes/bpftrace counts" "needs root and bpftrace"
+        return
+    fi
+    local vmabs go pid bt
+    vmabs=$(readlink -f "$VM")
+    go="$TMP/counts.go"
+    rm -f "$go"
+    "$VM" --young 200M --alloc-sample 64K -cp tests/lang/lib tests/probes/Counts.som "$go" >"$TMP/counts.vm" 2>&1 &
+    pid=$!
+    bpftrace -p "$pid" -e "
+        usdt:$vmabs:squeak:object__alloc /str(arg0) == \"TPoint\"/ { @alloc[str(arg0), str(arg2), str(arg3)] = count(); }
+        usdt:$vmabs:squeak:method__entry /str(arg1) == \"twentyThree\"/ { @entry = count(); }
+        usdt:$vmabs:squeak:method__return /str(arg1) == \"twentyThree\"/ { @return = count(); }
+        usdt:$vmabs:squeak:gc__full__begin { @fullbegin = count(); }
+        usdt:$vmabs:squeak:gc__full__end { @fullend = count(); }
+        usdt:$vmabs:squeak:gc__incremental__end { @young = count(); }
+        usdt:$vmabs:squeak:user__probe { printf(\"user %s %d\\n\", str(arg0), arg1); }
+        usdt:$vmabs:squeak:user__probe__str { printf(\"userstr %s %s\\n\", str(arg0), str(arg1)); }
+        usdt:$vmabs:squeak:method__dnu { @dnu[str(arg0), str(arg1)] = count(); }
+        usdt:$vmabs:squeak:object__alloc__sample { @weight[str(arg0)] = sum(arg4); }
+        usdt:$vmabs:squeak:object__alloc /str(arg0) == \"Array\" || str(arg0) == \"String\"/ { @bytes[str(arg0)] = sum(arg1); }
+    " >"$TMP/counts.bt" 2>&1 &
+    bt=$!
+    for _ in $(seq 300); do grep -q "Attaching" "$TMP/counts.bt" && break; sleep 0.05; done
+    sleep 0.3
+    touch "$go"
+    wait "$pid"
+    sleep 0.2
+    kill -INT "$bt" 2>/dev/null
+    wait "$bt"
+    local out
+    out=$(cat "$TMP/counts.bt")
+    check_line() { # label regex
+        if grep -qE "$2" <<<"$out"; then pass "probes/$1"; else fail "probes/$1" "no line matching: $2
+$(grep -v WARNING <<<"$out" | head -30)"; fi
+    }
+    check_line "object__alloc 1009 TPoint in TPoint class>>x:y:" '^@alloc\[TPoint, TPoint class, x:y:\]: 1009$'
+    check_line "method__entry 23" '^@entry: 23$'
+    check_line "method__return 23" '^@return: 23$'
+    check_line "gc__full__begin 7" '^@fullbegin: 7$'
+    check_line "gc__full__end 7" '^@fullend: 7$'
+    check_line "gc__incremental__end 11" '^@young: 11$'
+    check_line "user__probe" '^user request-start 42$'
+    check_line "user__probe__str" '^userstr request-end done$'
+    check_line "method__dnu 3" '^@dnu\[Counts, frobnicate\]: 3$'
+    # The sampler: the weights per class estimate the exact bytes within 10%.
+    local exact est cls
+    for cls in Array String; do
+        exact=$(sed -n "s/^@bytes\[$cls\]: //p" <<<"$out")
+        est=$(sed -n "s/^@weight\[$cls\]: //p" <<<"$out")
+        if [ -n "$exact" ] && [ -n "$est" ] && awk -v e="$exact" -v s="$est" 'BEGIN { d = (s - e) / e; exit !(d < 0.10 && d > -0.10) }'; then
+            pass "probes/alloc sample estimate $cls ($est vs $exact bytes)"
+        else
+            fail "probes/alloc sample estimate $cls" "estimate '$est' vs exact '$exact' bytes"
+        fi
+    done
+}
+
+probe_contract_test
+probes_compiled_out_test
+stackwalk_test
+bpftrace_counts_test

@@ -1,0 +1,425 @@
+/* sqflow - the method call flow of sqvm processes: an indented line per method (and
+ * block) entry and return, per thread, with each call's duration; or Chrome trace-event
+ * JSON that Perfetto and chrome://tracing open. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sqflow.h"
+#include "sqflow.skel.h"
+#include "sqtool.h"
+
+#define OPT_NO_BLOCKS 0x2001
+#define OPT_BUFFER 0x2002
+
+static struct env {
+	struct sq_common c;
+	const char *class_prefix;	/* -C */
+	const char *sel_prefix;		/* -M */
+	long max_depth;			/* -D; 0: no limit */
+	bool no_blocks;			/* --no-blocks */
+	__u64 buffer;			/* --buffer: ring buffer bytes */
+} env = { .buffer = 8 << 20 };
+
+const char *argp_program_version = "sqflow (sqvm tools) " SQTOOLS_VERSION;
+static const char doc[] =
+"Trace the method call flow of sqvm processes: entries and returns, indented by depth.\n"
+"\n"
+"USAGE: sqflow [-h] [-p PID] [--vm PATH] [-C CLASS] [-M SELECTOR] [-D DEPTH]\n"
+"              [--no-blocks] [--format=text|json|chrome] [--buffer SIZE] [-T] [-j] [-v]\n"
+"              [interval [count]]\n"
+"\n"
+"EXAMPLES:\n"
+"    sqflow -p 185                  # every method and block call until Ctrl-C\n"
+"    sqflow -p 185 -C Point         # calls to or defined in classes named Point...\n"
+"    sqflow -p 185 -M print         # calls of selectors beginning with print\n"
+"    sqflow -p 185 -D 3 --no-blocks # only the outer 3 levels, methods only\n"
+"    sqflow -p 185 -T               # with a time stamp on each line\n"
+"    sqflow -p 185 --format=chrome > trace.json   # open in ui.perfetto.dev\n"
+"    sqflow --vm build/sqvm -C Main # every process of build/sqvm, also new ones\n"
+"    sqflow -p 185 10 1             # trace for 10 seconds\n";
+
+static const struct argp_option opts[] = {
+	SQ_COMMON_OPTIONS,
+	{ "class", 'C', "CLASS", 0, "Only calls whose receiver's or defining class begins with CLASS", 0 },
+	{ "selector", 'M', "SELECTOR", 0, "Only calls whose selector begins with SELECTOR", 0 },
+	{ "max-depth", 'D', "DEPTH", 0, "Only calls less than DEPTH levels deep (depth 0: outermost seen)", 0 },
+	{ "no-blocks", OPT_NO_BLOCKS, NULL, 0, "Methods only: do not trace block activations", 0 },
+	{ "format", SQ_OPT_FORMAT, "FORMAT", 0, "text (default), json (JSON lines, as -j), or chrome", 0 },
+	{ "buffer", OPT_BUFFER, "SIZE", 0, "Ring buffer size (default 8M; K and M suffixes)", 0 },
+	{},
+};
+
+static int parse_size(const char *s, __u64 *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	if (*end || v == 0 || v > (1ULL << 30))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	int ret = sq_parse_common_opt(key, arg, state, &env.c);
+
+	if (ret != ARGP_ERR_UNKNOWN)
+		return ret;
+	switch (key) {
+	case 'C':
+	case 'M':
+		if (!*arg || strlen(arg) >= SQ_NAME_LEN)
+			argp_error(state, "invalid prefix '%s'", arg);
+		*(key == 'C' ? &env.class_prefix : &env.sel_prefix) = arg;
+		break;
+	case 'D':
+		if (sq_parse_long(arg, 1, 1000000, &env.max_depth))
+			argp_error(state, "invalid depth '%s'", arg);
+		break;
+	case OPT_NO_BLOCKS:
+		env.no_blocks = true;
+		break;
+	case SQ_OPT_FORMAT:
+		if (strcmp(arg, "text") == 0)
+			env.c.format = SQ_FORMAT_TEXT;
+		else if (strcmp(arg, "json") == 0)
+			env.c.format = SQ_FORMAT_JSON;
+		else if (strcmp(arg, "chrome") == 0)
+			env.c.format = SQ_FORMAT_CHROME;
+		else
+			argp_error(state, "unknown format '%s' (text, json or chrome)", arg);
+		break;
+	case OPT_BUFFER:
+		if (parse_size(arg, &env.buffer))
+			argp_error(state, "invalid buffer size '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* "Point>>x", "Point(Object)>>printString", "[] in Point>>foo". */
+static void call_name(const struct sqflow_event *e, char *buf, size_t len)
+{
+	const char *block = e->block ? "[] in " : "";
+
+	if (strcmp(e->recv_class, e->def_class) == 0 || !e->def_class[0])
+		snprintf(buf, len, "%s%s>>%s", block, e->recv_class, e->selector);
+	else
+		snprintf(buf, len, "%s%s(%s)>>%s", block, e->recv_class, e->def_class, e->selector);
+}
+
+/* ===================================================================== */
+/* Text and JSON lines                                                   */
+/* ===================================================================== */
+
+static __u64 nevents;
+
+static void print_text(const struct sqflow_event *e)
+{
+	char name[3 * SQ_NAME_LEN + 16], time[32];
+	int indent = e->depth > 200 ? 200 : (int)e->depth;
+
+	call_name(e, name, sizeof(name));
+	if (env.c.timestamp) {
+		sq_format_time(time, sizeof(time), e->ts_ns, true);
+		printf("%-15s ", time);
+	}
+	printf("%-7u %-7u %*s%s %s", e->pid, e->tid, 2 * indent, "",
+	       e->type == SQFLOW_ENTRY ? "->" : "<-", name);
+	if (e->type == SQFLOW_RETURN && e->paired)
+		printf("  %.3f us", e->duration_ns / 1e3);
+	putchar('\n');
+}
+
+static void print_json(const struct sqflow_event *e)
+{
+	char name[3 * SQ_NAME_LEN + 16], time[32];
+
+	call_name(e, name, sizeof(name));
+	sq_format_time(time, sizeof(time), e->ts_ns, true);
+	printf("{\"time\":\"%s\",\"ts_ns\":%llu,\"pid\":%u,\"tid\":%u,\"event\":\"%s\",\"kind\":\"%s\","
+	       "\"depth\":%u,\"name\":", time, (unsigned long long)e->ts_ns, e->pid, e->tid,
+	       e->type == SQFLOW_ENTRY ? "entry" : "return", e->block ? "block" : "method", e->depth);
+	sq_json_str(stdout, name);
+	printf(",\"class\":");
+	sq_json_str(stdout, e->recv_class);
+	printf(",\"selector\":");
+	sq_json_str(stdout, e->selector);
+	printf(",\"defining_class\":");
+	sq_json_str(stdout, e->def_class);
+	printf(",\"frame\":\"0x%llx\"", (unsigned long long)e->frame);
+	if (e->type == SQFLOW_RETURN && e->paired)
+		printf(",\"duration_ns\":%llu", (unsigned long long)e->duration_ns);
+	printf("}\n");
+}
+
+/* ===================================================================== */
+/* Chrome trace events                                                   */
+/* ===================================================================== */
+
+/* Calls still open per thread, so that the ones that have not returned when tracing
+ * stops are written too (as slices up to the last event). */
+struct open_call {
+	__u64 frame, ts_ns;
+	char name[3 * SQ_NAME_LEN + 16];
+	bool block;
+};
+
+struct thread_calls {
+	__u32 pid, tid;
+	size_t n, cap;
+	struct open_call *calls;
+};
+
+static struct thread_calls *threads;
+static size_t nthreads;
+static __u64 chrome_base_ns, last_ts_ns;
+static bool chrome_first = true;
+
+static struct thread_calls *thread_of(__u32 pid, __u32 tid)
+{
+	struct thread_calls *t;
+
+	for (size_t i = 0; i < nthreads; i++)
+		if (threads[i].tid == tid)
+			return &threads[i];
+	t = realloc(threads, (nthreads + 1) * sizeof(*threads));
+	if (!t)
+		return NULL;
+	threads = t;
+	t = &threads[nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	printf("%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"sqvm %u\"}}",
+	       chrome_first ? "" : ",\n", pid, tid, tid);
+	chrome_first = false;
+	return t;
+}
+
+static void chrome_slice(const struct thread_calls *t, const struct open_call *c, __u64 end_ns,
+			 bool unfinished)
+{
+	printf(",\n{\"name\":");
+	sq_json_str(stdout, c->name);
+	printf(",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%u,\"tid\":%u%s}",
+	       c->block ? "block" : "method", (c->ts_ns - chrome_base_ns) / 1e3,
+	       (end_ns - c->ts_ns) / 1e3, t->pid, t->tid,
+	       unfinished ? ",\"args\":{\"unfinished\":true}" : "");
+}
+
+static void chrome_event(const struct sqflow_event *e)
+{
+	struct thread_calls *t = thread_of(e->pid, e->tid);
+	struct open_call *c;
+
+	if (!t)
+		return;
+	last_ts_ns = e->ts_ns;
+	if (e->type == SQFLOW_ENTRY) {
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 64;
+			struct open_call *grown = realloc(t->calls, cap * sizeof(*grown));
+			if (!grown)
+				return;
+			t->calls = grown;
+			t->cap = cap;
+		}
+		c = &t->calls[t->n++];
+		c->frame = e->frame;
+		c->ts_ns = e->ts_ns;
+		c->block = e->block;
+		call_name(e, c->name, sizeof(c->name));
+		return;
+	}
+	/* A return closes its own call, and any above it whose return was not seen. */
+	for (size_t i = t->n; i > 0; i--) {
+		if (t->calls[i - 1].frame != e->frame)
+			continue;
+		while (t->n >= i) {
+			c = &t->calls[--t->n];
+			chrome_slice(t, c, e->ts_ns, false);
+		}
+		return;
+	}
+}
+
+static void chrome_begin(void)
+{
+	chrome_base_ns = sq_mono_ns();
+	printf("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+	printf("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"sqflow\"}}");
+	chrome_first = false;
+}
+
+static void chrome_end(__u64 lost)
+{
+	for (size_t i = 0; i < nthreads; i++) {
+		struct thread_calls *t = &threads[i];
+		while (t->n > 0)
+			chrome_slice(t, &t->calls[--t->n], last_ts_ns, true);
+		free(t->calls);
+	}
+	free(threads);
+	printf("\n],\"otherData\":{\"tool\":\"sqflow\",\"events\":\"%llu\",\"lost_events\":\"%llu\"}}\n",
+	       (unsigned long long)nevents, (unsigned long long)lost);
+}
+
+/* ===================================================================== */
+/* Main                                                                  */
+/* ===================================================================== */
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct sqflow_event *e = data;
+
+	nevents++;
+	if (env.c.format == SQ_FORMAT_CHROME)
+		chrome_event(e);
+	else if (env.c.format == SQ_FORMAT_JSON)
+		print_json(e);
+	else
+		print_text(e);
+	return 0;
+}
+
+static void print_lost(__u64 lost)
+{
+	if (env.c.format == SQ_FORMAT_CHROME) {
+		if (lost)
+			fprintf(stderr, "sqflow: lost %llu events (ring buffer full: try a larger --buffer)\n",
+				(unsigned long long)lost);
+	} else if (env.c.format == SQ_FORMAT_JSON) {
+		printf("{\"type\":\"summary\",\"events\":%llu,\"lost\":%llu}\n",
+		       (unsigned long long)nevents, (unsigned long long)lost);
+	} else if (lost) {
+		printf("Lost %llu events (ring buffer full: try a larger --buffer)\n",
+		       (unsigned long long)lost);
+	}
+}
+
+static __u64 round_up_pow2(__u64 v)
+{
+	__u64 p = (__u64)sysconf(_SC_PAGESIZE);
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
+	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	struct ring_buffer *rb = NULL;
+	struct sqflow_bpf *skel;
+	long intervals = 0;
+	__u64 lost = 0;
+	int err, wake;
+
+	sq_init(&env.c, "sqflow");
+	err = argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL);
+	if (err)
+		return SQ_EXIT_USAGE;
+	sq_setup_libbpf(&env.c);
+	if (sq_check_privileges(&env.c) || sq_check_kernel(&env.c) || sq_find_targets(&env.c))
+		return SQ_EXIT_ERROR;
+
+	skel = sqflow_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "sqflow: cannot open the BPF object: %s\n", strerror(errno));
+		return SQ_EXIT_ERROR;
+	}
+	if (env.class_prefix) {
+		strncpy((char *)skel->rodata->class_prefix, env.class_prefix, SQ_NAME_LEN - 1);
+		skel->rodata->class_prefix_len = strlen(env.class_prefix);
+	}
+	if (env.sel_prefix) {
+		strncpy((char *)skel->rodata->sel_prefix, env.sel_prefix, SQ_NAME_LEN - 1);
+		skel->rodata->sel_prefix_len = strlen(env.sel_prefix);
+	}
+	skel->rodata->max_depth = env.max_depth;
+	bpf_map__set_max_entries(skel->maps.rb, round_up_pow2(env.buffer));
+	err = sqflow_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "sqflow: cannot load the BPF programs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = sq_loop_open(&loop, &env.c);
+	if (err)
+		goto cleanup;
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), handle_event, NULL, NULL);
+	if (!rb) {
+		err = -errno;
+		fprintf(stderr, "sqflow: cannot open the ring buffer: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = sq_loop_add_ringbuf(&loop, rb);
+	if (err)
+		goto cleanup;
+	err = sq_attach(&env.c, skel->progs.method_entry, "method__entry") ||
+	      sq_attach(&env.c, skel->progs.method_return, "method__return");
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry") ||
+		      sq_attach(&env.c, skel->progs.block_return, "block__return");
+	if (err)
+		goto cleanup;
+	sq_print_tracing(&env.c, env.no_blocks ? "method calls" : "method and block calls");
+	if (env.c.format == SQ_FORMAT_CHROME)
+		chrome_begin();
+	else if (env.c.format == SQ_FORMAT_TEXT)
+		printf("%s%-7s %-7s %s\n", env.c.timestamp ? "TIME            " : "", "PID", "TID", "CALL");
+	fflush(stdout);
+
+	for (;;) {
+		wake = sq_loop_wait(&loop);
+		if (wake == SQ_WAKE_ERROR) {
+			err = -EIO;
+			break;
+		}
+		if (wake != SQ_WAKE_TICK)
+			break;
+		/* An interval: a progress line; count intervals end the trace. */
+		if (env.c.format == SQ_FORMAT_TEXT) {
+			char time[32];
+			sq_format_time(time, sizeof(time), sq_mono_ns(), false);
+			printf("--- %s: %llu events, %llu lost ---\n", time, (unsigned long long)nevents,
+			       (unsigned long long)skel->bss->lost);
+			fflush(stdout);
+		}
+		if (env.c.count && ++intervals >= env.c.count)
+			break;
+	}
+	/* Whatever is still in the buffer belongs to the trace. */
+	if (!err)
+		ring_buffer__consume(rb);
+	lost = skel->bss->lost;
+	if (env.c.format == SQ_FORMAT_CHROME)
+		chrome_end(lost);
+	print_lost(lost);
+	fflush(stdout);
+
+cleanup:
+	sq_detach_all();
+	ring_buffer__free(rb);
+	sq_loop_close(&loop);
+	sqflow_bpf__destroy(skel);
+	return err ? SQ_EXIT_ERROR : 0;
+}

@@ -1,0 +1,838 @@
+/* sqtool.c - the user-space helpers the sqvm tools share; see sqtool.h. */
+#define _GNU_SOURCE
+#include "sqtool.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static const char *tool_name = "sqtool";
+static bool verbose;
+
+static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", tool_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ===================================================================== */
+/* Command line                                                          */
+/* ===================================================================== */
+
+void sq_init(struct sq_common *c, const char *tool)
+{
+	memset(c, 0, sizeof(*c));
+	c->tool = tool_name = tool;
+	c->start_ns = sq_mono_ns();
+	c->pidfd = -1;
+	argp_err_exit_status = SQ_EXIT_USAGE;
+}
+
+int sq_parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int sq_parse_duration(const char *s, __u64 unit_ns, __u64 *ns)
+{
+	static const struct { const char *suffix; __u64 ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0 || !isfinite(v))
+		return -EINVAL;
+	if (*end) {
+		unit_ns = 0;
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strcmp(end, units[i].suffix) == 0)
+				unit_ns = units[i].ns;
+		if (!unit_ns)
+			return -EINVAL;
+	}
+	if (v * unit_ns > 1e19)
+		return -ERANGE;
+	*ns = (__u64)llround(v * unit_ns);
+	return 0;
+}
+
+int sq_parse_common_opt(int key, char *arg, struct argp_state *state, struct sq_common *c)
+{
+	long v;
+
+	switch (key) {
+	case 'p':
+		if (sq_parse_long(arg, 1, INT_MAX, &v))
+			argp_error(state, "invalid PID '%s'", arg);
+		c->pid = (pid_t)v;
+		return 0;
+	case SQ_OPT_VM:
+		c->vm = arg;
+		return 0;
+	case 'T':
+		c->timestamp = true;
+		return 0;
+	case 'j':
+		c->format = SQ_FORMAT_JSON;
+		return 0;
+	case 'v':
+		c->verbose = verbose = true;
+		return 0;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		return 0;
+	case SQ_OPT_VERSION:
+		printf("%s\n", argp_program_version);
+		exit(0);
+	case ARGP_KEY_ARG:
+		if (c->npositional == 0) {
+			if (sq_parse_duration(arg, 1000000000ULL, &c->interval_ns) || c->interval_ns == 0)
+				argp_error(state, "invalid interval '%s' (seconds, or with a unit: 500ms)", arg);
+		} else if (c->npositional == 1) {
+			if (sq_parse_long(arg, 1, LONG_MAX, &c->count))
+				argp_error(state, "invalid count '%s'", arg);
+		} else {
+			argp_error(state, "unexpected argument '%s'", arg);
+		}
+		c->npositional++;
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+/* ===================================================================== */
+/* Environment checks                                                    */
+/* ===================================================================== */
+
+int sq_check_privileges(const struct sq_common *c)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	__u64 eff;
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return geteuid() == 0 ? 0 : (error("needs root (cannot read capabilities: %s)", strerror(errno)), -EPERM);
+	eff = data[0].effective | (__u64)data[1].effective << 32;
+#define HAS(cap) (eff & (1ULL << (cap)))
+	if (HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON)))
+		return 0;
+#undef HAS
+	error("needs root, or the capabilities CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), "
+	      "to load BPF programs and attach uprobes");
+	return -EPERM;
+}
+
+int sq_check_kernel(const struct sq_common *c)
+{
+	int ret;
+
+	errno = 0;
+	ret = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL);
+	if (ret <= 0) {
+		int err = ret < 0 ? -ret : errno;
+		if (err == ENOSYS || ret == 0)
+			error("this kernel does not support BPF (or BPF kprobe/uprobe programs): "
+			      "it needs CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS");
+		else
+			error("cannot load a BPF program: %s", strerror(err));
+		return -ENOTSUP;
+	}
+	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK) != 0) {
+		error("this kernel does not support uprobes (no /sys/bus/event_source/devices/uprobe): "
+		      "it needs CONFIG_UPROBE_EVENTS");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (level != LIBBPF_WARN && !verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+void sq_setup_libbpf(const struct sq_common *c)
+{
+	libbpf_set_print(libbpf_print);
+}
+
+/* ===================================================================== */
+/* Finding the VM                                                        */
+/* ===================================================================== */
+
+/* Parses one stapsdt note's description: three addresses, then provider, name, args. */
+static void add_note(struct sq_probes *out, const char *desc, size_t len, int addr_size)
+{
+	const char *provider, *name;
+	size_t off = 3 * addr_size;
+
+	if (len <= off)
+		return;
+	provider = desc + off;
+	off += strnlen(provider, len - off) + 1;
+	if (off >= len)
+		return;
+	name = desc + off;
+	if (strnlen(name, len - off) == len - off || strcmp(provider, SQ_PROVIDER) != 0)
+		return;
+	out->nsites++;
+	for (int i = 0; i < out->nprobes; i++)
+		if (strcmp(out->probe[i].name, name) == 0) {
+			out->probe[i].sites++;
+			return;
+		}
+	if (out->nprobes < SQ_MAX_PROBES) {
+		snprintf(out->probe[out->nprobes].name, sizeof(out->probe[0].name), "%s", name);
+		out->probe[out->nprobes++].sites = 1;
+	}
+}
+
+int sq_read_probes(const char *path, struct sq_probes *out)
+{
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int fd, err = 0, addr_size;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	addr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		GElf_Nhdr nhdr;
+		size_t off = 0, next, name_off, desc_off;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name || strcmp(name, ".note.stapsdt") != 0)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+			if (nhdr.n_type == 3 && nhdr.n_namesz == 8 &&
+			    memcmp((char *)data->d_buf + name_off, "stapsdt", 8) == 0)
+				add_note(out, (char *)data->d_buf + desc_off, nhdr.n_descsz, addr_size);
+			off = next;
+		}
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+/* Is the file an sqvm (built without probes)? Its usage text says so. */
+static bool looks_like_sqvm(const char *path)
+{
+	static const char mark[] = "Usage: sqvm";
+	struct stat st;
+	bool found = false;
+	void *p;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) {
+			found = memmem(p, st.st_size, mark, sizeof(mark) - 1) != NULL;
+			munmap(p, st.st_size);
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* Adds path to the targets after checking that it has squeak probes; what names the
+ * binary in messages ("PID 42 (/usr/bin/sqvm)" or "/usr/bin/sqvm"). quiet: skip silently
+ * a binary without probes (found by scanning, not asked for). */
+static int add_binary(struct sq_common *c, const char *path, const char *shown,
+		      const char *what, bool quiet)
+{
+	struct sq_binary *b;
+	struct stat st;
+	int err;
+
+	if (stat(path, &st) != 0) {
+		if (!quiet)
+			error("%s: cannot access %s: %s", what, shown, strerror(errno));
+		return quiet ? 0 : -errno;
+	}
+	for (int i = 0; i < c->nbins; i++)
+		if (c->bins[i].dev == st.st_dev && c->bins[i].ino == st.st_ino)
+			return 0;
+	if (c->nbins == SQ_MAX_BINARIES) {
+		if (!quiet)
+			error("more than %d VM binaries to trace", SQ_MAX_BINARIES);
+		return quiet ? 0 : -E2BIG;
+	}
+	b = &c->bins[c->nbins];
+	err = sq_read_probes(path, &b->probes);
+	if (err == 0 && b->probes.nsites == 0) {
+		if (quiet)
+			return 0;
+		if (looks_like_sqvm(path))
+			error("%s is sqvm built without probes: its executable has no .note.stapsdt "
+			      "squeak notes (rebuild it with probes: make, not make PROBES=0)", what);
+		else
+			error("%s is not a sqvm process: its executable has no squeak USDT probes", what);
+		return -ENOENT;
+	}
+	if (err) {
+		if (!quiet)
+			error("%s: cannot read %s: %s", what, shown,
+			      err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+		return quiet ? 0 : err;
+	}
+	snprintf(b->path, sizeof(b->path), "%s", path);
+	snprintf(b->shown, sizeof(b->shown), "%s", shown);
+	b->dev = st.st_dev;
+	b->ino = st.st_ino;
+	c->nbins++;
+	return 0;
+}
+
+/* The file a process runs, as a path this process can open: /proc/PID/root + the exe link
+ * reaches a binary inside a container; a deleted binary only through /proc/PID/exe. */
+static int exe_of(pid_t pid, char *path, size_t len, char *shown, size_t shown_len)
+{
+	char link[64], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = 0;
+	snprintf(shown, shown_len, "%s", target);
+	if (n > 10 && strcmp(target + n - 10, " (deleted)") == 0)
+		snprintf(path, len, "%s", link);
+	else if ((size_t)snprintf(path, len, "/proc/%d/root%s", pid, target) >= len)
+		snprintf(path, len, "%s", link);
+	return 0;
+}
+
+static int find_pid_target(struct sq_common *c)
+{
+	char path[PATH_MAX], shown[PATH_MAX], what[PATH_MAX + 64];
+	int err;
+
+	c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	if (c->pidfd < 0 && errno == ESRCH) {
+		error("PID %d does not exist", c->pid);
+		return -ESRCH;
+	}
+	if (c->pidfd < 0 && kill(c->pid, 0) < 0 && errno == ESRCH) {
+		error("PID %d does not exist", c->pid);
+		return -ESRCH;
+	}
+	err = exe_of(c->pid, path, sizeof(path), shown, sizeof(shown));
+	if (err == -ENOENT) {
+		error("PID %d has no executable (a kernel thread, or it has exited): not a sqvm process",
+		      c->pid);
+		return err;
+	}
+	if (err) {
+		error("cannot read /proc/%d/exe: %s", c->pid, strerror(-err));
+		return err;
+	}
+	snprintf(what, sizeof(what), "PID %d (%s)", c->pid, shown);
+	return add_binary(c, path, shown, what, false);
+}
+
+/* name on PATH, as an absolute path, into out. */
+static bool search_path(const char *name, char *out, size_t len)
+{
+	const char *env = getenv("PATH");
+	char *dirs, *dir, *save = NULL;
+	bool found = false;
+
+	if (!env)
+		return false;
+	dirs = strdup(env);
+	for (dir = strtok_r(dirs, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		char cand[PATH_MAX];
+		snprintf(cand, sizeof(cand), "%s/%s", *dir ? dir : ".", name);
+		if (access(cand, X_OK) == 0 && realpath(cand, out))
+			found = true;
+	}
+	free(dirs);
+	(void)len;
+	return found;
+}
+
+/* The sqvm of the build tree the tool runs from: build/tools/sqalloc -> build/sqvm. */
+static bool beside_tool(char *out, size_t len)
+{
+	char self[PATH_MAX], cand[PATH_MAX + 16], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0)
+		return false;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	snprintf(cand, sizeof(cand), "%s/../sqvm", self);
+	return access(cand, X_OK) == 0 && realpath(cand, out) != NULL;
+	(void)len;
+}
+
+/* Processes running sqvm under another root (containers): their binaries are other files,
+ * reached through /proc/PID/root. A process in our own root is covered by the binary
+ * already found, or is running some other sqvm that was not asked for. */
+static void scan_containers(struct sq_common *c, const char *base)
+{
+	struct stat root, st;
+	struct dirent *de;
+	DIR *proc;
+
+	if (stat("/", &root) != 0 || !(proc = opendir("/proc")))
+		return;
+	while ((de = readdir(proc))) {
+		char link[64], path[PATH_MAX], shown[PATH_MAX], what[PATH_MAX + 64];
+		const char *slash;
+		pid_t pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		snprintf(link, sizeof(link), "/proc/%d/root", pid);
+		if (stat(link, &st) != 0 || (st.st_dev == root.st_dev && st.st_ino == root.st_ino))
+			continue;
+		if (exe_of(pid, path, sizeof(path), shown, sizeof(shown)) != 0)
+			continue;
+		slash = strrchr(shown, '/');
+		if (strcmp(slash ? slash + 1 : shown, base) != 0)
+			continue;
+		snprintf(what, sizeof(what), "PID %d (%s, in a container)", pid, shown);
+		add_binary(c, path, what, what, true);
+	}
+	closedir(proc);
+}
+
+int sq_find_targets(struct sq_common *c)
+{
+	char path[PATH_MAX];
+	const char *base;
+	int err;
+
+	if (c->pid)
+		return find_pid_target(c);
+	if (c->vm && strchr(c->vm, '/')) {
+		if (!realpath(c->vm, path)) {
+			error("--vm %s: %s", c->vm, strerror(errno));
+			return -errno;
+		}
+	} else if (c->vm) {
+		if (!search_path(c->vm, path, sizeof(path))) {
+			error("--vm %s: not found on PATH", c->vm);
+			return -ENOENT;
+		}
+	} else if (!search_path("sqvm", path, sizeof(path)) && !beside_tool(path, sizeof(path))) {
+		error("no sqvm binary on PATH: give one with --vm PATH, or a process with -p PID");
+		return -ENOENT;
+	}
+	err = add_binary(c, path, path, path, false);
+	if (err)
+		return err;
+	base = strrchr(path, '/') + 1;
+	scan_containers(c, base);
+	return 0;
+}
+
+/* ===================================================================== */
+/* Attaching                                                             */
+/* ===================================================================== */
+
+static struct bpf_link **links;
+static int nlinks, nsites;
+
+int sq_attach(struct sq_common *c, struct bpf_program *prog, const char *probe)
+{
+	for (int i = 0; i < c->nbins; i++) {
+		struct sq_binary *b = &c->bins[i];
+		struct bpf_link *link, **grown;
+		int sites = 0;
+
+		for (int j = 0; j < b->probes.nprobes; j++)
+			if (strcmp(b->probes.probe[j].name, probe) == 0)
+				sites = b->probes.probe[j].sites;
+		if (!sites) {
+			error("%s has no %s:%s probe: the VM and the tool disagree about the probe "
+			      "contract (probes/squeak.d)", b->shown, SQ_PROVIDER, probe);
+			return -ENOENT;
+		}
+		link = bpf_program__attach_usdt(prog, c->pid ? c->pid : -1, b->path, SQ_PROVIDER,
+						probe, NULL);
+		if (!link) {
+			int err = -errno;
+			error("cannot attach to %s:%s in %s: %s", SQ_PROVIDER, probe, b->shown,
+			      strerror(-err));
+			return err;
+		}
+		grown = realloc(links, (nlinks + 1) * sizeof(*links));
+		if (!grown) {
+			bpf_link__destroy(link);
+			return -ENOMEM;
+		}
+		links = grown;
+		links[nlinks++] = link;
+		nsites += sites;
+	}
+	return 0;
+}
+
+int sq_attached_sites(void)
+{
+	return nsites;
+}
+
+void sq_detach_all(void)
+{
+	while (nlinks > 0)
+		bpf_link__destroy(links[--nlinks]);
+	free(links);
+	links = NULL;
+	nsites = 0;
+}
+
+void sq_print_tracing(const struct sq_common *c, const char *what)
+{
+	FILE *f = c->format == SQ_FORMAT_TEXT ? stdout : stderr;
+
+	if (c->verbose) {
+		fprintf(stderr, "%s: attached %d probe sites in %d binar%s, %.1f ms after start\n",
+			c->tool, nsites, c->nbins, c->nbins == 1 ? "y" : "ies",
+			(sq_mono_ns() - c->start_ns) / 1e6);
+		for (int i = 0; i < c->nbins; i++)
+			fprintf(stderr, "%s:   %s\n", c->tool, c->bins[i].shown);
+	}
+	if (c->pid)
+		fprintf(f, "Tracing %s of PID %d... Hit Ctrl-C to end.\n", what, c->pid);
+	else
+		fprintf(f, "Tracing %s of every process running %s... Hit Ctrl-C to end.\n", what,
+			c->bins[0].shown);
+	fflush(f);
+}
+
+/* ===================================================================== */
+/* The event loop                                                        */
+/* ===================================================================== */
+
+static int epoll_add(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int sq_loop_open(struct sq_loop *l, const struct sq_common *c)
+{
+	sigset_t set;
+
+	memset(l, 0, sizeof(*l));
+	l->c = c;
+	l->sigfd = l->timerfd = -1;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0)
+		goto fail;
+	/* A shell starts background commands with SIGINT ignored; an ignored signal is
+	 * discarded rather than queued for the signalfd, so restore the default first. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		goto fail;
+	l->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (l->sigfd < 0 || epoll_add(l->epfd, l->sigfd) < 0)
+		goto fail;
+	if (c->interval_ns) {
+		struct itimerspec its;
+		its.it_value.tv_sec = c->interval_ns / 1000000000ULL;
+		its.it_value.tv_nsec = c->interval_ns % 1000000000ULL;
+		its.it_interval = its.it_value;
+		l->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (l->timerfd < 0 || timerfd_settime(l->timerfd, 0, &its, NULL) < 0 ||
+		    epoll_add(l->epfd, l->timerfd) < 0)
+			goto fail;
+	}
+	if (c->pidfd >= 0 && epoll_add(l->epfd, c->pidfd) < 0)
+		goto fail;
+	return 0;
+fail:
+	error("cannot set up the event loop: %s", strerror(errno));
+	return -errno;
+}
+
+int sq_loop_add_ringbuf(struct sq_loop *l, struct ring_buffer *rb)
+{
+	l->rb = rb;
+	if (epoll_add(l->epfd, ring_buffer__epoll_fd(rb)) < 0) {
+		error("cannot poll the ring buffer: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int consume(struct sq_loop *l)
+{
+	int n;
+
+	if (!l->rb)
+		return 0;
+	n = ring_buffer__consume(l->rb);
+	fflush(stdout);		/* what the callbacks printed, in whole batches */
+	if (n < 0) {
+		error("reading the ring buffer: %s", strerror(-n));
+		return SQ_WAKE_ERROR;
+	}
+	return 0;
+}
+
+int sq_loop_wait(struct sq_loop *l)
+{
+	for (;;) {
+		struct epoll_event evs[8];
+		bool tick = false, stop = false, exited = false;
+		int n = epoll_wait(l->epfd, evs, 8, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error("epoll_wait: %s", strerror(errno));
+			return SQ_WAKE_ERROR;
+		}
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+			if (fd == l->sigfd) {
+				struct signalfd_siginfo si;
+				if (read(l->sigfd, &si, sizeof(si)) > 0)
+					stop = true;
+			} else if (fd == l->timerfd) {
+				__u64 expirations;
+				if (read(l->timerfd, &expirations, sizeof(expirations)) > 0)
+					tick = true;
+			} else if (fd == l->c->pidfd) {
+				exited = true;
+			}
+		}
+		/* Records first: whatever the wake-up, what has arrived belongs before it. */
+		if (consume(l) < 0)
+			return SQ_WAKE_ERROR;
+		if (stop)
+			return SQ_WAKE_STOP;
+		if (exited)
+			return SQ_WAKE_EXITED;
+		if (tick)
+			return SQ_WAKE_TICK;
+	}
+}
+
+void sq_loop_close(struct sq_loop *l)
+{
+	if (l->timerfd >= 0)
+		close(l->timerfd);
+	if (l->sigfd >= 0)
+		close(l->sigfd);
+	if (l->epfd >= 0)
+		close(l->epfd);
+}
+
+/* ===================================================================== */
+/* Time                                                                  */
+/* ===================================================================== */
+
+__u64 sq_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void sq_format_time(char *buf, size_t len, __u64 mono_ns, bool micros)
+{
+	static __s64 offset;	/* wall clock minus monotonic clock, in ns */
+	struct timespec rt;
+	struct tm tm;
+	__s64 wall;
+	time_t secs;
+	size_t n;
+
+	if (!offset) {
+		clock_gettime(CLOCK_REALTIME, &rt);
+		offset = (rt.tv_sec * 1000000000LL + rt.tv_nsec) - (__s64)sq_mono_ns();
+	}
+	wall = (__s64)mono_ns + offset;
+	secs = wall / 1000000000LL;
+	localtime_r(&secs, &tm);
+	n = strftime(buf, len, "%H:%M:%S", &tm);
+	if (micros && n < len)
+		snprintf(buf + n, len - n, ".%06lld", (long long)(wall % 1000000000LL) / 1000);
+}
+
+void sq_print_time_header(const struct sq_common *c, FILE *f)
+{
+	char buf[32];
+
+	sq_format_time(buf, sizeof(buf), sq_mono_ns(), false);
+	fprintf(f, "%s\n", buf);
+}
+
+void sq_format_duration(char *buf, size_t len, __u64 ns)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, len, "%g s", ns / 1e9);
+	else if (ns >= 1000000ULL)
+		snprintf(buf, len, "%g ms", ns / 1e6);
+	else if (ns >= 1000ULL)
+		snprintf(buf, len, "%g us", ns / 1e3);
+	else
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+}
+
+/* ===================================================================== */
+/* Output                                                                */
+/* ===================================================================== */
+
+static void print_stars(FILE *f, __u64 val, __u64 max, int width)
+{
+	int stars = max ? (int)(val * width / max) : 0;
+	bool more = val > max;
+
+	if (stars > width)
+		stars = width;
+	for (int i = 0; i < width; i++)
+		fputc(i < stars ? '*' : ' ', f);
+	if (more)
+		fputc('+', f);
+}
+
+void sq_print_log2_hist(FILE *f, const __u64 *slots, int nslots, const char *unit)
+{
+	int last = -1, wide, stars;
+	__u64 max = 0;
+
+	for (int i = 0; i < nslots; i++) {
+		if (slots[i])
+			last = i;
+		if (slots[i] > max)
+			max = slots[i];
+	}
+	if (last < 0)
+		return;
+	wide = last > 32;	/* ranges past 2^32 need wider columns */
+	stars = wide ? 20 : 40;
+	fprintf(f, "%*s%-*s : count    distribution\n", wide ? 15 : 5, "", wide ? 29 : 19, unit);
+	for (int i = 0; i <= last; i++) {
+		__u64 low = i == 0 ? 0 : 1ULL << i, high = (1ULL << (i + 1)) - 1;
+		fprintf(f, "%*llu -> %-*llu : %-8llu |", wide ? 20 : 10, (unsigned long long)low,
+			wide ? 20 : 10, (unsigned long long)high, (unsigned long long)slots[i]);
+		print_stars(f, slots[i], max, stars);
+		fprintf(f, "|\n");
+	}
+}
+
+void sq_json_log2_hist(FILE *f, const __u64 *slots, int nslots)
+{
+	int last = -1;
+
+	for (int i = 0; i < nslots; i++)
+		if (slots[i])
+			last = i;
+	fputc('[', f);
+	for (int i = 0; i <= last; i++) {
+		__u64 low = i == 0 ? 0 : 1ULL << i, high = (1ULL << (i + 1)) - 1;
+		fprintf(f, "%s{\"low\":%llu,\"high\":%llu,\"count\":%llu}", i ? "," : "",
+			(unsigned long long)low, (unsigned long long)high, (unsigned long long)slots[i]);
+	}
+	fputc(']', f);
+}
+
+void sq_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", f);
+		else if (ch == '\t')
+			fputs("\\t", f);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
