@@ -9,6 +9,7 @@
 #   compiler   tests/compiler/<Name>.som: exact bytecode from --disassemble
 #   cli        tests/cli.sh: the command line (help, -e, errors)
 #   --all adds: lang under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify
+# TEST_TIERS="tests/cli.sh ..." limits the sourced tiers (default: all of them).
 set -u
 cd "$(dirname "$0")/.."
 
@@ -146,7 +147,7 @@ unit_tier
 lang_tier "$VM" "" "lang/"
 compiler_tier
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in tests/cli.sh tests/probes.sh tests/tools.sh tests/bpftrace.sh; do
+for tier in ${TEST_TIERS:-tests/cli.sh tests/probes.sh tests/tools.sh tests/bpftrace.sh}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done

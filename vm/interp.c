@@ -5,9 +5,11 @@
 #include "loader.h"
 #include "prims.h"
 #include "probes.h"
+#include "sched.h"
 #include "symbol.h"
 #include "vm.h"
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,20 +37,8 @@ void interp_flush_caches(void) { memset(mcache, 0, sizeof mcache); }
 
 /* ---- Processes and frames ---- */
 
-static void scan_process(Process *p, GCVisitFn visit)
-{
-    for (Frame *f = p->fp; f; f = f->caller) {
-        visit(&f->self);
-        visit(&f->ctx);
-        visit(&f->closure);
-        for (Value *v = f->locals; v < f->sp; v++) visit(v);
-    }
-}
-
-static void scan_roots(GCVisitFn visit)
-{
-    if (interp_current) scan_process(interp_current, visit);
-}
+/* Every process's frames are roots (sched.c keeps the list). */
+static void scan_roots(GCVisitFn visit) { sched_scan_roots(visit); }
 
 void interp_init(void) { gc_add_root_scanner(scan_roots, false); }
 
@@ -150,6 +140,9 @@ PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *l
 
 /* ---- Errors and backtraces ---- */
 
+/* Where an error in a forked process resumes the interpreter, in the next process. */
+static jmp_buf *runRestart;
+
 static void print_frame(Frame *f)
 {
     Method *m = f->method;
@@ -167,6 +160,9 @@ void interp_print_backtrace(void)
         if (depth > 40 && i >= 20 && i < depth - 20) continue;
         print_frame(f);
     }
+    if (!sched_active_is_main())
+        fprintf(stderr, "    in process %s (id %llu)\n", sched_process_name(interp_current),
+                (unsigned long long)interp_current->id);
 }
 
 void interp_error(const char *fmt, ...)
@@ -179,6 +175,11 @@ void interp_error(const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     interp_print_backtrace();
+    /* An error ends only the process it happened in; the main process ends the program. */
+    if (!sched_active_is_main() && runRestart) {
+        sched_terminate_active();
+        longjmp(*runRestart, 1);
+    }
     vm_exit(1);
 }
 
@@ -189,10 +190,18 @@ void interp_error(const char *fmt, ...)
 
 static Value run(Process *p)
 {
-    Frame *fp = p->fp;
-    const uint8_t *ip = fp->ip;
-    Value *sp = fp->sp;
-    Method *method = fp->method;
+    Frame *fp;
+    const uint8_t *ip;
+    Value *sp;
+    Method *method;
+    jmp_buf restart;
+    jmp_buf *savedRestart = runRestart;
+    if (setjmp(restart)) p = interp_current;
+    runRestart = &restart;
+    fp = p->fp;
+    ip = fp->ip;
+    sp = fp->sp;
+    method = fp->method;
     Value *args;
     uint32_t nargs;
     Method *m;
@@ -201,11 +210,14 @@ static Value run(Process *p)
 
 #define SAVE() (fp->ip = ip, fp->sp = sp)
 #define LOAD() (fp = p->fp, ip = fp->ip, sp = fp->sp, method = fp->method)
+/* Safe points (activations, backward jumps): collect if asked, and let the
+ * scheduler wake expired Delays (which may switch to another process). */
 #define SAFE_POINT()                                   \
     do {                                               \
-        if (UNLIKELY(gc_pending)) {                    \
+        if (UNLIKELY(gc_pending | sched_attention)) {  \
             SAVE();                                    \
-            gc_collect();                              \
+            if (gc_pending) gc_collect();              \
+            if (sched_attention && sched_poll()) { p = interp_current; LOAD(); } \
         }                                              \
     } while (0)
 
@@ -336,7 +348,7 @@ static Value run(Process *p)
             interp_prim = m;
             PrimResult r = m->prim(args, nargs);
             if (LIKELY(r == PRIM_OK)) { sp = args + 1; DISPATCH(); }
-            if (r == PRIM_ACTIVATED) { LOAD(); SAFE_POINT(); DISPATCH(); }
+            if (r == PRIM_ACTIVATED) { p = interp_current; LOAD(); SAFE_POINT(); DISPATCH(); }
             if (!m->code) { prim_fail(args, "no fallback"); }
         }
         SAVE();
@@ -502,7 +514,16 @@ static Value run(Process *p)
         sp = fp->args;
         fp = caller;
         p->fp = fp;
-        if (UNLIKELY(!fp->method)) { sp[0] = result; fp->sp = sp + 1; return result; }
+        if (UNLIKELY(!fp->method)) {
+            sp[0] = result;
+            fp->sp = sp + 1;
+            if (p->isMain) { runRestart = savedRestart; return result; }
+            /* a forked process's block returned: the process ends */
+            sched_process_finished();
+            p = interp_current;
+            LOAD();
+            DISPATCH();
+        }
         *sp++ = result;
         ip = fp->ip;
         method = fp->method;

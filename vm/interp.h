@@ -28,6 +28,16 @@ typedef struct Process {
     Frame *fp;             /* current frame: stored on every call and return */
     uint64_t nextSerial;
     size_t stackWords;
+    /* scheduling (sched.c) */
+    Value obj;             /* the Smalltalk Process object */
+    Value waitingOn;       /* the Semaphore it waits on, or nil */
+    uint64_t id;           /* stable small integer: 1 is the main process */
+    uint64_t wakeNs;       /* when waiting on a Delay */
+    int priority;
+    int state;
+    bool isMain;
+    struct Process *next, *prev;       /* ready queue or delay list */
+    struct Process *allNext, *allPrev; /* every live process */
 } Process;
 
 extern Process *interp_current;

@@ -258,4 +258,9 @@ void loader_bootstrap(void)
     globals_define(sym_intern_cstr("true"), G.trueObj);
     globals_define(sym_intern_cstr("false"), G.falseObj);
     globals_define(sym_intern_cstr("system"), G.systemObj);
+    /* Processor: the one ProcessorScheduler */
+    ClassInfo *ps = loader_load_class("ProcessorScheduler");
+    if (!ps) vm_fatal("core class ProcessorScheduler missing");
+    Obj *processor = obj_new_perm(ps->index, FMT_FIXED, ps->numFields);
+    globals_define(sym_intern_cstr("Processor"), obj_value(processor));
 }

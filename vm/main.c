@@ -6,6 +6,7 @@
 #include "loader.h"
 #include "prims.h"
 #include "probes.h"
+#include "sched.h"
 #include "symbol.h"
 #include "vm.h"
 
@@ -166,6 +167,8 @@ int main(int argc, char **argv)
     loader_bootstrap();
     Process *p = interp_new_process(stackBytes / sizeof(Value));
     interp_current = p;
+    sched_init(p);
+    sched_main_object();
     if (SQ_ENABLED(VM_START)) probe_vm_start();
     if (disasm) {
         ClassInfo *c = loader_load_class(disasm);

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-static const PrimDef *const tables[] = {prims_object, prims_number, prims_string, prims_system};
+static const PrimDef *const tables[] = {prims_object, prims_number, prims_string, prims_system, prims_process};
 
 PrimFn prims_find(ClassInfo *holder, Value selector)
 {
