@@ -63,6 +63,7 @@ benchmarks=(
     "BinaryTrees  16   1"
     "Json         75  10"
     "AirTraffic   16   1"
+    "PingPong     40   1"
 )
 
 if [[ "${BENCH_QUICK:-0}" == 1 ]]; then
@@ -175,6 +176,11 @@ for entry in "${benchmarks[@]}"; do
             ratios+=("$(awk -v a="$sqvm_us" -v b="$lua_us" 'BEGIN { printf "%.6f", a / b }')")
         fi
         printf '%-12s %12s %12s %10s\n' "$name" "$sqvm_col" "$lua_col" "$ratio_col"
+        if [[ "$name" == PingPong && -n "$sqvm_us" && -n "$lua_us" ]]; then
+            # 20,000 process switches (sqvm) / coroutine switches (Lua) per inner iteration
+            pingpong_line="$(awk -v o="$outer" -v i="$inner" -v a="$sqvm_us" -v b="$lua_us" 'BEGIN {
+                n = 20000 * o * i; printf "process switches: sqvm %.1f M/s, Lua coroutines %.1f M/s", n / a, n / b }')"
+        fi
     else
         printf '%-12s %12s\n' "$name" "$sqvm_col"
     fi
@@ -192,6 +198,8 @@ if (( have_lua )); then
         printf '%-12s %12s %12s %10s\n' "geomean" "" "" "-"
     fi
 fi
+
+[[ -n "${pingpong_line:-}" ]] && echo "$pingpong_line"
 
 # The collector on the allocation-heavy benchmarks: one run each with --gc-stats.
 gc_benchmarks=(BinaryTrees AirTraffic Storage Json)
