@@ -589,6 +589,32 @@ static char *make_print_name(Compiler *c, Value selector, bool isBlock)
     return s;
 }
 
+/* Recognises the bodies a send can answer without an activation. */
+static void detect_quick(Method *m)
+{
+    const uint8_t *k = m->code;
+    uint32_t n = m->codeLen;
+    if (m->flags & MF_HAS_CTX) return;
+    if (n == 1 && k[0] == OP_RETURN_SELF) m->quick = QUICK_SELF;
+    else if (n == 3 && k[0] == OP_PUSH_FIELD && k[2] == OP_RETURN_LOCAL) { m->quick = QUICK_FIELD; m->quickIndex = k[1]; }
+    else if (n == 5 && m->nargs == 1 && k[0] == OP_PUSH_ARG && k[1] == 1 && k[2] == OP_POP_FIELD && k[4] == OP_RETURN_SELF) {
+        m->quick = QUICK_SETTER;
+        m->quickIndex = k[3];
+    } else if (n == 2 && k[1] == OP_RETURN_LOCAL && (k[0] == OP_PUSH_TRUE || k[0] == OP_PUSH_FALSE || k[0] == OP_PUSH_NIL ||
+                                                     k[0] == OP_PUSH_0 || k[0] == OP_PUSH_1)) {
+        m->quick = QUICK_CONST;
+        m->quickValue = k[0] == OP_PUSH_TRUE ? G.trueObj : k[0] == OP_PUSH_FALSE ? G.falseObj
+                      : k[0] == OP_PUSH_NIL ? G.nil : int_value(k[0] == OP_PUSH_1);
+    } else if (n == 3 && k[0] == OP_PUSH_INT8 && k[2] == OP_RETURN_LOCAL) {
+        m->quick = QUICK_CONST;
+        m->quickValue = int_value((int8_t)k[1]);
+    } else if (n == 4 && k[0] == OP_PUSH_LIT && k[3] == OP_RETURN_LOCAL) {
+        m->quick = QUICK_CONST;
+        m->quickValue = m->literals[k[1] | k[2] << 8]; /* literals are permanent objects */
+    }
+    if (m->quick) m->prim = prim_quick;
+}
+
 static Method *finish_fn(Compiler *c, Fn *fn, Value selector, int line)
 {
     Scope *s = fn->scope;
@@ -618,6 +644,7 @@ static Method *finish_fn(Compiler *c, Fn *fn, Value selector, int line)
             if (s->vars[i]->isArg && s->vars[i]->captured) m->argCopy[s->vars[i]->argIndex] = (uint8_t)s->vars[i]->slot;
     }
     for (uint32_t i = 0; i < fn->nblocks; i++) fn->blocks[i]->outer = m;
+    if (!s->isBlock) detect_quick(m);
     return m;
 }
 

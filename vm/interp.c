@@ -344,6 +344,11 @@ static Value run(Process *p)
 
     invoke:
         if (m->prim) {
+            if (m->quick && LIKELY(!(SQ_ENABLED(METHOD_ENTRY) || SQ_ENABLED(METHOD_RETURN)))) {
+                args[0] = quick_apply(m, args);
+                sp = args + 1;
+                DISPATCH();
+            }
             SAVE();
             interp_prim = m;
             PrimResult r = m->prim(args, nargs);

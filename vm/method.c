@@ -48,7 +48,8 @@ Method *method_new(void)
 Value method_mirror(Method *m)
 {
     if (m->mirror == G.nil) {
-        Obj *o = obj_new_perm(m->prim || (!m->code && !(m->flags & MF_BLOCK)) ? CLS_PRIMITIVE : CLS_METHOD,
+        bool isPrim = (m->prim && !m->quick) || (!m->code && !(m->flags & MF_BLOCK));
+        Obj *o = obj_new_perm(isPrim ? CLS_PRIMITIVE : CLS_METHOD,
                               FMT_FIXED, 1);
         o->slots[0] = ptr_value(m);
         m->mirror = obj_value(o);

@@ -32,6 +32,10 @@ typedef enum {
 } PrimResult;
 typedef PrimResult (*PrimFn)(Value *args, uint32_t nargs);
 
+/* Quick methods run without a frame when nobody traces method entry/return:
+ * "^self" (also an empty body), "^field", "^constant" and "field := arg". */
+enum { QUICK_NONE, QUICK_SELF, QUICK_FIELD, QUICK_CONST, QUICK_SETTER };
+
 enum {
     MF_BLOCK = 1,        /* a block's method */
     MF_HAS_CTX = 2,      /* activation allocates a context for captured variables */
@@ -54,7 +58,9 @@ struct Method {
     SendSite *sites;
     Method **blocks;
     Method *outer;           /* for blocks: the enclosing method or block */
-    PrimFn prim;             /* for primitives: the C function */
+    PrimFn prim;             /* for primitives: the C function (prim_quick for quick methods) */
+    uint8_t quick, quickIndex;
+    Value quickValue;        /* QUICK_CONST: an immediate or permanent object */
     /* Copy-in of captured arguments at entry: argCopy[i] = context slot of
      * argument i+1, or 0 when not captured. */
     uint8_t *argCopy;

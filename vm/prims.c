@@ -20,6 +20,14 @@ PrimFn prims_find(ClassInfo *holder, Value selector)
     return NULL;
 }
 
+PrimResult prim_quick(Value *args, uint32_t nargs)
+{
+    (void)nargs;
+    if (SQ_ENABLED(METHOD_ENTRY) || SQ_ENABLED(METHOD_RETURN)) return PRIM_FAIL;
+    args[0] = quick_apply(interp_prim, args);
+    return PRIM_OK;
+}
+
 /* Short, safe description of a value for error messages (no sends). */
 static void describe(Value v, char *buf, size_t n)
 {

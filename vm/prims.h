@@ -2,6 +2,7 @@
 #ifndef SQVM_PRIMS_H
 #define SQVM_PRIMS_H
 
+#include "gc.h"
 #include "method.h"
 
 typedef struct PrimDef {
@@ -16,6 +17,23 @@ extern const PrimDef prims_object[], prims_number[], prims_string[], prims_syste
 /* System primitives keep the program's argument Array. */
 void prims_system_init(Value args);
 PrimFn prims_find(ClassInfo *holder, Value selector);
+/* The "primitive" of quick methods (method.h); fails (runs the body) when traced. */
+PrimResult prim_quick(Value *args, uint32_t nargs);
+/* Applies a quick method to args (receiver, argument); answers the result. */
+static inline Value quick_apply(const Method *m, Value *args)
+{
+    switch (m->quick) {
+    case QUICK_FIELD: return as_obj(args[0])->slots[m->quickIndex];
+    case QUICK_CONST: return m->quickValue;
+    case QUICK_SETTER: {
+        Obj *o = as_obj(args[0]);
+        o->slots[m->quickIndex] = args[1];
+        gc_write_barrier(o, args[1]);
+        return args[0];
+    }
+    default: return args[0];
+    }
+}
 /* Fails the running program with a message naming the primitive and its receiver. */
 PrimResult prim_fail(Value *args, const char *why);
 
