@@ -89,8 +89,10 @@ static inline Frame *push_frame(Process *p, Method *m, Value *args, uint32_t nar
     for (uint32_t i = 0; i < m->nlocals; i++) f->locals[i] = nil;
     f->sp = f->locals + m->nlocals;
     if (m->flags & MF_HAS_CTX) {
-        Obj *ctx = obj_new(CLS_CONTEXT, FMT_FIXED, 1u + m->ctxSize);
+        Obj *ctx = SQ_ALLOC_ENABLED() ? obj_new(CLS_CONTEXT, FMT_FIXED, 1u + m->ctxSize)
+                                      : obj_alloc_small(CLS_CONTEXT, FMT_FIXED, 1u + m->ctxSize);
         ctx->slots[CTX_OUTER] = f->ctx;
+        for (uint32_t i = 1; i <= m->ctxSize; i++) ctx->slots[i] = nil;
         for (uint32_t i = 1; i <= nargs; i++)
             if (m->argCopy[i]) ctx->slots[m->argCopy[i]] = args[i];
         f->ctx = obj_value(ctx);
@@ -293,7 +295,7 @@ static Value run(Process *p)
     CASE(PUSH_BLOCK) {
         Method *bm = method->blocks[READ8()];
         uint32_t cls = bm->nargs < 4 ? CLS_BLOCK1 + bm->nargs : CLS_BLOCK;
-        Obj *b = obj_new(cls, FMT_FIXED, BLK_SIZE);
+        Obj *b = SQ_ALLOC_ENABLED() ? obj_new(cls, FMT_FIXED, BLK_SIZE) : obj_alloc_small(cls, FMT_FIXED, BLK_SIZE);
         b->slots[BLK_METHOD] = ptr_value(bm);
         b->slots[BLK_CTX] = fp->ctx;
         b->slots[BLK_SELF] = fp->self;

@@ -106,7 +106,7 @@ Value str_alloc(size_t len)
 
 Value str_from_cstr(const char *s) { return str_new(s, strlen(s)); }
 
-Value double_new(double d)
+Value double_new_traced(double d)
 {
     Obj *o = obj_new(CLS_DOUBLE, FMT_WORDS, 1);
     memcpy(&o->slots[0], &d, 8);

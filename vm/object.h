@@ -3,6 +3,7 @@
 #define SQVM_OBJECT_H
 
 #include "common.h"
+#include "probes.h"
 
 /* ---- The header word ----
  *   bits  0-21  class index (into the class table)
@@ -134,13 +135,44 @@ Value str_new(const char *bytes, size_t len);
 Value str_new_perm(const char *bytes, size_t len);
 Value str_from_cstr(const char *s);
 Value str_alloc(size_t len); /* zero-filled, NUL-terminated */
-Value double_new(double d);
+Value double_new_traced(double d);
 Value array_new(size_t n);
 Value array_new_perm(size_t n);
 Value obj_shallow_copy(Value v);
 
+/* The allocation fast path for small objects (1..1022 slots) whose caller fills
+ * every slot before the next safe point: blocks, contexts, Doubles. */
+void gc_remember(void *obj);
+extern char *gc_top, *gc_limit;
+extern uintptr_t gc_young_start, gc_young_size;
+void *gc_alloc_slow(size_t bytes);
+static inline Obj *obj_alloc_small(uint32_t classIndex, unsigned format, size_t numSlots)
+{
+    size_t bytes = (1 + numSlots) * 8;
+    char *p = gc_top;
+    Obj *o;
+    if (LIKELY((size_t)(gc_limit - p) >= bytes)) {
+        gc_top = p + bytes;
+        o = (Obj *)p;
+    } else {
+        o = gc_alloc_slow(bytes);
+        if (((uintptr_t)o - gc_young_start) >= gc_young_size && format <= FMT_INDEXABLE) gc_remember(o);
+    }
+    o->hdr = (uint64_t)classIndex | ((uint64_t)format << HDR_FMT_SHIFT) | ((uint64_t)numSlots << HDR_SLOTS_SHIFT);
+    return o;
+}
+
 static inline size_t str_len(Value s) { return (size_t)as_obj(s)->slots[0]; }
 static inline char *str_bytes(Value s) { return (char *)&as_obj(s)->slots[1]; }
+/* Boxed Doubles are the most frequent allocation of numeric code: inline. */
+static inline Value double_new(double d)
+{
+    if (SQ_ALLOC_ENABLED()) return double_new_traced(d);
+    Obj *o = obj_alloc_small(CLS_DOUBLE, FMT_WORDS, 1);
+    memcpy(&o->slots[0], &d, 8);
+    return obj_value(o);
+}
+
 static inline double double_val(Value v) { double d; memcpy(&d, &as_obj(v)->slots[0], 8); return d; }
 static inline bool is_double(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_DOUBLE; }
 static inline bool is_largeint(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_INTEGER; }
