@@ -270,6 +270,17 @@ static int ctx_depth(Scope *from, Scope *to)
     return d;
 }
 
+/* FOR_NEXT i limit back-to-body: the loop's step, test and backward jump. */
+static void emit_for_next(Compiler *c, Fn *fn, int local, int limit, uint32_t body)
+{
+    emit_op(fn, OP_FOR_NEXT, 0);
+    emit_byte(fn, (uint8_t)local);
+    emit_byte(fn, (uint8_t)limit);
+    uint32_t off = fn->len + 2 - body;
+    if (off > 65535) cfail(c, NULL, "method too large (a loop exceeds 64 KiB)");
+    emit_u16(fn, off);
+}
+
 static void gen_var_access(Compiler *c, Fn *fn, Node *n, bool store)
 {
     switch (n->ref) {
@@ -405,18 +416,18 @@ static void gen_to_do(Compiler *c, Fn *fn, Node *n)
     emit_op(fn, OP_SEND_LE, -1);
     emit_u16(fn, add_site(c, fn, S.le, 1));
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
+    uint32_t body = fn->len;
     gen_inline_effect(c, fn, blk);
     if (!iv->captured) {
-        emit_op(fn, OP_INC_LOCAL, 0);
-        emit_byte(fn, (uint8_t)iv->slot);
+        emit_for_next(c, fn, iv->slot, limit, body);
     } else {
         gen_var_access(c, fn, &ivar, false);
         emit_op(fn, OP_PUSH_1, 1);
         emit_op(fn, OP_SEND_ADD, -1);
         emit_u16(fn, add_site(c, fn, S.plus, 1));
         gen_var_access(c, fn, &ivar, true);
+        emit_jump_back(c, fn, top);
     }
-    emit_jump_back(c, fn, top);
     patch_jump(c, fn, exit);
 }
 
@@ -439,10 +450,10 @@ static void gen_times_repeat(Compiler *c, Fn *fn, Node *n)
     emit_op(fn, OP_SEND_LE, -1);
     emit_u16(fn, add_site(c, fn, S.le, 1));
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
+    uint32_t body = fn->len;
     gen_inline_effect(c, fn, n->args[0]);
-    emit_op(fn, OP_INC_LOCAL, 0);
-    emit_byte(fn, (uint8_t)count);
-    emit_jump_back(c, fn, top);
+    emit_for_next(c, fn, count, limit, body);
+    (void)top;
     patch_jump(c, fn, exit);
 }
 

@@ -35,6 +35,7 @@ void disasm_method(Method *m, int indent)
             printf(" -> %u", pc + 3 + (o[0] | o[1] << 8));
             break;
         case OP_JUMP_BACK: printf(" -> %u", pc + 3 - (o[0] | o[1] << 8)); break;
+        case OP_FOR_NEXT: printf(" %u %u -> %u", o[0], o[1], pc + 5 - (o[2] | o[3] << 8)); break;
         default:
             if (op >= OP_SEND && op <= OP_SEND_ATPUT) printf(" #%s", sym_cstr(m->sites[o[0] | o[1] << 8].selector));
             break;

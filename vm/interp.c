@@ -513,6 +513,30 @@ static Value run(Process *p)
         DISPATCH();
     }
 
+    CASE(FOR_NEXT) {
+        Value *v = &fp->locals[ip[0]];
+        Value limit = fp->locals[ip[1]];
+        uint16_t off = (uint16_t)(ip[2] | (ip[3] << 8));
+        intptr_t r;
+        if (LIKELY(is_int(*v) & is_int(limit)) && !__builtin_add_overflow((intptr_t)*v, (intptr_t)2, &r)) {
+            *v = (Value)r;
+            if ((intptr_t)r <= (intptr_t)limit) {
+                ip += 4 - off;
+                SAFE_POINT();
+            } else {
+                ip += 4;
+            }
+            DISPATCH();
+        }
+        /* Doubles or large integers: the same step and test through the number primitives */
+        SAVE();
+        Value le;
+        if (!num_binop(NUM_ADD, *v, int_value(1), v) || !num_binop(NUM_LE, *v, limit, &le))
+            interp_error("to:do: needs numbers (got a %s)", class_of(*v)->name);
+        ip += le == G.trueObj ? 4 - off : 4;
+        DISPATCH();
+    }
+
     CASE(RETURN_SELF) result = fp->self; goto do_return;
     CASE(RETURN_LOCAL) result = sp[-1]; goto do_return;
     do_return: {

@@ -64,8 +64,11 @@ OPCODE(JUMP_IF_FALSE, 2, -1)
 /* JUMP_IF_NIL / JUMP_IF_NOT_NIL off16: pop; used by inlined ifNil: forms */
 OPCODE(JUMP_IF_NIL, 2, -1)
 OPCODE(JUMP_IF_NOT_NIL, 2, -1)
-/* INC_LOCAL i8: local i := local i + 1 when a small integer (the to:do: step) */
+/* INC_LOCAL i8: local i := local i + 1 (the step of a to:do: whose variable is not a local) */
 OPCODE(INC_LOCAL, 1, 0)
+/* FOR_NEXT i8 limit8 off16: local i := i + 1; if i <= local limit, jump back off16 (a safe
+ * point). The step and test of an inlined to:do: or timesRepeat: loop in one dispatch. */
+OPCODE(FOR_NEXT, 4, 0)
 /* RETURN_LOCAL: v -> (return v from this activation to its caller) */
 OPCODE(RETURN_LOCAL, 0, -1)
 /* RETURN_SELF: return the receiver from a method */
