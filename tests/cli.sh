@@ -24,7 +24,7 @@ cli_case eval-statements 0 "#(3 2 1)" -- "$VM" -e '| a | a := Array new: 3. a at
 cli_case eval-syntax-error 1 "-e:1:5: error: expected an expression" -- "$VM" -e '3 + )'
 cli_case no-such-class 1 "ERROR: could not load class NoSuchClass" -- "$VM" -cp tests/lang/lib NoSuchClass
 cli_case class-by-path 0 "rectangles kept: 100" -- "$VM" examples/Workload.som 2
-cli_case class-by-name 0 "points walked: 40000" -- "$VM" -cp examples Workload 2
+cli_case class-by-name 0 "points walked: 100000" -- "$VM" -cp examples Workload 2
 cli_case gc-stats 0 "gc: " -- "$VM" --gc-stats -e 'system fullGC'
 cli_case core-class-not-overridable 0 "3" -- "$VM" -cp tests/cli -e '1 + 2'
 cli_case disassemble 0 "PUSH_FIELD" -- "$VM" -cp examples --disassemble Point
