@@ -319,10 +319,10 @@ static void gen_var_access(Compiler *c, Fn *fn, Node *n, bool store)
 /* A hidden frame local (loop limits). */
 static int new_temp(Fn *fn) { return fn->numLocals++; }
 
-static void gen_inline_body(Compiler *c, Fn *fn, Node *blk)
+/* Temporaries of an inlined block start as nil each time it runs. */
+static void nil_inline_temps(Compiler *c, Fn *fn, Node *blk)
 {
     Scope *s = blk->scope;
-    /* Temporaries of an inlined block start as nil each time it runs. */
     for (int i = 0; i < s->nvars; i++) {
         Var *v = s->vars[i];
         if (v->isArg) continue;
@@ -330,6 +330,13 @@ static void gen_inline_body(Compiler *c, Fn *fn, Node *blk)
         emit_op(fn, OP_PUSH_NIL, 1);
         gen_var_access(c, fn, &tmp, true);
     }
+}
+
+/* An inlined block whose value is used (the value of its last statement, or nil). */
+static void gen_inline_body(Compiler *c, Fn *fn, Node *blk)
+{
+    Scope *s = blk->scope;
+    nil_inline_temps(c, fn, blk);
     if (s->nbody == 0) { emit_op(fn, OP_PUSH_NIL, 1); return; }
     for (int i = 0; i < s->nbody; i++) {
         gen(c, fn, s->body[i]);
@@ -341,13 +348,7 @@ static void gen_inline_body(Compiler *c, Fn *fn, Node *blk)
 static void gen_inline_effect(Compiler *c, Fn *fn, Node *blk)
 {
     Scope *s = blk->scope;
-    for (int i = 0; i < s->nvars; i++) {
-        Var *v = s->vars[i];
-        if (v->isArg) continue;
-        Node tmp = {.kind = N_VAR, .ref = REF_VAR, .var = v, .line = blk->line, .col = blk->col};
-        emit_op(fn, OP_PUSH_NIL, 1);
-        gen_var_access(c, fn, &tmp, true);
-    }
+    nil_inline_temps(c, fn, blk);
     for (int i = 0; i < s->nbody; i++) gen_statement(c, fn, s->body[i]);
 }
 

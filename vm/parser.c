@@ -480,16 +480,23 @@ static void parse_statements(Parser *p, Scope *s, TokenKind end)
     }
 }
 
-static void parse_locals(Parser *p, Scope *s)
+/* "a b c |": the names of temporaries and the closing bar. */
+static void parse_local_names(Parser *p, Scope *s)
 {
-    if (!at(p, T_BAR)) return;
-    advance(p);
     while (at(p, T_IDENT)) {
         int line = p->tok.line, col = p->tok.col;
         declare(p, s, take_ident(p, "a local name"), false, line, col);
     }
     expect(p, T_BAR, "'|' to end the local variables");
 }
+
+static void parse_locals(Parser *p, Scope *s)
+{
+    if (!at(p, T_BAR)) return;
+    advance(p);
+    parse_local_names(p, s);
+}
+
 
 static Node *parse_block(Parser *p)
 {
@@ -503,12 +510,10 @@ static Node *parse_block(Parser *p)
             declare(p, s, take_ident(p, "a block parameter name"), true, l, c);
         }
         if (at(p, T_OPERATOR) && p->tok.len == 2 && p->tok.start[0] == '|' && p->tok.start[1] == '|') {
-            /* "[:x || t |" : the parameter bar and an empty-start locals bar fused */
-            fail_at(p, p->tok.line, p->tok.col, "write '| |' with a space after block parameters");
-        }
-        if (at(p, T_RBRACKET)) {
-            /* [:x] is allowed */
-        } else {
+            /* "[:x || t | ...]": the parameters' bar and the locals' opening bar, fused */
+            advance(p);
+            parse_local_names(p, s);
+        } else if (!at(p, T_RBRACKET)) { /* "[:x]" is allowed */
             expect(p, T_BAR, "'|' after the block parameters");
         }
     }
