@@ -97,11 +97,12 @@ build/bigint_test: tests/unit/bigint_test.c vm/bigint.c vm/bigint.h
 
 # The eBPF tools (bpf/, tools/) have their own rules.
 -include tools/tools.mk
+-include tools/sqprof.mk
 
-test: vm build/bigint_test build/sqstack
+test: all build/bigint_test
 	tests/run.sh --vm $(O)/sqvm
 
-check-all: vm build/bigint_test build/sqstack
+check-all: all build/bigint_test
 	tests/run.sh --vm build/sqvm --all
 
 bench: vm
@@ -114,9 +115,12 @@ bench-probes:
 deps:
 	scripts/deps.sh
 
-install: vm
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(O)/sqvm $(DESTDIR)$(PREFIX)/bin/sqvm
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace
+	install -m 755 $(O)/sqvm build/sqstack $(DESTDIR)$(PREFIX)/bin/
+	for t in $(wildcard build/tools/sq*); do [ -f "$$t" ] && [ -x "$$t" ] && install -m 755 "$$t" $(DESTDIR)$(PREFIX)/bin/ || true; done
+	install -m 644 $(wildcard tools/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 644 $(wildcard bpftrace/*.bt bpftrace/*.md) $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace/
 
 clean:
 	rm -rf build

@@ -1,12 +1,12 @@
-/* sqtool.bpf.h - helpers shared by the BPF side of the sqvm tools: map initialisation,
- * log2 bucketing, and the bounded string comparisons that filters need. */
+/* sqtool.bpf.h - helpers shared by the BPF side of the sqvm tools: USDT arguments, map
+ * initialisation, log2 bucketing, and the bounded string comparisons that filters need.
+ * Include it after bpf/usdt.bpf.h (which brings bpf_usdt_arg and the errno values). */
 #ifndef SQTOOL_BPF_H
 #define SQTOOL_BPF_H
 
 #include "sqcommon.h"
 
-/* USDT argument n (from 0) as an integer; 0 if the probe has no such argument. Needs
- * usdt.bpf.h included first. */
+/* USDT argument n (from 0) as an integer; 0 if the probe has no such argument. */
 static __always_inline __u64 sq_usdt_arg(struct pt_regs *ctx, __u64 n)
 {
 	long v;
@@ -24,7 +24,7 @@ static __always_inline void *sq_lookup_or_init(void *map, const void *key, const
 	if (val)
 		return val;
 	long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST */)
+	if (err && err != -EEXIST)
 		return 0;
 	return bpf_map_lookup_elem(map, key);
 }

@@ -6,9 +6,10 @@
 # else tracing $VM system-wide (a bpftrace one-liner, another test tier) neither slows
 # these tests down nor sees their processes, and the system-wide cases see only ours.
 #
-# Synchronisation without sleeps: a workload first waits for a "go" file (tt_go); the
-# tool is started, its "Tracing..." line (printed once attached) is awaited, then the go
-# file is created. With -p the tool exits by itself when the VM does.
+# Synchronisation without fixed sleeps: a workload first waits for a "go" file (tt_go),
+# sleeping in a loop; once the VM is seen in that loop, the tool is started, its
+# "Tracing..." line (printed once attached) is awaited, then the go file is created.
+# With -p the tool exits by itself when the VM does. Each tool runs under a timeout.
 
 TT_TOOLS=build/tools
 TT_DIR=tests/tools
@@ -24,7 +25,7 @@ tt_normalize() { # pid < text
         function n(x) { return x == pid ? "<pid>" : x }
         /^[0-9]+ +[0-9]+ / && substr($0, 17) ~ /^ *(->|<-) / {
             rest = substr($0, 17)
-            sub(/  [0-9]+\.[0-9][0-9][0-9] us$/, "", rest)
+            sub(/  [0-9]+\.[0-9][0-9][0-9] (us|ms|s)$/, "", rest)
             print "F|" n($1) " " n($2) " " rest
             next
         }
@@ -39,17 +40,42 @@ tt_start_vm() { # vm-flags... -- workload args...
     shift
     TT_GO="$TT_TMP/go.$RANDOM$RANDOM"
     rm -f "$TT_GO"
-    "$TT_TMP/sqvm" "${flags[@]}" "$@" "$TT_GO" >"$TT_TMP/vm.out" 2>&1 </dev/null &
+    : >"$TT_TMP/vm.out"
+    "$TT_TMP/sqvm" "${flags[@]}" "$@" "$TT_GO" >>"$TT_TMP/vm.out" 2>&1 </dev/null &
     TT_VM_PID=$!
+    if ! tt_wait_vm_waiting "$TT_VM_PID"; then
+        wait "$TT_VM_PID"
+        echo "tools.sh: the VM ($*) did not reach its wait loop: status $?: $(head -5 "$TT_TMP/vm.out")" >&2
+    fi
 }
 
 tt_go() { touch "$TT_GO"; }
+
+# Waits until the process runs the VM (a chroot has exec'ed it) and sleeps in its
+# workload's waitFor: loop: a tool attached earlier would also count the VM's start-up.
+# (The VM's start-up never sleeps; its stdout, a file here, is not flushed until exit.)
+tt_wait_vm_waiting() { # pid
+    local i
+    for ((i = 0; i < 1000; i++)); do
+        kill -0 "$1" 2>/dev/null || return 1
+        if readlink "/proc/$1/exe" | grep -q '/sqvm$' &&
+            grep -q nanosleep "/proc/$1/wchan" 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.01
+    done
+    return 1
+}
 
 # Starts a tool in the background (stdout, stderr to files); sets TT_TOOL_PID.
 tt_start_tool() { # out err tool args...
     local out=$1 err=$2
     shift 2
-    timeout -s KILL "$TT_TIMEOUT" "$TT_TOOLS/$@" >"$out" 2>"$err" </dev/null &
+    # emptied here, not by the background job's redirections, which may run only after
+    # tt_wait_attached has looked (and found the previous case's "Tracing" line)
+    : >"$out"
+    : >"$err"
+    timeout -s KILL "$TT_TIMEOUT" "$TT_TOOLS/$@" >>"$out" 2>>"$err" </dev/null &
     TT_TOOL_PID=$!
 }
 
@@ -71,10 +97,11 @@ tt_wait_tool() {
     TT_STATUS=$?
 }
 
-# Reaps the VM of a case (it has exited, or is killed if the case went wrong).
+# Lets the VM of a case finish (creating its go file if the case did not) and reaps it.
 tt_end_vm() {
     [ -f "$TT_GO" ] || tt_go
     wait "$TT_VM_PID" 2>/dev/null
+    TT_VM_STATUS=$?
 }
 
 # The whole -p sequence: VM waiting, tool attached, go, both done. Output in
@@ -101,13 +128,19 @@ tt_run_pid() { # vm-flags... -- workload -- tool args...
 # Compares the normalized output with an expected file; pass or fail with a diff.
 tt_expect() { # label expected-file actual-file pid
     tt_normalize "$4" <"$3" >"$3.norm"
-    cp "$3.norm" "$TT_TMP/$(basename "$2" .expected).got"
     if [ "$TT_STATUS" = 0 ] && diff -u "$2" "$3.norm" >"$TT_TMP/diff"; then
         pass "$1"
     else
-        fail "$1" "exit status $TT_STATUS; stderr: $(head -5 "$TT_TMP/err")
+        fail "$1" "exit status $TT_STATUS (VM: ${TT_VM_STATUS:-?}); stderr: $(head -5 "$TT_TMP/err")
 $(head -40 "$TT_TMP/diff")"
     fi
+}
+
+# JSON outputs are checked with jq; without it those cases are skipped.
+tt_have_jq() { # label
+    command -v jq >/dev/null && return 0
+    skip "$1" "jq is not installed"
+    return 1
 }
 
 tt_failed_start() { # label
@@ -117,8 +150,6 @@ tt_failed_start() { # label
 # ---- sqalloc -------------------------------------------------------------------
 
 tt_sqalloc() {
-    local pid
-
     if tt_run_pid -- AllocCount -- sqalloc; then
         # the expected outputs assume these sizes; a new object layout needs new ones
         if ! grep -qx 'Point 24' "$TT_TMP/vm.out" || ! grep -qx 'Rectangle 24' "$TT_TMP/vm.out"; then
@@ -138,7 +169,8 @@ tt_sqalloc() {
             "$TT_DIR/sqalloc-top.expected" "$TT_TMP/out" "$TT_VM_PID"
     else tt_failed_start "tools/sqalloc -m -C 2 -S 1"; fi
 
-    if tt_run_pid -- AllocCount -- sqalloc -j; then
+    if ! tt_have_jq "tools/sqalloc -j"; then :
+    elif tt_run_pid -- AllocCount -- sqalloc -j; then
         local got
         got=$(jq -c '[.by, .estimate, (.rows | map([.class, .count, .bytes])), .total.count, .lost]' "$TT_TMP/out" 2>&1)
         if [ "$TT_STATUS" = 0 ] && [ "$got" = '["class",false,[["Point",1009,24216],["Rectangle",23,552]],1032,0]' ]; then
@@ -148,7 +180,8 @@ tt_sqalloc() {
 
     # Sampling: one sample per ~4 KiB over 11 MB (~2,800 samples, a few % of error);
     # the VM's sampler is seeded, so this is reproducible, and 10% is a wide margin.
-    if tt_run_pid --alloc-sample 4K -- AllocMany -- sqalloc --sample -j; then
+    if ! tt_have_jq "tools/sqalloc --sample"; then :
+    elif tt_run_pid --alloc-sample 4K -- AllocMany -- sqalloc --sample -j; then
         local verdict
         verdict=$(jq -r '
             def near(n): (. - n) / n | fabs < 0.10;
@@ -160,7 +193,6 @@ tt_sqalloc() {
             pass "tools/sqalloc --sample estimate within 10% ($verdict, exact 300007/50021)"
         else fail "tools/sqalloc --sample" "status $TT_STATUS, $verdict; $(head -3 "$TT_TMP/out")"; fi
     else tt_failed_start "tools/sqalloc --sample"; fi
-    : "$pid"
 }
 
 # ---- sqgc ----------------------------------------------------------------------
@@ -203,13 +235,16 @@ $(cat "$TT_TMP/out")"; fi
             "$TT_DIR/sqgc-min.expected" "$TT_TMP/out" "$TT_VM_PID"
     else tt_failed_start "tools/sqgc -M"; fi
 
-    if tt_run_pid --young 1G -- GcCount -- sqgc -j -e -m; then
+    if ! tt_have_jq "tools/sqgc -j -e -m"; then :
+    elif tt_run_pid --young 1G -- GcCount -- sqgc -j -e -m; then
         local got
+        # begin_ns comes from the begin probe, paired per thread and kind with the end
         got=$(jq -sc '[(map(select(.type == "gc")) | length),
                        (map(select(.type == "gc" and .kind == "full")) | map(.seq)),
+                       (map(select(.type == "gc")) | all(.begin_seen and .begin_ns < .end_ns and .end_ns - .begin_ns < 1000000000)),
                        (map(select(.type == "summary"))[0] | [.unit, .young.count, .full.count,
                         (.young.hist | map(.count) | add), .lost])]' "$TT_TMP/out" 2>&1)
-        if [ "$TT_STATUS" = 0 ] && [ "$got" = '[30,[1,2,3,4,5,6,7],["ms",23,7,23,0]]' ]; then
+        if [ "$TT_STATUS" = 0 ] && [ "$got" = '[30,[1,2,3,4,5,6,7],true,["ms",23,7,23,0]]' ]; then
             pass "tools/sqgc -j -e -m (JSON parses, exact counts)"
         else fail "tools/sqgc -j -e -m" "status $TT_STATUS, jq: $got"; fi
     else tt_failed_start "tools/sqgc -j"; fi
@@ -249,22 +284,44 @@ tt_sqflow() {
         wait "$vm"
         kill -INT "$TT_TOOL_PID"
         tt_wait_tool
+        # run:'s entry is seen (with -p it cannot be); from it to its return, with the
+        # indentation of the VM's start-up (the core library's business) taken off
+        awk '/^[0-9]+ +[0-9]+ +-> FlowTree>>run:$/ { on = 1; match(substr($0, 17), /^ */); cut = RLENGTH }
+            on { print substr($0, 1, 16) substr($0, 17 + cut) }
+            /^[0-9]+ +[0-9]+ +<- FlowTree>>run:/ { on = 0 }' "$TT_TMP/out" >"$TT_TMP/flow"
         tt_expect "tools/sqflow system-wide (a VM started after the tool, Ctrl-C)" \
-            "$TT_DIR/sqflow-systemwide.expected" "$TT_TMP/out" "$vm"
+            "$TT_DIR/sqflow-systemwide.expected" "$TT_TMP/flow" "$vm"
     else tt_wait_tool; tt_failed_start "tools/sqflow system-wide"; fi
 
-    if tt_run_pid -- FlowTree -- sqflow --format=chrome; then
+    if ! tt_have_jq "tools/sqflow --format=chrome"; then :
+    elif tt_run_pid -- FlowTree -- sqflow --format=chrome; then
         local got
         got=$(jq -c '[(.traceEvents | map(select(.ph == "X")) | length),
                       (.traceEvents | map(select(.name == "FlowTree>>leaf")) | length),
                       (.traceEvents | map(select(.name == "FlowTree(FlowBase)>>describe" and .dur > 0)) | length),
                       .otherData.lost_events]' "$TT_TMP/out" 2>&1)
-        # 12 calls return after attaching (waitFor:'s return is unpaired, run: and
-        # initialize: are unfinished but written), 4 of them leaf
+        # 12 calls enter and return while traced, 4 of them leaf (waitFor:, run: and
+        # initialize: were entered before the tool attached: no slices)
         if [ "$TT_STATUS" = 0 ] && [ "$got" = '[12,4,1,"0"]' ]; then
             pass "tools/sqflow --format=chrome (trace-event JSON parses)"
         else fail "tools/sqflow --format=chrome" "status $TT_STATUS, jq: $got"; fi
     else tt_failed_start "tools/sqflow --format=chrome"; fi
+
+    # Calls still running when tracing stops are written, marked unfinished: the VM,
+    # seen from its start, sits in run: -> waitFor: when the tool gets SIGINT.
+    if ! tt_have_jq "tools/sqflow --format=chrome unfinished calls"; then :
+    elif tt_start_tool "$TT_TMP/out" "$TT_TMP/err" sqflow --vm "$TT_TMP/sqvm" -C FlowTree --format=chrome &&
+        tt_wait_attached "$TT_TMP/out" "$TT_TMP/err"; then
+        tt_start_vm -- "$TT_DIR/FlowTree.som"
+        kill -INT "$TT_TOOL_PID"
+        tt_wait_tool
+        tt_end_vm
+        local got
+        got=$(jq -c '.traceEvents | map(select(.args.unfinished) | .name)' "$TT_TMP/out" 2>&1)
+        if [ "$TT_STATUS" = 0 ] && [ "$got" = '["FlowTree>>waitFor:","FlowTree>>run:"]' ]; then
+            pass "tools/sqflow --format=chrome writes unfinished calls at Ctrl-C"
+        else fail "tools/sqflow --format=chrome unfinished calls" "status $TT_STATUS, jq: $got"; fi
+    else tt_wait_tool; tt_failed_start "tools/sqflow --format=chrome unfinished"; fi
 
     # Lost events: a 4 KiB ring buffer holds 17 events; the tool is stopped while the
     # VM sends 20,014, so most are dropped, and shown + lost must still add up.
@@ -285,6 +342,57 @@ tt_sqflow() {
             pass "tools/sqflow lost events counted ($shown shown + $lost lost = 20014)"
         else fail "tools/sqflow lost events" "status $TT_STATUS, shown $shown, lost '$lost': $(tail -3 "$TT_TMP/out")"; fi
     else tt_end_vm; tt_wait_tool; tt_failed_start "tools/sqflow lost events"; fi
+}
+
+# ---- containers ----------------------------------------------------------------
+
+# A chroot holding a copy of the VM, its libraries and the AllocCount workload: a process
+# in it runs a binary the host knows by another path, reached through /proc/PID/root.
+tt_make_chroot() { # dir
+    local lib
+    mkdir -p "$1/w" || return 1
+    cp "$TT_TMP/sqvm" "$1/sqvm" || return 1
+    for lib in $(ldd "$TT_TMP/sqvm" | grep -o '/[^ ]*'); do
+        mkdir -p "$1$(dirname "$lib")" && cp "$lib" "$1$lib" || return 1
+    done
+    cp "$TT_DIR/AllocCount.som" "$TT_DIR/Point.som" "$TT_DIR/Rectangle.som" "$1/w/"
+}
+
+tt_containers() {
+    local root="$TT_TMP/root" vm
+    if ! command -v chroot >/dev/null || ! tt_make_chroot "$root" 2>/dev/null; then
+        skip "tools/containers" "cannot build a chroot (chroot, ldd)"
+        return
+    fi
+    # -p: the binary is found through /proc/PID/root
+    rm -f "$root/go"
+    chroot "$root" /sqvm /w/AllocCount.som /go >/dev/null 2>&1 </dev/null &
+    vm=$!
+    tt_wait_vm_waiting "$vm"
+    tt_start_tool "$TT_TMP/out" "$TT_TMP/err" sqalloc -c Point -p "$vm"
+    tt_wait_attached "$TT_TMP/out" "$TT_TMP/err"
+    touch "$root/go"
+    wait "$vm"
+    tt_wait_tool
+    if [ "$TT_STATUS" = 0 ] && grep -qE '^Point +1009 +24216$' "$TT_TMP/out"; then
+        pass "tools/sqalloc -p of a VM in a chroot"
+    else fail "tools/sqalloc -p of a VM in a chroot" "status $TT_STATUS: $(cat "$TT_TMP/out" "$TT_TMP/err")"; fi
+
+    # system-wide: the VM in the chroot, already running, is found by scanning /proc
+    rm -f "$root/go"
+    chroot "$root" /sqvm /w/AllocCount.som /go >/dev/null 2>&1 </dev/null &
+    vm=$!
+    tt_wait_vm_waiting "$vm"
+    tt_start_tool "$TT_TMP/out" "$TT_TMP/err" sqalloc -v -c Point --vm "$TT_TMP/sqvm"
+    tt_wait_attached "$TT_TMP/out" "$TT_TMP/err"
+    touch "$root/go"
+    wait "$vm"
+    kill -INT "$TT_TOOL_PID"
+    tt_wait_tool
+    if [ "$TT_STATUS" = 0 ] && grep -qE '^Point +1009 +24216$' "$TT_TMP/out" &&
+        grep -q "in 2 binaries" "$TT_TMP/err"; then
+        pass "tools/sqalloc system-wide finds a VM in a chroot"
+    else fail "tools/sqalloc system-wide finds a VM in a chroot" "status $TT_STATUS: $(cat "$TT_TMP/out"; grep -v '^libbpf' "$TT_TMP/err")"; fi
 }
 
 # ---- what every tool does ------------------------------------------------------
@@ -308,26 +416,27 @@ tt_common() {
     true & dead=$!
     wait "$dead"
     tt_error_case "dead PID" "sqalloc: PID $dead does not exist" sqalloc -p "$dead"
-    sleep 30 </dev/null >/dev/null 2>&1 &
-    local sleeper=$!
-    tt_error_case "not a VM" "sqgc: PID $sleeper ($(readlink /proc/$sleeper/exe)) is not a sqvm process: its executable has no squeak USDT probes" sqgc -p "$sleeper"
-    kill "$sleeper"; wait "$sleeper" 2>/dev/null
+    tt_error_case "not a VM" "sqgc: PID $$ ($(readlink /proc/$$/exe)) is not a sqvm process: its executable has no squeak USDT probes" sqgc -p "$$"
     objcopy --remove-section=.note.stapsdt "$TT_TMP/sqvm" "$TT_TMP/noprobes/sqvm"
     tt_error_case "VM without probes (--vm)" "sqflow: $TT_TMP/noprobes/sqvm is sqvm built without probes: its executable has no .note.stapsdt squeak notes (rebuild it with probes: make, not make PROBES=0)" sqflow --vm "$TT_TMP/noprobes/sqvm"
     if [ -x build/noprobes/sqvm ]; then
         cp build/noprobes/sqvm "$TT_TMP/noprobes/sqvm-p0"
         "$TT_TMP/noprobes/sqvm-p0" -e 'system sleepMillis: 30000' >/dev/null 2>&1 </dev/null &
         local np=$!
+        until [ "$(readlink "/proc/$np/exe")" = "$TT_TMP/noprobes/sqvm-p0" ]; do kill -0 "$np" 2>/dev/null || break; sleep 0.01; done
         tt_error_case "VM built with PROBES=0 (-p)" "sqgc: PID $np ($TT_TMP/noprobes/sqvm-p0) is sqvm built without probes: its executable has no .note.stapsdt squeak notes (rebuild it with probes: make, not make PROBES=0)" sqgc -p "$np"
         kill "$np"; wait "$np" 2>/dev/null
     else
         skip "tools/VM built with PROBES=0" "no build/noprobes/sqvm (make PROBES=0)"
     fi
     if command -v setpriv >/dev/null; then
-        mkdir -p "$TT_PUBLIC"
-        cp "$TT_TOOLS/sqgc" "$TT_PUBLIC/sqgc"
-        chmod 755 "$TT_PUBLIC" "$TT_PUBLIC/sqgc"
-        out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$TT_PUBLIC/sqgc" -p 1 2>&1); status=$?
+        # nobody cannot reach $TMP (mode 700): a copy of the tool in a folder it can
+        local public
+        public=$(mktemp -d /tmp/sqtools-test.XXXXXX)
+        cp "$TT_TOOLS/sqgc" "$public/sqgc"
+        chmod 755 "$public" "$public/sqgc"
+        out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$public/sqgc" -p 1 2>&1); status=$?
+        rm -rf "$public"
         if [ "$status" = 1 ] && [ "$out" = "sqgc: needs root, or the capabilities CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), to load BPF programs and attach uprobes" ]; then
             pass "tools/error: not root"
         else fail "tools/error: not root" "status $status: $out"; fi
@@ -379,13 +488,12 @@ tt_tier() {
     fi
     pass "tools/build (make tools)"
     mkdir -p "$TT_TMP/noprobes"
-    TT_PUBLIC=$(mktemp -d /tmp/sqtools-test.XXXXXX)
     cp "$VM" "$TT_TMP/sqvm"
     tt_sqalloc
     tt_sqgc
     tt_sqflow
+    tt_containers
     tt_common
-    rm -rf "$TT_PUBLIC"
 }
 
 tt_tier

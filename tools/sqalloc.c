@@ -29,16 +29,16 @@ const char *argp_program_version = "sqalloc (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
 "Count the objects sqvm processes allocate, by class or by allocating method.\n"
 "\n"
-"USAGE: sqalloc [-h] [-p PID] [--vm PATH] [-m] [-c CLASS] [--sample] [-C N] [-S N]\n"
-"               [-T] [-j] [-v] [interval [count]]\n"
+"USAGE: sqalloc [-h] [-p PID] [--vm PATH] [-m] [-c CLASS] [--sample]\n"
+"               [-C N] [-S N] [-T] [-j] [-v] [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
-"    sqalloc -p 185              # allocations by class until Ctrl-C or the VM exits\n"
-"    sqalloc -p 185 -C 10 5      # the 10 most allocated classes, every 5 seconds\n"
+"    sqalloc -p 185              # by class, until Ctrl-C or the VM exits\n"
+"    sqalloc -p 185 -C 10 5      # the 10 most allocated classes, every 5 s\n"
 "    sqalloc -p 185 -S 10        # the 10 classes with the most bytes allocated\n"
 "    sqalloc -p 185 -m -c Point  # which methods created the Points?\n"
 "    sqalloc -p 185 --sample     # estimate from sampled allocations (cheaper)\n"
-"    sqalloc --vm build/sqvm     # every process running build/sqvm, also new ones\n"
+"    sqalloc --vm build/sqvm     # every process of build/sqvm, new ones too\n"
 "    sqalloc -p 185 -j 1         # JSON lines, one per second\n";
 
 static const struct argp_option opts[] = {
@@ -308,6 +308,7 @@ static int report(struct sqalloc_bpf *skel)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct sqalloc_bpf *skel = NULL;
 	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
 	char what[128];
@@ -322,7 +323,8 @@ int main(int argc, char **argv)
 	if (sq_check_privileges(&env.c) || sq_check_kernel(&env.c) || sq_find_targets(&env.c))
 		return SQ_EXIT_ERROR;
 
-	skel = sqalloc_bpf__open();
+	sq_open_opts(&env.c, &open_opts);
+	skel = sqalloc_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqalloc: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;

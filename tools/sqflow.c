@@ -28,20 +28,20 @@ static struct env {
 
 const char *argp_program_version = "sqflow (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
-"Trace the method call flow of sqvm processes: entries and returns, indented by depth.\n"
+"Trace the method calls of sqvm processes: entries and returns, by depth.\n"
 "\n"
 "USAGE: sqflow [-h] [-p PID] [--vm PATH] [-C CLASS] [-M SELECTOR] [-D DEPTH]\n"
-"              [--no-blocks] [--format=text|json|chrome] [--buffer SIZE] [-T] [-j] [-v]\n"
-"              [interval [count]]\n"
+"              [--no-blocks] [--format=text|json|chrome] [--buffer SIZE]\n"
+"              [-T] [-j] [-v] [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqflow -p 185                  # every method and block call until Ctrl-C\n"
-"    sqflow -p 185 -C Point         # calls to or defined in classes named Point...\n"
+"    sqflow -p 185 -C Point         # calls to Point..., or defined there\n"
 "    sqflow -p 185 -M print         # calls of selectors beginning with print\n"
 "    sqflow -p 185 -D 3 --no-blocks # only the outer 3 levels, methods only\n"
 "    sqflow -p 185 -T               # with a time stamp on each line\n"
 "    sqflow -p 185 --format=chrome > trace.json   # open in ui.perfetto.dev\n"
-"    sqflow --vm build/sqvm -C Main # every process of build/sqvm, also new ones\n"
+"    sqflow --vm build/sqvm -C Main # every process of build/sqvm, new ones too\n"
 "    sqflow -p 185 10 1             # trace for 10 seconds\n";
 
 static const struct argp_option opts[] = {
@@ -143,8 +143,14 @@ static void print_text(const struct sqflow_event *e)
 	}
 	printf("%-7u %-7u %*s%s %s", e->pid, e->tid, 2 * indent, "",
 	       e->type == SQFLOW_ENTRY ? "->" : "<-", name);
-	if (e->type == SQFLOW_RETURN && e->paired)
-		printf("  %.3f us", e->duration_ns / 1e3);
+	if (e->type == SQFLOW_RETURN && e->paired) {
+		if (e->duration_ns < 1000000)
+			printf("  %.3f us", e->duration_ns / 1e3);
+		else if (e->duration_ns < 1000000000)
+			printf("  %.3f ms", e->duration_ns / 1e6);
+		else
+			printf("  %.3f s", e->duration_ns / 1e9);
+	}
 	putchar('\n');
 }
 
@@ -193,6 +199,15 @@ static size_t nthreads;
 static __u64 chrome_base_ns, last_ts_ns;
 static bool chrome_first = true;
 
+/* Has a thread of process pid been seen before (threads[] minus the newest)? */
+static bool seen_pid(__u32 pid)
+{
+	for (size_t i = 0; i + 1 < nthreads; i++)
+		if (threads[i].pid == pid)
+			return true;
+	return false;
+}
+
 static struct thread_calls *thread_of(__u32 pid, __u32 tid)
 {
 	struct thread_calls *t;
@@ -208,9 +223,12 @@ static struct thread_calls *thread_of(__u32 pid, __u32 tid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
-	printf("%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"sqvm %u\"}}",
-	       chrome_first ? "" : ",\n", pid, tid, tid);
+	if (!seen_pid(pid))
+		printf("%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"sqvm\"}}",
+		       chrome_first ? "" : ",\n", pid);
 	chrome_first = false;
+	printf(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"sqvm %u\"}}",
+	       pid, tid, tid);
 	return t;
 }
 
@@ -265,8 +283,6 @@ static void chrome_begin(void)
 {
 	chrome_base_ns = sq_mono_ns();
 	printf("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-	printf("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"sqflow\"}}");
-	chrome_first = false;
 }
 
 static void chrome_end(__u64 lost)
@@ -327,6 +343,7 @@ static __u64 round_up_pow2(__u64 v)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
 	struct ring_buffer *rb = NULL;
 	struct sqflow_bpf *skel;
@@ -342,7 +359,8 @@ int main(int argc, char **argv)
 	if (sq_check_privileges(&env.c) || sq_check_kernel(&env.c) || sq_find_targets(&env.c))
 		return SQ_EXIT_ERROR;
 
-	skel = sqflow_bpf__open();
+	sq_open_opts(&env.c, &open_opts);
+	skel = sqflow_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqflow: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;

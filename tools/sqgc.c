@@ -28,7 +28,7 @@ static const char *const kind_titles[SQGC_KINDS] = { "young (incremental) collec
 
 const char *argp_program_version = "sqgc (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
-"Summarize the GC pauses of sqvm processes as histograms, or show each collection.\n"
+"Summarize the GC pauses of sqvm processes as histograms, or show each one.\n"
 "\n"
 "USAGE: sqgc [-h] [-p PID] [--vm PATH] [-m] [-e] [-M MIN] [-T] [-j] [-v]\n"
 "            [interval [count]]\n"
@@ -117,13 +117,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 		       "\"tid\":%u,\"kind\":\"%s\",\"seq\":%llu,\"pause_ns\":%llu,"
 		       "\"young_before\":%llu,\"young_after\":%llu,\"old_before\":%llu,"
 		       "\"old_after\":%llu,\"survived\":%llu,\"tenured\":%llu,\"freed\":%llu,"
-		       "\"remembered\":%llu}\n",
+		       "\"remembered\":%llu,\"begin_seen\":%s}\n",
 		       time, (unsigned long long)e->begin_ns, (unsigned long long)e->end_ns, e->pid,
 		       e->tid, kind, (unsigned long long)e->seq, (unsigned long long)e->pause_ns,
 		       (unsigned long long)e->young_before, (unsigned long long)e->young_after,
 		       (unsigned long long)e->old_before, (unsigned long long)e->old_after,
 		       (unsigned long long)e->survived, (unsigned long long)e->tenured,
-		       (unsigned long long)e->freed, (unsigned long long)e->remembered);
+		       (unsigned long long)e->freed, (unsigned long long)e->remembered,
+		       e->begin_seen ? "true" : "false");
 		return 0;
 	}
 	print_event_header();
@@ -222,6 +223,7 @@ static void report(struct sqgc_bpf *skel)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
 	struct ring_buffer *rb = NULL;
 	struct sqgc_bpf *skel;
@@ -236,7 +238,8 @@ int main(int argc, char **argv)
 	if (sq_check_privileges(&env.c) || sq_check_kernel(&env.c) || sq_find_targets(&env.c))
 		return SQ_EXIT_ERROR;
 
-	skel = sqgc_bpf__open();
+	sq_open_opts(&env.c, &open_opts);
+	skel = sqgc_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqgc: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;

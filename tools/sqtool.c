@@ -20,12 +20,15 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+
+#include "sqkernel.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -98,7 +101,7 @@ int sq_parse_duration(const char *s, __u64 unit_ns, __u64 *ns)
 		if (!unit_ns)
 			return -EINVAL;
 	}
-	if (v * unit_ns > 1e19)
+	if (v * unit_ns > 9e18)
 		return -ERANGE;
 	*ns = (__u64)llround(v * unit_ns);
 	return 0;
@@ -194,10 +197,10 @@ int sq_check_kernel(const struct sq_common *c)
 	return 0;
 }
 
+/* libbpf's warnings always (they explain a failure the tool then reports), the rest
+ * with -v. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG && !verbose)
-		return 0;
 	if (level != LIBBPF_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
@@ -206,6 +209,49 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 void sq_setup_libbpf(const struct sq_common *c)
 {
 	libbpf_set_print(libbpf_print);
+}
+
+/* The BTF types the CO-RE relocations of every tool need, from the kernel described in
+ * sqkernel.h (bpftool gen min_core_btf), built into the binary. */
+extern const char sq_min_btf[], sq_min_btf_end[];
+__asm__(".pushsection .rodata\n"
+	".balign 8\n"
+	".global sq_min_btf\n"
+	"sq_min_btf:\n"
+	".incbin \"" SQ_MIN_BTF_PATH "\"\n"
+	".global sq_min_btf_end\n"
+	"sq_min_btf_end:\n"
+	".popsection\n");
+
+void sq_open_opts(const struct sq_common *c, struct bpf_object_open_opts *opts)
+{
+	static char path[64];
+	char running[2 * sizeof(((struct utsname *)0)->release) + 2];
+	struct utsname u;
+	struct stat st;
+	size_t len = sq_min_btf_end - sq_min_btf;
+	int fd;
+
+	if (uname(&u) != 0 || stat("/sys/kernel/btf/vmlinux", &st) != 0)
+		return;
+	snprintf(running, sizeof(running), "%s %s", u.release, u.version);
+	if (strcmp(running, SQ_BUILD_KERNEL) != 0 || (__u64)st.st_size != SQ_BUILD_BTF_SIZE) {
+		if (c->verbose)
+			fprintf(stderr, "%s: not the kernel the tools were built on: loading its BTF\n",
+				c->tool);
+		return;
+	}
+	fd = memfd_create("sqtool-btf", MFD_CLOEXEC);
+	if (fd < 0 || write(fd, sq_min_btf, len) != (ssize_t)len) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	opts->btf_custom_path = path;	/* the fd stays open: libbpf reads it at load */
+	if (c->verbose)
+		fprintf(stderr, "%s: the kernel the tools were built on: using its built-in BTF subset\n",
+			c->tool);
 }
 
 /* ===================================================================== */
@@ -357,11 +403,21 @@ static int add_binary(struct sq_common *c, const char *path, const char *shown,
 	return 0;
 }
 
-/* The file a process runs, as a path this process can open: /proc/PID/root + the exe link
- * reaches a binary inside a container; a deleted binary only through /proc/PID/exe. */
+static bool same_file(const char *path, const struct stat *want)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+}
+
+/* The file a process runs, as a path this process can open. The exe link names it as
+ * seen from the process's mount namespace (a container: reach it through
+ * /proc/PID/root) or, for a chroot, from ours; /proc/PID/exe itself always works (a
+ * deleted binary, an unusual namespace) but makes a poor name, so it comes last. */
 static int exe_of(pid_t pid, char *path, size_t len, char *shown, size_t shown_len)
 {
-	char link[64], target[PATH_MAX];
+	char link[64], target[PATH_MAX], cand[PATH_MAX + 64];
+	struct stat want;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
@@ -369,10 +425,15 @@ static int exe_of(pid_t pid, char *path, size_t len, char *shown, size_t shown_l
 	if (n < 0)
 		return -errno;
 	target[n] = 0;
+	if (stat(link, &want) != 0)
+		return -errno;
 	snprintf(shown, shown_len, "%s", target);
-	if (n > 10 && strcmp(target + n - 10, " (deleted)") == 0)
-		snprintf(path, len, "%s", link);
-	else if ((size_t)snprintf(path, len, "/proc/%d/root%s", pid, target) >= len)
+	snprintf(cand, sizeof(cand), "/proc/%d/root%s", pid, target);
+	if (target[0] == '/' && strlen(cand) < len && same_file(cand, &want))
+		snprintf(path, len, "%s", cand);
+	else if (target[0] == '/' && same_file(target, &want))
+		snprintf(path, len, "%s", target);
+	else
 		snprintf(path, len, "%s", link);
 	return 0;
 }
@@ -405,29 +466,27 @@ static int find_pid_target(struct sq_common *c)
 	return add_binary(c, path, shown, what, false);
 }
 
-/* name on PATH, as an absolute path, into out. */
-static bool search_path(const char *name, char *out, size_t len)
+/* name on PATH, as an absolute path, into out (PATH_MAX bytes). */
+static bool search_path(const char *name, char *out)
 {
 	const char *env = getenv("PATH");
 	char *dirs, *dir, *save = NULL;
 	bool found = false;
 
-	if (!env)
+	if (!env || !(dirs = strdup(env)))
 		return false;
-	dirs = strdup(env);
 	for (dir = strtok_r(dirs, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
 		char cand[PATH_MAX];
 		snprintf(cand, sizeof(cand), "%s/%s", *dir ? dir : ".", name);
-		if (access(cand, X_OK) == 0 && realpath(cand, out))
-			found = true;
+		found = access(cand, X_OK) == 0 && realpath(cand, out) != NULL;
 	}
 	free(dirs);
-	(void)len;
 	return found;
 }
 
-/* The sqvm of the build tree the tool runs from: build/tools/sqalloc -> build/sqvm. */
-static bool beside_tool(char *out, size_t len)
+/* The sqvm of the build tree the tool runs from (build/tools/sqalloc -> build/sqvm),
+ * into out (PATH_MAX bytes). */
+static bool beside_tool(char *out)
 {
 	char self[PATH_MAX], cand[PATH_MAX + 16], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -441,7 +500,6 @@ static bool beside_tool(char *out, size_t len)
 	*slash = 0;
 	snprintf(cand, sizeof(cand), "%s/../sqvm", self);
 	return access(cand, X_OK) == 0 && realpath(cand, out) != NULL;
-	(void)len;
 }
 
 /* Processes running sqvm under another root (containers): their binaries are other files,
@@ -491,11 +549,11 @@ int sq_find_targets(struct sq_common *c)
 			return -errno;
 		}
 	} else if (c->vm) {
-		if (!search_path(c->vm, path, sizeof(path))) {
+		if (!search_path(c->vm, path)) {
 			error("--vm %s: not found on PATH", c->vm);
 			return -ENOENT;
 		}
-	} else if (!search_path("sqvm", path, sizeof(path)) && !beside_tool(path, sizeof(path))) {
+	} else if (!search_path("sqvm", path) && !beside_tool(path)) {
 		error("no sqvm binary on PATH: give one with --vm PATH, or a process with -p PID");
 		return -ENOENT;
 	}
@@ -576,9 +634,13 @@ void sq_print_tracing(const struct sq_common *c, const char *what)
 	}
 	if (c->pid)
 		fprintf(f, "Tracing %s of PID %d... Hit Ctrl-C to end.\n", what, c->pid);
-	else
+	else if (c->nbins == 1)
 		fprintf(f, "Tracing %s of every process running %s... Hit Ctrl-C to end.\n", what,
 			c->bins[0].shown);
+	else
+		fprintf(f, "Tracing %s of every process running %s (and %d more VM binar%s in "
+			"containers)... Hit Ctrl-C to end.\n", what, c->bins[0].shown, c->nbins - 1,
+			c->nbins == 2 ? "y" : "ies");
 	fflush(f);
 }
 

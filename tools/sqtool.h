@@ -95,6 +95,11 @@ int sq_check_kernel(const struct sq_common *c);
 /* libbpf's messages: debug ones only with -v. */
 void sq_setup_libbpf(const struct sq_common *c);
 
+/* Open options for a skeleton: on the kernel the tools were built on, CO-RE relocates
+ * against the built-in subset of its BTF instead of parsing all of it (see tools.mk). */
+struct bpf_object_open_opts;
+void sq_open_opts(const struct sq_common *c, struct bpf_object_open_opts *opts);
+
 /* The binaries to attach to: /proc/PID/exe's file with -p, else the VM binary (--vm,
  * PATH, or the sqvm beside the tool's build folder) and the VM binaries of processes
  * running in other root file systems (containers). Each must carry squeak probes. */
