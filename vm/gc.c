@@ -113,7 +113,8 @@ void gc_init(const GCConfig *cfg)
     H.cfg.youngBytes = (H.cfg.youngBytes + 4095) & ~(size_t)4095;
     H.survBytes = ((H.cfg.youngBytes / 4) + 4095) & ~(size_t)4095;
     size_t total = H.cfg.youngBytes + 2 * H.survBytes;
-    char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    /* populated up front: first-touch page faults would otherwise land in the first pauses */
+    char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (m == MAP_FAILED) vm_out_of_memory("cannot map the young space");
     H.eden = m;
     H.edenEnd = m + H.cfg.youngBytes;
