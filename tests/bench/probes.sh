@@ -8,8 +8,14 @@ set -u
 cd "$(dirname "$0")/../.."
 runs=${BENCH_RUNS:-3}
 make -s vm >/dev/null && make -s PROBES=0 vm >/dev/null || exit 1
-VM=$(readlink -f build/sqvm)
-NOPROBES=build/noprobes/sqvm
+TMPD=$(mktemp -d)
+trap 'rm -rf "$TMPD"' EXIT
+# Private copies: uprobes attach to a file, so a tracer someone else attached to
+# build/sqvm cannot slow these runs down, nor ours theirs.
+cp build/sqvm "$TMPD/sqvm"
+cp build/noprobes/sqvm "$TMPD/sqvm-noprobes"
+VM=$TMPD/sqvm
+NOPROBES=$TMPD/sqvm-noprobes
 benchmarks=("Richards 20 1" "DeltaBlue 160 1" "BinaryTrees 16 1" "Json 75 10" "Bounce 100 10" "NBody 250 1" "AirTraffic 16 1")
 if (( $# > 0 )); then
     sel=()
@@ -37,7 +43,7 @@ attach() {
         methods) prog="usdt:$VM:squeak:method__entry { @e = count(); } usdt:$VM:squeak:method__return { @r = count(); }" ;;
         gc) prog="usdt:$VM:squeak:gc__incremental__end { @y = hist(arg1); } usdt:$VM:squeak:gc__full__end { @f = hist(arg1); }" ;;
     esac
-    bpftrace -e "$prog" >/dev/null 2>"$TMPD/bt.err" &
+    bpftrace -e "$prog" >"$TMPD/bt.err" 2>&1 &
     BT=$!
     for _ in $(seq 200); do grep -q Attaching "$TMPD/bt.err" 2>/dev/null && break; sleep 0.05; done
     # bpftrace prints "Attaching" on stdout; give it a moment either way
@@ -45,8 +51,6 @@ attach() {
 }
 detach() { kill -INT "$BT" 2>/dev/null; wait "$BT" 2>/dev/null; }
 
-TMPD=$(mktemp -d)
-trap 'rm -rf "$TMPD"' EXIT
 groups=()
 if [ "$(id -u)" = 0 ] && command -v bpftrace >/dev/null; then groups=(gc sample alloc methods); fi
 
