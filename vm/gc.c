@@ -13,6 +13,7 @@
  * to the system. See docs/ARCHITECTURE.md. */
 #include "gc.h"
 #include "object.h"
+#include "probes.h"
 #include "vm.h"
 
 #include <stdio.h>
@@ -47,6 +48,8 @@ typedef struct Chunk {
 
 char *gc_top, *gc_limit;
 bool gc_pending;
+bool gc_sample_due;
+uint64_t gc_sample_weight;
 uintptr_t gc_young_start, gc_young_size;
 
 static struct {
@@ -58,6 +61,12 @@ static struct {
     uint32_t hashSeed;
     /* young space */
     char *eden, *edenEnd, *softLimit;
+    char *edenLimit;          /* softLimit, or edenEnd once a collection is pending */
+    /* the allocation sampler (object__alloc__sample) */
+    bool sampling;
+    int64_t sampleRemaining;  /* bytes until the next sample point */
+    uint64_t sampleAccum;     /* bytes since the previous one */
+    char *syncTop;            /* gc_top when the counters were last brought up to date */
     char *surv[2];
     size_t survBytes;
     int from;                 /* surv[from] holds the survivors of the last scavenge */
@@ -94,6 +103,8 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void set_limit(void);
+
 /* ---- Set-up ---- */
 
 static void init_size_classes(void)
@@ -126,11 +137,12 @@ void gc_init(const GCConfig *cfg)
     H.survTop = H.surv[0];
     gc_young_start = (uintptr_t)m;
     gc_young_size = total;
-    gc_top = H.eden;
-    gc_limit = H.cfg.stress ? H.eden : H.softLimit;
+    gc_top = H.syncTop = H.eden;
+    H.edenLimit = H.softLimit;
     H.stats.heapBytes = total;
     H.hashSeed = 2463534242u;
     init_size_classes();
+    set_limit();
     H.fullThreshold = 4 * H.cfg.youngBytes > (32u << 20) ? 4 * H.cfg.youngBytes : (32u << 20);
     if (H.cfg.maxHeapBytes && H.fullThreshold > H.cfg.maxHeapBytes) H.fullThreshold = H.cfg.maxHeapBytes;
 }
@@ -217,24 +229,78 @@ static void *old_alloc(size_t bytes)
 
 /* ---- Allocation entry points ---- */
 
-/* Eden's soft limit is reached: ask for a collection at the next safe point and go
- * on in the reserve; past the reserve (or for large objects) allocate in old space,
- * where obj_new remembers the new object. */
+/* Brings the sampler's byte counts up to date with what the fast path bumped. */
+static void sample_sync(void)
+{
+    int64_t consumed = gc_top - H.syncTop;
+    H.sampleAccum += (uint64_t)consumed;
+    H.sampleRemaining -= consumed;
+    H.syncTop = gc_top;
+}
+
+/* Counts this allocation; marks it as the sample when it crosses the sample point.
+ * The sampler starts (and stops) with its probe's semaphore, seen here. */
+static void sample_account(size_t bytes)
+{
+    if (!probe_sample_enabled()) {
+        H.sampling = false;
+        return;
+    }
+    if (!H.sampling) {
+        H.sampling = true;
+        H.sampleRemaining = (int64_t)probe_sample_gap();
+        H.sampleAccum = 0;
+        H.syncTop = gc_top;
+    }
+    sample_sync();
+    H.sampleAccum += bytes;
+    H.sampleRemaining -= (int64_t)bytes;
+    if (H.sampleRemaining <= 0) {
+        gc_sample_due = true;
+        gc_sample_weight = H.sampleAccum;
+        H.sampleAccum = 0;
+        H.sampleRemaining = (int64_t)probe_sample_gap();
+    }
+}
+
+/* The fast path's limit: eden's, or the next sample point if that comes first. While
+ * nobody samples, the slow path still looks at the probe's semaphore every
+ * SAMPLE_POLL_BYTES, so sampling starts soon after a tracer attaches. */
+#define SAMPLE_POLL_BYTES (256 << 10)
+static void set_limit(void)
+{
+    char *lim = H.cfg.stress ? gc_top : H.edenLimit;
+    int64_t next = H.sampling ? H.sampleRemaining : SAMPLE_POLL_BYTES;
+    if (next < lim - gc_top) lim = gc_top + next;
+    gc_limit = lim;
+    H.syncTop = gc_top;
+}
+
+/* The fast path's limit was reached: eden's soft limit (ask for a collection at the
+ * next safe point and go on in the reserve), the sampler's next point, or a large
+ * object. Past the reserve, and for large objects, allocate in old space, where
+ * obj_new remembers the new object. */
 void *gc_alloc_slow(size_t bytes)
 {
+    sample_account(bytes);
+    if (H.cfg.stress) gc_pending = true;
+    char *p = gc_top;
     if (bytes > MAX_CELL || bytes > H.cfg.youngBytes / 8) {
         H.stats.bytesAllocated += bytes;
-        return old_alloc(bytes);
+        p = old_alloc(bytes);
+    } else if ((size_t)(H.edenLimit - gc_top) >= bytes) {
+        gc_top += bytes;
+    } else if ((size_t)(H.edenEnd - gc_top) >= bytes) {
+        gc_pending = true;
+        H.edenLimit = H.edenEnd;
+        gc_top += bytes;
+    } else {
+        gc_pending = true;
+        H.stats.bytesAllocated += bytes;
+        p = old_alloc(bytes);
     }
-    gc_pending = true;
-    char *p = gc_top;
-    if ((size_t)(H.edenEnd - p) >= bytes) {
-        gc_top = p + bytes;
-        gc_limit = H.cfg.stress ? gc_top : H.edenEnd;
-        return p;
-    }
-    H.stats.bytesAllocated += bytes;
-    return old_alloc(bytes);
+    set_limit();
+    return p;
 }
 
 void *gc_alloc_perm(size_t bytes)
@@ -401,8 +467,10 @@ static void scavenge(void)
     H.from = 1 - H.from;
     H.survTop = H.toTop;
     H.stats.bytesAllocated += (uint64_t)(gc_top - H.eden);
+    if (H.sampling) sample_sync();
     gc_top = H.eden;
-    gc_limit = H.cfg.stress ? H.eden : H.softLimit;
+    H.edenLimit = H.softLimit;
+    set_limit();
 }
 
 static size_t young_used(void)

@@ -54,6 +54,9 @@ void gc_add_root_scanner(GCRootScanner scanner, bool fullOnly);
  * across a collection, and needs no root protection. */
 extern char *gc_top, *gc_limit;
 extern bool gc_pending;
+/* The allocation sampler: set when an allocation crossed the sample point. */
+extern bool gc_sample_due;
+extern uint64_t gc_sample_weight;
 void *gc_alloc_slow(size_t bytes);
 void *gc_alloc_perm(size_t bytes);
 

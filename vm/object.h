@@ -154,11 +154,13 @@ static inline Obj *obj_alloc_small(uint32_t classIndex, unsigned format, size_t 
     if (LIKELY((size_t)(gc_limit - p) >= bytes)) {
         gc_top = p + bytes;
         o = (Obj *)p;
-    } else {
-        o = gc_alloc_slow(bytes);
-        if (((uintptr_t)o - gc_young_start) >= gc_young_size && format <= FMT_INDEXABLE) gc_remember(o);
+        o->hdr = (uint64_t)classIndex | ((uint64_t)format << HDR_FMT_SHIFT) | ((uint64_t)numSlots << HDR_SLOTS_SHIFT);
+        return o;
     }
+    o = gc_alloc_slow(bytes);
     o->hdr = (uint64_t)classIndex | ((uint64_t)format << HDR_FMT_SHIFT) | ((uint64_t)numSlots << HDR_SLOTS_SHIFT);
+    if (((uintptr_t)o - gc_young_start) >= gc_young_size && format <= FMT_INDEXABLE) gc_remember(o);
+    if (UNLIKELY(gc_sample_due)) probe_alloc_sample(o, bytes);
     return o;
 }
 

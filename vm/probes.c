@@ -79,8 +79,6 @@ void probe_method_return(Frame *f)
  * being sampled and a sample's weight (the bytes since the previous one) makes the
  * sums per class unbiased estimates of the bytes allocated. */
 static uint64_t sampleMean = 512 * 1024;
-static int64_t sampleCountdown = -1;
-static uint64_t sampleAccumulated;
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static uint64_t next_gap(void)
@@ -112,17 +110,24 @@ void probe_object_alloc(Obj *o, size_t bytes)
 {
     const char *name = G.classes[obj_class_index(o)]->name, *acls, *asel;
     allocating_method(&acls, &asel);
-    if (SQ_ENABLED(OBJECT_ALLOC)) SQUEAK_OBJECT_ALLOC(name, (uint64_t)bytes, acls, asel);
-    if (SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) {
-        if (sampleCountdown < 0) sampleCountdown = (int64_t)next_gap();
-        sampleAccumulated += bytes;
-        sampleCountdown -= (int64_t)bytes;
-        if (sampleCountdown <= 0) {
-            SQUEAK_OBJECT_ALLOC_SAMPLE(name, (uint64_t)bytes, acls, asel, sampleAccumulated);
-            sampleAccumulated = 0;
-            sampleCountdown = (int64_t)next_gap();
-        }
-    }
+    SQUEAK_OBJECT_ALLOC(name, (uint64_t)bytes, acls, asel);
+}
+
+uint64_t probe_sample_gap(void) { return next_gap(); }
+bool probe_sample_enabled(void) { return SQ_ENABLED(OBJECT_ALLOC_SAMPLE); }
+
+/* o is the allocation that crossed the sample point; its weight is the bytes
+ * allocated since the previous sample point (gc.c counts them). */
+void probe_alloc_sample(Obj *o, size_t bytes)
+{
+    gc_sample_due = false;
+    if (!SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) return;
+    const char *name = G.classes[obj_class_index(o)]->name, *acls, *asel;
+    allocating_method(&acls, &asel);
+    /* in a register: USDT argument specs cannot be RIP-relative for libbpf */
+    uint64_t weight = gc_sample_weight;
+    __asm__ volatile("" : "+r"(weight));
+    SQUEAK_OBJECT_ALLOC_SAMPLE(name, (uint64_t)bytes, acls, asel, weight);
 }
 
 /* ---- Collections ---- */
@@ -177,6 +182,9 @@ void probe_user(const char *name, int64_t arg, const char *str)
 void probe_method_entry(Frame *f) { (void)f; }
 void probe_method_return(Frame *f) { (void)f; }
 void probe_object_alloc(Obj *o, size_t bytes) { (void)o; (void)bytes; }
+void probe_alloc_sample(Obj *o, size_t bytes) { (void)o; (void)bytes; gc_sample_due = false; }
+uint64_t probe_sample_gap(void) { return UINT64_MAX / 4; }
+bool probe_sample_enabled(void) { return false; }
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes) { (void)kind; (void)seq; (void)youngBytes; (void)oldBytes; }
 void probe_gc_end(const GCEvent *e) { (void)e; }
 void probe_class_load(const char *name, const char *path) { (void)name; (void)path; }

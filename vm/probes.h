@@ -33,8 +33,15 @@ enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
 void probe_user(const char *name, int64_t arg, const char *str);
 void probes_init(uint64_t allocSampleBytes);
 
-/* Both allocation probes share one guard on the hot path. */
-#define SQ_ALLOC_ENABLED() (SQ_ENABLED(OBJECT_ALLOC) || SQ_ENABLED(OBJECT_ALLOC_SAMPLE))
+/* The exact allocation probe's guard. The sampled one costs nothing on the allocation
+ * fast path: gc.c moves the eden limit to the next sample point, so only the
+ * allocation that crosses it takes the slow path and sets gc_sample_due. */
+#define SQ_ALLOC_ENABLED() SQ_ENABLED(OBJECT_ALLOC)
+extern bool gc_sample_due;
+void probe_alloc_sample(struct Obj *o, size_t bytes);
+/* Bytes to the next sample: exponentially distributed with mean --alloc-sample. */
+uint64_t probe_sample_gap(void);
+bool probe_sample_enabled(void);
 
 #define SQ_PROBE_METHOD_ENTRY(frame) \
     do { if (SQ_ENABLED(METHOD_ENTRY) || SQ_ENABLED(BLOCK_ENTRY)) probe_method_entry(frame); } while (0)
