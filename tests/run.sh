@@ -147,7 +147,7 @@ unit_tier
 lang_tier "$VM" "" "lang/"
 compiler_tier
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${TEST_TIERS:-tests/cli.sh tests/probes.sh tests/tools.sh tests/bpftrace.sh}; do
+for tier in ${TEST_TIERS:-tests/cli.sh tests/probes.sh tests/tools.sh tests/sqprof.sh tests/bpftrace.sh}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done

@@ -1,0 +1,215 @@
+/* sqprof.bpf.c - samples the Smalltalk stacks of sqvm processes: on a CPU-clock perf event
+ * (CPU profile) or on squeak:object__alloc__sample (allocation profile), walks the active
+ * green process's frames through the addresses of its sqvm_debug_offsets and counts each
+ * distinct stack, as Method * addresses, in a map that user space reads at the end. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "sqprof.h"
+#include "sqtool.bpf.h"
+
+#define EEXIST 17
+
+/* Options, set by user space before load. */
+const volatile __u32 max_depth = SQPROF_DEFAULT_DEPTH;	/* at most SQPROF_MAX_DEPTH */
+const volatile bool kernel_stacks = false;		/* -K */
+const volatile bool user_stacks = false;		/* -U */
+
+/* The traced processes (tgid), filled by user space from each one's debug offsets. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SQPROF_MAX_VMS);
+	__type(key, __u32);
+	__type(value, struct sqprof_vm);
+} vms SEC(".maps");
+
+/* Sample counts by stack (struct sqprof_key). The key size is set by user space to hold
+ * max_depth frames, so the map has no BTF types; entries are allocated as stacks appear
+ * (keys can be kilobytes: no preallocation). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SQPROF_MAX_STACKS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(key_size, sizeof(struct sqprof_key));
+	__uint(value_size, sizeof(struct sqprof_val));
+} stacks SEC(".maps");
+
+/* Names of the methods of new stacks, for processes that exit before the report. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SQPROF_MAX_NAMES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sqprof_name_key);
+	__type(value, struct sqprof_name);
+} names SEC(".maps");
+
+/* -K/-U: kernel and C stacks (max_entries set to 1 by user space when unused). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, SQPROF_MAX_NATIVE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} native SEC(".maps");
+
+/* The key being built: too big for the BPF stack. One per CPU; a program never nests
+ * with itself on one CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sqprof_key);
+} scratch SEC(".maps");
+
+/* Counters user space reads (and reports) at the end. */
+__u64 lost = 0;		/* samples not counted: the stacks map was full */
+__u64 lost_weight = 0;	/* their weight */
+__u64 truncated = 0;	/* samples deeper than max_depth (kept, with a marker) */
+__u64 unknown = 0;	/* --alloc: samples of a process not yet in vms */
+
+struct walk {
+	__u64 fp;		/* the next frame to read, 0 at the end */
+	__u32 caller_off;
+	__u32 method_off;
+};
+
+/* bpf_loop body: frame i (innermost is 0) into the scratch key. Past the bottom frame it
+ * writes zeros, so that the key's unused frames compare equal. */
+static long walk_frame(__u64 i, void *data)
+{
+	struct walk *w = data;
+	struct sqprof_key *key;
+	__u32 zero = 0;
+	__u64 m = 0;
+
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	if (!key || i >= SQPROF_MAX_DEPTH)
+		return 1;
+	if (w->fp) {
+		if (bpf_probe_read_user(&m, sizeof(m), (void *)(w->fp + w->method_off)) || !m) {
+			m = 0;
+			w->fp = 0;
+		} else if (bpf_probe_read_user(&w->fp, sizeof(w->fp),
+					       (void *)(w->fp + w->caller_off))) {
+			w->fp = 0;
+		}
+	}
+	key->frames[i] = m;
+	if (m)
+		key->depth = i + 1;
+	return 0;
+}
+
+struct naming {
+	__u32 pid;
+	__u32 name_off;
+};
+
+/* bpf_loop body: copies the name of frame i's method, unless already known. */
+static long name_frame(__u64 i, void *data)
+{
+	struct naming *n = data;
+	struct sqprof_name_key nk = { .pid = n->pid };
+	struct sqprof_name name;
+	struct sqprof_key *key;
+	__u32 zero = 0;
+	__u64 str = 0;
+
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	if (!key || i >= SQPROF_MAX_DEPTH)
+		return 1;
+	nk.method = key->frames[i];
+	if (!nk.method || bpf_map_lookup_elem(&names, &nk))
+		return 0;
+	if (bpf_probe_read_user(&str, sizeof(str), (void *)(nk.method + n->name_off)) || !str)
+		return 0;
+	if (bpf_probe_read_user_str(name.name, sizeof(name.name), (void *)str) <= 1)
+		return 0;
+	bpf_map_update_elem(&names, &nk, &name, BPF_NOEXIST);
+	return 0;
+}
+
+/* One sample of the current thread, if it belongs to a traced VM: walk its Smalltalk
+ * stack and count the stack. weight is 1 for CPU samples, bytes for allocations. */
+static __always_inline int sample(void *ctx, __u64 weight, bool alloc)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	struct sqprof_val init = { 1, weight }, *val;
+	struct sqprof_key *key;
+	struct sqprof_vm *vm;
+	struct walk w = {};
+	__u64 proc = 0, m = 0;
+	long err;
+
+	vm = bpf_map_lookup_elem(&vms, &pid);
+	if (!vm) {
+		if (alloc)	/* a VM user space has not found yet (CPU samples: any process) */
+			__sync_fetch_and_add(&unknown, 1);
+		return 0;
+	}
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	if (!key)
+		return 0;
+	key->pid = pid;
+	key->depth = 0;
+	key->flags = 0;
+	key->kstack = -1;
+	key->ustack = -1;
+
+	/* interp_current -> fp; NULL before the main process exists (start-up) */
+	w.caller_off = vm->frame_caller;
+	w.method_off = vm->frame_method;
+	if (bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc ||
+	    bpf_probe_read_user(&w.fp, sizeof(w.fp), (void *)(proc + vm->process_fp)))
+		w.fp = 0;
+	bpf_loop(max_depth, walk_frame, &w, 0);
+	/* Frames left over: keep the sample, marked, rather than pass it off as a whole stack. */
+	if (w.fp && !bpf_probe_read_user(&m, sizeof(m), (void *)(w.fp + vm->frame_method)) && m) {
+		key->flags |= SQPROF_TRUNCATED;
+		__sync_fetch_and_add(&truncated, 1);
+	}
+	if (kernel_stacks && !alloc)
+		key->kstack = bpf_get_stackid(ctx, &native, 0);
+	if (user_stacks)
+		key->ustack = bpf_get_stackid(ctx, &native, BPF_F_USER_STACK);
+
+	val = bpf_map_lookup_elem(&stacks, key);
+	if (val) {
+		__sync_fetch_and_add(&val->samples, 1);
+		__sync_fetch_and_add(&val->weight, weight);
+		return 0;
+	}
+	err = bpf_map_update_elem(&stacks, key, &init, BPF_NOEXIST);
+	if (err == -EEXIST) {	/* another CPU inserted it meanwhile */
+		val = bpf_map_lookup_elem(&stacks, key);
+		if (val) {
+			__sync_fetch_and_add(&val->samples, 1);
+			__sync_fetch_and_add(&val->weight, weight);
+		}
+		return 0;
+	}
+	if (err) {
+		__sync_fetch_and_add(&lost, 1);
+		__sync_fetch_and_add(&lost_weight, weight);
+		return 0;
+	}
+	/* A new stack: copy the names of its methods the kernel side has not seen yet. */
+	struct naming n = { .pid = pid, .name_off = vm->method_print_name };
+	bpf_loop(key->depth, name_frame, &n, 0);
+	return 0;
+}
+
+SEC("perf_event")
+int cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, 1, false);
+}
+
+SEC("usdt")
+int BPF_USDT(alloc_sample, char *cls, __u64 bytes, char *alloc_class, char *alloc_sel,
+	     __u64 weight)
+{
+	return sample(ctx, weight, true);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

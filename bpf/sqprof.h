@@ -1,0 +1,64 @@
+/* sqprof.h - the map layouts sqprof's BPF program and user space share. */
+#ifndef SQPROF_H
+#define SQPROF_H
+
+#include "sqcommon.h"
+
+/* The deepest --max-depth: the per-CPU scratch key holds this many frames. The stacks
+ * map's key size is set at load to hold exactly --max-depth frames, so a shallow limit
+ * costs shallow keys. */
+#define SQPROF_MAX_DEPTH 1024
+#define SQPROF_DEFAULT_DEPTH 127
+
+#define SQPROF_MAX_STACKS 32768	/* distinct (process, stack) pairs */
+#define SQPROF_MAX_VMS 1024	/* traced processes */
+#define SQPROF_MAX_NAMES 65536	/* methods whose names the kernel side copied */
+#define SQPROF_NAME_LEN 128	/* that copy's length (user space reads the whole name) */
+#define SQPROF_MAX_NATIVE 16384	/* -K/-U: distinct kernel or C stacks */
+
+/* Where a traced VM keeps what the walk needs, from its sqvm_debug_offsets: run-time
+ * addresses (the load bias added) and field offsets. */
+struct sqprof_vm {
+	__u64 current_process;		/* &interp_current: Process ** */
+	__u32 process_fp;		/* Process.fp: Frame * */
+	__u32 frame_caller;		/* Frame.caller: Frame * */
+	__u32 frame_method;		/* Frame.method: Method *, NULL in the bottom frame */
+	__u32 method_print_name;	/* Method.printName: char * */
+};
+
+/* Key flags. */
+#define SQPROF_TRUNCATED 1	/* deeper than --max-depth: the outermost frames are missing */
+#define SQPROF_NO_PROCESS 2	/* no Smalltalk process yet (start-up) or a read failed */
+
+/* One stack: the process, then its frames innermost first as Method * addresses (they
+ * never move). Only the first max_depth frames are part of the map's key; the rest of
+ * the array is scratch space, and unused frames are zero so equal stacks are equal keys. */
+struct sqprof_key {
+	__u32 pid;
+	__u16 depth;			/* frames in use */
+	__u16 flags;			/* SQPROF_* */
+	__s32 kstack;			/* -K: kernel stack id, else -1 */
+	__s32 ustack;			/* -U: the VM's C stack id, else -1 */
+	__u64 frames[SQPROF_MAX_DEPTH];
+};
+
+#define SQPROF_KEY_SIZE(depth) (sizeof(struct sqprof_key) - 8 * (SQPROF_MAX_DEPTH - (depth)))
+
+struct sqprof_val {
+	__u64 samples;
+	__u64 weight;			/* --alloc: bytes (the probe's weights); else samples */
+};
+
+/* A method's name as the BPF program saw it, the first time a new stack held it: used
+ * only when the process has exited before the report (user space reads names live). */
+struct sqprof_name_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 method;
+};
+
+struct sqprof_name {
+	char name[SQPROF_NAME_LEN];
+};
+
+#endif

@@ -1,0 +1,473 @@
+# tests/sqprof.sh - sqprof, the sampling profiler (build/tools/sqprof), against the VM
+# running the workloads of tests/sqprof/, whose profiles are known in advance; sourced by
+# tests/run.sh (uses its pass/fail/skip, $VM and $TMP). Needs root (BPF, perf events).
+#
+# A sample lands where the VM spends its time, so the checks are of two kinds: exact
+# (every stack holds the expected chain of methods, outermost first; the truncated
+# samples are exactly the deep ones) and proportional, with a stated tolerance (80% of
+# the time in one method and 20% in another, each within 10 points).
+#
+# Synchronisation without sleeps (as tests/tools.sh): a workload waits for its "go" file
+# and spins until its "stop" file exists; the profiler samples for a fixed -d in between,
+# or until the VM exits.
+
+SP_TOOL=build/tools/sqprof
+SP_DIR=tests/sqprof
+SP_TMP="$TMP/sqprof"
+SP_TIMEOUT=30
+
+# Starts a VM on a workload, waiting until it sleeps in its waitFor: loop; sets SP_VM_PID
+# (and SP_GO, SP_STOP, the files it waits for). The VM's output is in $SP_TMP/vm.out.
+sp_start_vm() { # vm-flags... -- workload [vm-binary]
+    local flags=() vm=$VM i
+    while [ "$1" != "--" ]; do flags+=("$1"); shift; done
+    shift
+    [ -n "${2:-}" ] && vm=$2
+    SP_GO="$SP_TMP/go.$RANDOM$RANDOM"
+    SP_STOP="$SP_TMP/stop.$RANDOM$RANDOM"
+    "$vm" "${flags[@]}" "$SP_DIR/$1.som" "$SP_GO" "$SP_STOP" >"$SP_TMP/vm.out" 2>&1 </dev/null &
+    SP_VM_PID=$!
+    for ((i = 0; i < 1000; i++)); do
+        kill -0 "$SP_VM_PID" 2>/dev/null || return 1
+        readlink "/proc/$SP_VM_PID/exe" | grep -q '/sqvm$' &&
+            grep -q nanosleep "/proc/$SP_VM_PID/wchan" 2>/dev/null && return 0
+        sleep 0.01
+    done
+    return 1
+}
+
+# Lets the workload go and waits until it has left its wait loop (it no longer sleeps).
+sp_go() {
+    local i busy=0
+    touch "$SP_GO"
+    for ((i = 0; i < 500 && busy < 3; i++)); do
+        if grep -q nanosleep "/proc/$SP_VM_PID/wchan" 2>/dev/null; then busy=0; else busy=$((busy + 1)); fi
+        sleep 0.005
+    done
+}
+
+# Ends the workload and reaps the VM; SP_VM_STATUS is its exit status.
+sp_stop() {
+    touch "$SP_GO" "$SP_STOP"
+    wait "$SP_VM_PID" 2>/dev/null
+    SP_VM_STATUS=$?
+}
+
+# Runs sqprof in the background: output to $SP_TMP/NAME.out and .err; sets SP_TOOL_PID.
+sp_start_tool() { # name args...
+    local name=$1
+    shift
+    timeout -s KILL "$SP_TIMEOUT" "$SP_TOOL" "$@" >"$SP_TMP/$name.out" 2>"$SP_TMP/$name.err" </dev/null &
+    SP_TOOL_PID=$!
+}
+
+# Waits until the tool's "Sampling ..." line is out (on stdout or stderr), or it died.
+sp_wait_sampling() { # name
+    local i
+    for ((i = 0; i < 1000; i++)); do
+        grep -q '^Sampling ' "$SP_TMP/$1.out" "$SP_TMP/$1.err" 2>/dev/null && return 0
+        kill -0 "$SP_TOOL_PID" 2>/dev/null || return 1
+        sleep 0.01
+    done
+    return 1
+}
+
+# Is the file well-formed XML?
+sp_xml_ok() {
+    python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' "$1" 2>&1
+}
+
+# Field n of the table row of a method: SELF SELF% TOTAL TOTAL% METHOD.
+sp_row() { # file method field
+    awk -v m="$2" -v f="$3" '{ line = $0; sub(/^ *[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+%  /, "", line) }
+        line == m && NF >= 5 { v = $f; sub(/%$/, "", v); print v; exit }' "$1"
+}
+
+# Is x within [lo, hi]? (decimals allowed)
+sp_between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x != "" && x + 0 >= lo && x + 0 <= hi) }'; }
+
+# ---- CPU: proportions and call chains ------------------------------------------
+
+SP_SPIN_CHAIN='System>>initialize:;ProfSpin>>run:;ProfSpin>>outer:;ProfSpin>>middle:;ProfSpin>>inner:'
+
+sp_cpu() {
+    local pid_f pid_t n bad hot cold total
+    if ! sp_start_vm -- ProfSpin; then
+        fail "sqprof/cpu" "the VM did not start: $(head -5 "$SP_TMP/vm.out")"
+        sp_stop
+        return
+    fi
+    sp_go
+    # Two profilers at once on the same VM: folded stacks, and the table with a flame graph.
+    sp_start_tool spin-f -p "$SP_VM_PID" -F 999 -d 1 -f
+    pid_f=$SP_TOOL_PID
+    sp_start_tool spin-t -p "$SP_VM_PID" -F 999 -d 1 -n 0 --svg "$SP_TMP/spin.svg"
+    pid_t=$SP_TOOL_PID
+    wait "$pid_f"
+    local st_f=$?
+    wait "$pid_t"
+    local st_t=$?
+    sp_stop
+
+    # Every stack: the whole chain, outermost first, then hot, cold or nothing (the loop).
+    n=$(awk '{ s += $NF } END { print s + 0 }' "$SP_TMP/spin-f.out")
+    bad=$(awk -v chain="$SP_SPIN_CHAIN" '{
+            stack = $0; sub(/ [0-9]+$/, "", stack)
+            if (stack != chain && stack != chain ";ProfSpin>>hot" && stack != chain ";ProfSpin>>cold") print
+        }' "$SP_TMP/spin-f.out")
+    if [ "$st_f" = 0 ] && [ "$n" -ge 100 ] && [ -z "$bad" ] &&
+        grep -q "^sqprof: $n samples, 0 truncated (--max-depth 127), 0 lost$" "$SP_TMP/spin-f.err"; then
+        pass "sqprof/cpu -f: all $n stacks hold the chain run: -> outer: -> middle: -> inner:, outermost first"
+    else fail "sqprof/cpu -f (chain in every stack)" "status $st_f, $n samples; unexpected stacks:
+$(echo "$bad" | head -5)
+$(cat "$SP_TMP/spin-f.out" "$SP_TMP/spin-f.err" | head -20)"; fi
+
+    # The table: hot 80% and cold 20% of the samples (each within 10 points); every
+    # method of the chain on every stack.
+    hot=$(sp_row "$SP_TMP/spin-t.out" 'ProfSpin>>hot' 2)
+    cold=$(sp_row "$SP_TMP/spin-t.out" 'ProfSpin>>cold' 2)
+    total=$(for m in 'ProfSpin>>run:' 'ProfSpin>>outer:' 'ProfSpin>>middle:' 'ProfSpin>>inner:'; do
+        sp_row "$SP_TMP/spin-t.out" "$m" 4; done | sort -u | tr '\n' ' ')
+    if [ "$st_t" = 0 ] && sp_between "$hot" 70 90 && sp_between "$cold" 10 30 && [ "$total" = "100.00 " ]; then
+        pass "sqprof/cpu table: hot ${hot}% and cold ${cold}% self (80/20 +-10), the chain 100% total"
+    else fail "sqprof/cpu table (80/20 split)" "status $st_t, hot '$hot' cold '$cold' chain totals '$total'
+$(cat "$SP_TMP/spin-t.out" "$SP_TMP/spin-t.err" | head -20)"; fi
+
+    # The flame graph written by the live run, and the folded stacks round-tripped
+    # through it (-i): well-formed XML, the frames, and the total.
+    local xml1 xml2 rt_status missing
+    xml1=$(sp_xml_ok "$SP_TMP/spin.svg")
+    "$SP_TOOL" -i "$SP_TMP/spin-f.out" --svg "$SP_TMP/spin-rt.svg" >"$SP_TMP/spin-rt.out" 2>&1
+    rt_status=$?
+    xml2=$(sp_xml_ok "$SP_TMP/spin-rt.svg")
+    missing=$(tr ';' '\n' <"$SP_TMP/spin-f.out" | sed 's/ [0-9]*$//' | sort -u | sed 's/>/\&gt;/g' |
+        while read -r frame; do grep -qF "<title>$frame (" "$SP_TMP/spin-rt.svg" || echo "$frame"; done)
+    if [ -z "$xml1" ] && [ -z "$xml2" ] && [ "$rt_status" = 0 ] && [ -z "$missing" ] &&
+        grep -q 'ProfSpin&gt;&gt;hot (' "$SP_TMP/spin.svg" &&
+        grep -q "<title>all ($n samples, 100.00%)</title>" "$SP_TMP/spin-rt.svg" &&
+        grep -q "^$SP_TMP/spin-f.out: $n samples in [0-9]* stacks, 0 truncated$" "$SP_TMP/spin-rt.out"; then
+        pass "sqprof/svg: --svg and -f | -i --svg are well-formed XML with every frame and the total ($n)"
+    else fail "sqprof/svg" "xml: $xml1 / $xml2; -i status $rt_status; frames missing: $missing
+$(head -5 "$SP_TMP/spin-rt.out")"; fi
+
+    # The script of the flame graph (zoom, reset, hover, search) under a minimal DOM.
+    if command -v node >/dev/null; then
+        local js
+        js=$(node "$SP_DIR/svgcheck.js" "$SP_TMP/spin-rt.svg" 'ProfSpin>>hot' 2>&1)
+        if [[ "$js" == *"Matched: "*"ok "* ]]; then
+            pass "sqprof/svg script: click zooms to full width, Esc resets, search matches"
+        else fail "sqprof/svg script" "$js"; fi
+    else
+        skip "sqprof/svg script" "no node to run the flame graph's JavaScript"
+    fi
+}
+
+# ---- Deep recursion: truncated, not misattributed --------------------------------
+
+sp_deep() {
+    local s64 s300 s127 n64 n300 n127 bad64 bad300 want300
+    if ! sp_start_vm -- ProfDeep; then
+        fail "sqprof/deep" "the VM did not start: $(head -5 "$SP_TMP/vm.out")"
+        sp_stop
+        return
+    fi
+    sp_go
+    sp_start_tool deep64 -p "$SP_VM_PID" -F 999 -d 1 --max-depth 64 -f
+    s64=$SP_TOOL_PID
+    sp_start_tool deep300 -p "$SP_VM_PID" -F 999 -d 1 --max-depth 300 -f
+    s300=$SP_TOOL_PID
+    sp_start_tool deep127 -p "$SP_VM_PID" -F 999 -d 1
+    s127=$SP_TOOL_PID
+    wait "$s64"; s64=$?
+    wait "$s300"; s300=$?
+    wait "$s127"; s127=$?
+    sp_stop
+
+    # 204 frames: with --max-depth 64 every sample is truncated, to the 64 innermost
+    # frames (63 recurse:stop: and leaf:) under [truncated]; run: never appears as a root.
+    n64=$(awk '{ s += $NF } END { print s + 0 }' "$SP_TMP/deep64.out")
+    bad64=$(awk '{
+            stack = $0; sub(/ [0-9]+$/, "", stack); k = split(stack, f, ";")
+            ok = k == 65 && f[1] == "[truncated]" && f[65] == "ProfDeep>>leaf:"
+            for (i = 2; i < 65; i++) ok = ok && f[i] == "ProfDeep>>recurse:stop:"
+            if (!ok) print substr($0, 1, 200) " (" k " frames)"
+        }' "$SP_TMP/deep64.out")
+    if [ "$s64" = 0 ] && [ "$n64" -ge 100 ] && [ -z "$bad64" ] &&
+        grep -q "^sqprof: $n64 samples, $n64 truncated (--max-depth 64), 0 lost$" "$SP_TMP/deep64.err"; then
+        pass "sqprof/deep --max-depth 64: all $n64 samples truncated, [truncated] + the 64 innermost frames"
+    else fail "sqprof/deep --max-depth 64" "status $s64; $n64 samples; $(head -2 "$SP_TMP/deep64.err")
+$(echo "$bad64" | head -3)"; fi
+
+    # With room for them, every sample has the 204 frames, none truncated.
+    want300="System>>initialize:;ProfDeep>>run:$(for ((i = 0; i < 201; i++)); do printf ';ProfDeep>>recurse:stop:'; done);ProfDeep>>leaf:"
+    n300=$(awk '{ s += $NF } END { print s + 0 }' "$SP_TMP/deep300.out")
+    bad300=$(awk -v want="$want300" '{ stack = $0; sub(/ [0-9]+$/, "", stack); if (stack != want) print substr($0, 1, 200) }' \
+        "$SP_TMP/deep300.out")
+    if [ "$s300" = 0 ] && [ "$n300" -ge 100 ] && [ -z "$bad300" ] &&
+        grep -q "^sqprof: $n300 samples, 0 truncated (--max-depth 300), 0 lost$" "$SP_TMP/deep300.err"; then
+        pass "sqprof/deep --max-depth 300: all $n300 stacks whole (204 frames), none truncated"
+    else fail "sqprof/deep --max-depth 300" "status $s300; $(head -2 "$SP_TMP/deep300.err")
+$(echo "$bad300" | head -3)"; fi
+
+    # The table (default --max-depth 127) reports the truncation and credits leaf: alone.
+    n127=$(sed -nE 's/^PID [0-9]+, CPU at 999 Hz for [0-9.]+ s: ([0-9]+) samples, ([0-9]+) truncated \(--max-depth 127\), 0 lost$/\1 \2/p' \
+        "$SP_TMP/deep127.out")
+    if [ "$s127" = 0 ] && [ -n "$n127" ] && [ "${n127% *}" = "${n127#* }" ] &&
+        [ "$(sp_row "$SP_TMP/deep127.out" 'ProfDeep>>leaf:' 2)" = "100.00" ] &&
+        [ -z "$(sp_row "$SP_TMP/deep127.out" 'ProfDeep>>run:' 4)" ] &&
+        grep -q '^Truncated samples were deeper than 127 frames' "$SP_TMP/deep127.out"; then
+        pass "sqprof/deep table: '${n127% *} samples, ${n127#* } truncated', run: (beyond the cut) not credited"
+    else fail "sqprof/deep table" "status $s127: $(head -12 "$SP_TMP/deep127.out")"; fi
+}
+
+# ---- The collector moves objects between samples ---------------------------------
+
+sp_gc() {
+    local st n bad gcfns ingc young
+    if ! sp_start_vm --young 256K --gc-stats -- ProfGc; then
+        fail "sqprof/gc" "the VM did not start: $(head -5 "$SP_TMP/vm.out")"
+        sp_stop
+        return
+    fi
+    sp_go
+    # -U: the innermost C frame tells the samples taken inside the collector; -K adds the
+    # kernel's (page faults of a growing heap).
+    sp_start_tool gc -p "$SP_VM_PID" -F 999 -d 1 -f -U -K
+    wait "$SP_TOOL_PID"
+    st=$?
+    sp_stop
+    young=$(sed -nE 's/^gc: young ([0-9]+) .*/\1/p' "$SP_TMP/vm.out")
+
+    # Every stack: run: -> churn: [-> build: [-> cons:with:]], then only C or kernel frames.
+    n=$(awk '{ s += $NF } END { print s + 0 }' "$SP_TMP/gc.out")
+    bad=$(awk '{
+            stack = $0; sub(/ [0-9]+$/, "", stack); k = split(stack, f, ";")
+            ok = k >= 3 && f[1] == "System>>initialize:" && f[2] == "ProfGc>>run:" && f[3] == "ProfGc>>churn:"
+            i = 4
+            if (i <= k && f[i] == "ProfGc>>build:") i++
+            if (i <= k && f[i - 1] == "ProfGc>>build:" && f[i] == "ProfGc>>cons:with:") i++
+            for (; i <= k; i++) ok = ok && f[i] !~ />>/ && f[i] !~ /^\[unknown 0x/
+            if (!ok) print substr($0, 1, 300)
+        }' "$SP_TMP/gc.out")
+    # The collector's functions (those vm/gc.c defines), as innermost C frame.
+    gcfns=$(sed -nE 's/^[a-zA-Z][a-zA-Z0-9_ *]*[ *]([a-z_][a-z0-9_]*)\(.*[^;]$/\1/p' vm/gc.c | sort -u | tr '\n' '|')
+    ingc=$(awk -v fns="|$gcfns" '{
+            stack = $0; sub(/ [0-9]+$/, "", stack); k = split(stack, f, ";")
+            for (i = k; i > 0 && f[i] ~ /_\[k\]$/; i--) ;
+            if (i > 0 && index(fns, "|" f[i] "|")) s += $NF
+        } END { print s + 0 }' "$SP_TMP/gc.out")
+    if [ "$st" = 0 ] && [ "$n" -ge 100 ] && [ -z "$bad" ] && [ "${young:-0}" -ge 20 ] && [ "$ingc" -ge 3 ]; then
+        pass "sqprof/gc: $n stacks exact across ${young} young collections ($ingc samples inside the collector)"
+    else fail "sqprof/gc (stacks while the collector runs)" "status $st, $n samples, young '$young', $ingc in gc
+$(echo "$bad" | head -5)
+$(head -3 "$SP_TMP/gc.err")"; fi
+}
+
+# ---- Green processes take turns ---------------------------------------------------
+
+sp_procs() {
+    local st n a b bad other
+    if ! sp_start_vm -- ProfProcs; then
+        fail "sqprof/processes" "the VM did not start: $(head -5 "$SP_TMP/vm.out")"
+        sp_stop
+        return
+    fi
+    sp_go
+    # No -d: sqprof ends when the VM does, and names the methods of a process that has gone.
+    sp_start_tool procs -p "$SP_VM_PID" -F 999 -f
+    if ! sp_wait_sampling procs; then
+        sp_stop
+        wait "$SP_TOOL_PID"
+        fail "sqprof/processes" "sqprof did not start: $(head -3 "$SP_TMP/procs.err")"
+        return
+    fi
+    sleep 1
+    sp_stop
+    wait "$SP_TOOL_PID"
+    st=$?
+
+    n=$(awk '{ s += $NF } END { print s + 0 }' "$SP_TMP/procs.out")
+    a=$(awk '/ProfProcs>>spinA/ { s += $NF } END { print s + 0 }' "$SP_TMP/procs.out")
+    b=$(awk '/ProfProcs>>spinB/ { s += $NF } END { print s + 0 }' "$SP_TMP/procs.out")
+    bad=$(awk '{
+            stack = $0; sub(/ [0-9]+$/, "", stack)
+            if (stack ~ /spinA/ && stack != "[] in ProfProcs>>run:;ProfProcs>>workerA:;ProfProcs>>spinA") print
+            if (stack ~ /spinB/ && stack != "[] in ProfProcs>>run:;ProfProcs>>workerB:;ProfProcs>>spinB") print
+            if (stack ~ /workerA/ && stack ~ /workerB/) print
+            if (stack ~ /\[unknown/) print
+        }' "$SP_TMP/procs.out")
+    other=$((n - a - b))
+    if [ "$st" = 0 ] && [ "$n" -ge 100 ] && [ -z "$bad" ] && [ $((a * 4)) -ge "$n" ] &&
+        [ $((b * 4)) -ge "$n" ] && [ $((other * 10)) -le "$n" ]; then
+        pass "sqprof/processes: spinA ($a) only under A's stack, spinB ($b) only under B's, of $n"
+    else fail "sqprof/processes" "status $st; $n samples, A $a, B $b
+$(echo "$bad" | head -5)
+$(cat "$SP_TMP/procs.out" | head -10)"; fi
+}
+
+# ---- Allocation profile -----------------------------------------------------------
+
+sp_alloc() {
+    local st got
+    if ! readelf -n "$VM" 2>/dev/null | grep -q 'Name: object__alloc__sample'; then
+        skip "sqprof/alloc" "$VM has no squeak:object__alloc__sample probe (built with PROBES=0?)"
+        return
+    fi
+    if ! sp_start_vm --alloc-sample 4K -- ProfAlloc; then
+        fail "sqprof/alloc" "the VM did not start: $(head -5 "$SP_TMP/vm.out")"
+        sp_stop
+        return
+    fi
+    sp_start_tool alloc -p "$SP_VM_PID" --alloc -j --svg "$SP_TMP/alloc.svg"
+    if ! sp_wait_sampling alloc; then
+        sp_stop
+        wait "$SP_TOOL_PID"
+        fail "sqprof/alloc" "sqprof did not start: $(head -3 "$SP_TMP/alloc.err")"
+        return
+    fi
+    touch "$SP_GO"		# it allocates, then exits: sqprof reports when it has gone
+    wait "$SP_TOOL_PID"
+    st=$?
+    sp_stop
+    # 300,007 ProfPoints of 24 bytes: 7,200,168 bytes, estimated within 10%, all in
+    # ProfPoint class>>x:y: under run: -> outer: -> inner:.
+    got=$(jq -r '
+        ([.stacks[].frames] | unique) as $s |
+        if .mode == "alloc" and .unit == "bytes" and (.weight - 7200168 | fabs) < 720017 and
+           $s == [["System>>initialize:","ProfAlloc>>run:","ProfAlloc>>outer:","ProfAlloc>>inner:","ProfPoint class>>x:y:"]] and
+           .methods[0].method == "ProfPoint class>>x:y:" and .methods[0].self == .weight and .truncated == 0
+        then "ok \(.weight) bytes in \(.samples) samples" else "off: \(.weight) bytes, stacks \($s)" end' \
+        "$SP_TMP/alloc.out" 2>&1)
+    if [ "$st" = 0 ] && [[ "$got" == ok* ]] && [ -z "$(sp_xml_ok "$SP_TMP/alloc.svg")" ] &&
+        grep -q 'ProfPoint class&gt;&gt;x:y: ([0-9]* bytes, 100.00%)' "$SP_TMP/alloc.svg"; then
+        pass "sqprof/alloc: $got (exact 7200168), one stack, allocation flame graph"
+    else fail "sqprof/alloc" "status $st; $got; $(head -3 "$SP_TMP/alloc.err")"; fi
+}
+
+# ---- Every VM of a binary --------------------------------------------------------
+
+sp_systemwide() {
+    local pid1 pid2 st roots
+    cp "$VM" "$SP_TMP/sqvm"
+    if ! sp_start_vm -- ProfSpin "$SP_TMP/sqvm"; then
+        fail "sqprof/system-wide" "the VM did not start"
+        sp_stop
+        return
+    fi
+    pid1=$SP_VM_PID
+    local go1=$SP_GO stop1=$SP_STOP
+    sp_go
+    if ! sp_start_vm -- ProfSpin "$SP_TMP/sqvm"; then
+        fail "sqprof/system-wide" "the second VM did not start"
+        touch "$go1" "$stop1"
+        sp_stop
+        return
+    fi
+    pid2=$SP_VM_PID
+    sp_go
+    sp_start_tool wide --vm "$SP_TMP/sqvm" -P -F 999 -d 1 -f
+    wait "$SP_TOOL_PID"
+    st=$?
+    touch "$go1" "$stop1"
+    wait "$pid1" 2>/dev/null
+    sp_stop
+    roots=$(sed -E 's/;.*//' "$SP_TMP/wide.out" | sort -u | tr '\n' ' ')
+    if [ "$st" = 0 ] && [ "$roots" = "$(printf '[pid %s] ' $(printf '%s\n' "$pid1" "$pid2" | sort))" ] &&
+        ! grep -v -F ";$SP_SPIN_CHAIN" "$SP_TMP/wide.out" | grep -q . &&
+        grep -q "^Sampling Smalltalk stacks of every process running $SP_TMP/sqvm (2 now) at 999 Hz" "$SP_TMP/wide.err"; then
+        pass "sqprof/system-wide --vm -P: both VMs of the binary, one root each, nothing else"
+    else fail "sqprof/system-wide" "status $st; roots '$roots' (want $pid1 $pid2)
+$(head -5 "$SP_TMP/wide.out" "$SP_TMP/wide.err")"; fi
+}
+
+# ---- The command line and its errors --------------------------------------------
+
+sp_errors() {
+    local out st dead sleeper
+
+    out=$("$SP_TOOL" --help 2>&1); st=$?
+    if [ "$st" = 0 ] && [[ "$out" == *"USAGE: sqprof"* ]] && [[ "$out" == *"EXAMPLES:"* ]] &&
+        [[ "$out" == *"--max-depth"* ]] && [[ "$("$SP_TOOL" --version)" == "sqprof (sqvm tools) "[0-9]* ]]; then
+        pass "sqprof --help (USAGE, EXAMPLES) and --version"
+    else fail "sqprof --help" "status $st: $(echo "$out" | head -3)"; fi
+
+    local st2
+    "$SP_TOOL" --max-depth 0 -p 1 >/dev/null 2>&1; st=$?
+    out=$("$SP_TOOL" -f -j -p 1 2>&1); st2=$?
+    if [ "$st" = 2 ] && [ "$st2" = 2 ] && [[ "$out" == *"choose one"* ]]; then
+        pass "sqprof bad usage: exit 2 with a message"
+    else fail "sqprof bad usage" "status $st, $st2: $out"; fi
+
+    if command -v setpriv >/dev/null; then
+        out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SP_TOOL" -p 1 -d 1 2>&1); st=$?
+        if [ "$st" = 1 ] && [[ "$out" == "sqprof: needs root"* ]]; then
+            pass "sqprof not root: exit 1, 'needs root'"
+        else fail "sqprof not root" "status $st: $out"; fi
+    else
+        skip "sqprof not root" "no setpriv"
+    fi
+
+    true &
+    dead=$!
+    wait "$dead"
+    out=$("$SP_TOOL" -p "$dead" -d 1 2>&1); st=$?
+    if [ "$st" = 1 ] && [ "$out" = "sqprof: PID $dead: no such process" ]; then
+        pass "sqprof dead PID: exit 1, 'no such process'"
+    else fail "sqprof dead PID" "status $st: $out"; fi
+
+    sleep 30 &
+    sleeper=$!
+    out=$("$SP_TOOL" -p "$sleeper" -d 1 2>&1); st=$?
+    kill "$sleeper" 2>/dev/null
+    wait "$sleeper" 2>/dev/null
+    if [ "$st" = 1 ] && [ "$out" = "sqprof: PID $sleeper ($(readlink -f "$(command -v sleep)")): not an sqvm process: its executable has no sqvm_debug_offsets symbol" ]; then
+        pass "sqprof PID not an sqvm: exit 1, 'no sqvm_debug_offsets symbol'"
+    else fail "sqprof PID not an sqvm" "status $st: $out"; fi
+
+    printf 'a;b 3\nnot folded\n' >"$SP_TMP/bad.folded"
+    out=$("$SP_TOOL" -i "$SP_TMP/bad.folded" 2>&1); st=$?
+    if [ "$st" = 1 ] && [ "$out" = "sqprof: $SP_TMP/bad.folded:2: not a folded stack (\"frame;frame;frame count\")" ]; then
+        pass "sqprof -i malformed input: exit 1, file:line"
+    else fail "sqprof -i malformed" "status $st: $out"; fi
+
+    # Ctrl-C: the report, and exit 0.
+    if sp_start_vm -- ProfSpin; then
+        sp_go
+        sp_start_tool sigint -p "$SP_VM_PID" -F 999
+        if sp_wait_sampling sigint; then
+            sleep 0.3
+            kill -INT "$SP_TOOL_PID"
+        fi
+        wait "$SP_TOOL_PID"
+        st=$?
+        sp_stop
+        if [ "$st" = 0 ] && grep -q '^PID [0-9]*, CPU at 999 Hz for [0-9.]* s: [1-9][0-9]* samples' "$SP_TMP/sigint.out" &&
+            grep -q ' ProfSpin>>hot$' "$SP_TMP/sigint.out"; then
+            pass "sqprof Ctrl-C: prints the profile, exit 0"
+        else fail "sqprof Ctrl-C" "status $st: $(cat "$SP_TMP/sigint.out" "$SP_TMP/sigint.err" | head -8)"; fi
+    else
+        fail "sqprof Ctrl-C" "the VM did not start"
+        sp_stop
+    fi
+}
+
+sp_main() {
+    mkdir -p "$SP_TMP"
+    if [ "$(id -u)" != 0 ]; then
+        skip "sqprof" "needs root (BPF, perf events)"
+        return
+    fi
+    if ! make -s sqprof >"$SP_TMP/build.log" 2>&1; then
+        fail "sqprof build" "$(tail -20 "$SP_TMP/build.log")"
+        return
+    fi
+    sp_cpu
+    sp_deep
+    sp_gc
+    sp_procs
+    sp_alloc
+    sp_systemwide
+    sp_errors
+}
+
+sp_main

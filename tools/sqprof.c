@@ -1,0 +1,775 @@
+/* sqprof - a sampling profiler for sqvm: samples the Smalltalk stacks of one VM or of
+ * every VM, on the CPU clock (where the time goes) or at the VM's allocation samples
+ * (where the bytes go), and prints a self/total table, folded stacks, JSON, or an
+ * interactive flame graph. The BPF program walks the frames in the kernel and counts
+ * stacks of Method * addresses; names are read here, once per method. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sqprof.h"
+#include "sqprof.skel.h"
+#include "sqprof_native.h"
+#include "sqprof_report.h"
+#include "sqprof_svg.h"
+#include "sqprof_vm.h"
+#include "sqtool.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define OPT_MAX_DEPTH 0x2001
+#define OPT_SVG 0x2002
+#define OPT_TITLE 0x2003
+#define OPT_SORT 0x2004
+#define OPT_ALLOC 0x2005
+
+/* How often the VMs are looked for again when profiling every VM. */
+#define RESCAN_NS 250000000ULL
+
+static struct env {
+	struct sq_common c;
+	long hz;			/* -F */
+	__u64 duration_ns;		/* -d or positional; 0: until Ctrl-C */
+	long max_depth;			/* --max-depth */
+	bool folded;			/* -f */
+	const char *svg;		/* --svg FILE */
+	const char *title;		/* --title */
+	long top;			/* -n */
+	bool sort_total;		/* --sort total */
+	bool alloc;			/* --alloc */
+	bool kernel_stacks;		/* -K */
+	bool user_stacks;		/* -U */
+	bool per_process;		/* -P */
+	const char *input;		/* -i FILE: folded stacks instead of sampling */
+} env = { .hz = 99, .max_depth = SQPROF_DEFAULT_DEPTH, .top = 20 };
+
+const char *argp_program_version = "sqprof (sqvm tools) " SQTOOLS_VERSION;
+static const char doc[] =
+"Sample the Smalltalk stacks of sqvm processes: where the CPU time goes or,\n"
+"with --alloc, where the bytes are allocated. Prints a table of methods (self\n"
+"and total), folded stacks, JSON, or an interactive flame graph (SVG).\n"
+"\n"
+"USAGE: sqprof [-h] [-p PID] [--vm PATH] [-F HZ] [-d SECONDS] [--max-depth N]\n"
+"              [-f | -j] [--svg FILE] [--title TEXT] [-n N] [--sort self|total]\n"
+"              [--alloc] [-K] [-U] [-P] [-T] [-v] [duration]\n"
+"       sqprof -i FOLDED [--svg FILE] [-f | -j] [-n N] [--alloc]\n"
+"\n"
+"EXAMPLES:\n"
+"    sqprof -p 185                # CPU profile until Ctrl-C or the VM exits\n"
+"    sqprof -p 185 10             # ... for 10 seconds\n"
+"    sqprof -p 185 -F 999 -d 5    # 999 samples a second, for 5 seconds\n"
+"    sqprof -p 185 --svg cpu.svg  # also write a flame graph, for a browser\n"
+"    sqprof -p 185 -f > cpu.txt   # folded stacks (flamegraph.pl, speedscope)\n"
+"    sqprof -i cpu.txt --svg cpu.svg   # a flame graph of saved folded stacks\n"
+"    sqprof -p 185 --alloc --svg alloc.svg   # where the bytes are allocated\n"
+"    sqprof -p 185 -n 0 --sort total  # every method, by total (inclusive) time\n"
+"    sqprof -p 185 -K             # the kernel's stack above the Smalltalk one\n"
+"    sqprof -d 10 -P              # every VM on the machine, a root per process\n"
+"    sqprof -p 185 -j             # JSON: methods and stacks\n";
+
+static const struct argp_option opts[] = {
+	SQ_COMMON_OPTIONS,
+	{ "frequency", 'F', "HZ", 0, "Samples a second of CPU time (default 99)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Sample this long (default: until Ctrl-C or the VM exits)", 0 },
+	{ "max-depth", OPT_MAX_DEPTH, "N", 0,
+	  "Frames kept per stack (default 127, at most 1024); deeper stacks are kept, truncated", 0 },
+	{ "folded", 'f', NULL, 0, "Print folded stacks: one 'frame;frame;frame count' line each", 0 },
+	{ "svg", OPT_SVG, "FILE", 0, "Also write an interactive flame graph (SVG) to FILE", 0 },
+	{ "title", OPT_TITLE, "TEXT", 0, "The flame graph's title", 0 },
+	{ "top", 'n', "N", 0, "Methods in the table (default 20; 0: all)", 0 },
+	{ "sort", OPT_SORT, "ORDER", 0, "Table order: self (default) or total", 0 },
+	{ "alloc", OPT_ALLOC, NULL, 0,
+	  "Allocation profile: sample at squeak:object__alloc__sample, weighted by bytes", 0 },
+	{ "kernel-stacks", 'K', NULL, 0, "Add the kernel's stack (frames marked _[k])", 0 },
+	{ "user-stacks", 'U', NULL, 0, "Add the VM's own C frames (exact with frame pointers)", 0 },
+	{ "per-process", 'P', NULL, 0, "One root frame per process ([pid N])", 0 },
+	{ "input", 'i', "FILE", 0, "Read folded stacks from FILE ('-': stdin) instead of sampling", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	long v;
+	int ret;
+
+	switch (key) {
+	case 'F':
+		if (sq_parse_long(arg, 1, 100000, &env.hz))
+			argp_error(state, "invalid frequency '%s' (1 to 100000 Hz)", arg);
+		return 0;
+	case 'd':
+	case ARGP_KEY_ARG:
+		if (key == ARGP_KEY_ARG && state->arg_num > 0)
+			argp_error(state, "unexpected argument '%s'", arg);
+		if (sq_parse_duration(arg, 1000000000ULL, &env.duration_ns) || !env.duration_ns)
+			argp_error(state, "invalid duration '%s' (seconds, or with a unit: 500ms)", arg);
+		return 0;
+	case OPT_MAX_DEPTH:
+		if (sq_parse_long(arg, 1, SQPROF_MAX_DEPTH, &env.max_depth))
+			argp_error(state, "invalid --max-depth '%s' (1 to %d)", arg, SQPROF_MAX_DEPTH);
+		return 0;
+	case 'f':
+		env.folded = true;
+		return 0;
+	case OPT_SVG:
+		env.svg = arg;
+		return 0;
+	case OPT_TITLE:
+		env.title = arg;
+		return 0;
+	case 'n':
+		if (sq_parse_long(arg, 0, INT_MAX, &v))
+			argp_error(state, "invalid number of methods '%s'", arg);
+		env.top = v;
+		return 0;
+	case OPT_SORT:
+		if (strcmp(arg, "self") != 0 && strcmp(arg, "total") != 0)
+			argp_error(state, "invalid --sort '%s' (self or total)", arg);
+		env.sort_total = strcmp(arg, "total") == 0;
+		return 0;
+	case OPT_ALLOC:
+		env.alloc = true;
+		return 0;
+	case 'K':
+		env.kernel_stacks = true;
+		return 0;
+	case 'U':
+		env.user_stacks = true;
+		return 0;
+	case 'P':
+		env.per_process = true;
+		return 0;
+	case 'i':
+		env.input = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (env.folded && env.c.format == SQ_FORMAT_JSON)
+			argp_error(state, "--folded and --json are two outputs: choose one");
+		if (env.input && (env.c.pid || env.duration_ns || env.kernel_stacks || env.user_stacks))
+			argp_error(state, "-i reads a saved profile: it takes no -p, duration, -K or -U");
+		if (env.alloc && env.kernel_stacks)
+			argp_error(state, "-K needs CPU samples: an allocation is in user space");
+		return 0;
+	default:
+		ret = sq_parse_common_opt(key, arg, state, &env.c);
+		return ret;
+	}
+}
+
+/* ===================================================================== */
+/* The VMs                                                               */
+/* ===================================================================== */
+
+static struct sqp_vm *vms;
+static int nvms;
+static dev_t only_dev;		/* --vm: only processes running this file */
+static ino_t only_ino;
+
+static struct sqp_vm *vm_of(pid_t pid)
+{
+	for (int i = 0; i < nvms; i++)
+		if (vms[i].pid == pid)
+			return &vms[i];
+	return NULL;
+}
+
+/* Reads pid's debug offsets and hands them to the BPF program. quiet: a process found by
+ * scanning (it may be starting, or exiting); else errors are the user's to see. */
+static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
+{
+	struct sqp_vm vm;
+	struct sqprof_vm bv;
+	__u32 key = pid;
+	int err;
+
+	if (vm_of(pid))
+		return 0;
+	for (int tries = 0;; tries++) {
+		err = sqp_vm_open(pid, &vm);
+		if (err != SQP_VM_STARTING || tries == 50 || quiet)
+			break;
+		usleep(10000);
+	}
+	if (err) {
+		if (!quiet && vm.exe[0])
+			fprintf(stderr, "sqprof: PID %d (%s): %s%s%s\n", pid, vm.exe,
+				sqp_vm_strerror(err), err == SQP_VM_NO_ACCESS ? ": " : "",
+				err == SQP_VM_NO_ACCESS ? strerror(errno) : "");
+		else if (!quiet)
+			fprintf(stderr, "sqprof: PID %d: %s%s%s\n", pid, sqp_vm_strerror(err),
+				err == SQP_VM_NO_ACCESS ? ": " : "",
+				err == SQP_VM_NO_ACCESS ? strerror(errno) : "");
+		return -1;
+	}
+	if (nvms == SQPROF_MAX_VMS) {
+		if (!quiet)
+			fprintf(stderr, "sqprof: more than %d VMs\n", SQPROF_MAX_VMS);
+		return -1;
+	}
+	bv.current_process = vm.d.current_process;
+	bv.process_fp = vm.d.process_fp;
+	bv.frame_caller = vm.d.frame_caller;
+	bv.frame_method = vm.d.frame_method;
+	bv.method_print_name = vm.d.method_print_name;
+	if (skel && bpf_map_update_elem(bpf_map__fd(skel->maps.vms), &key, &bv, BPF_ANY)) {
+		fprintf(stderr, "sqprof: PID %d: cannot add it to the BPF map: %s\n", pid, strerror(errno));
+		return -1;
+	}
+	if (env.user_stacks && skel)
+		sqp_native_add_process(pid);
+	vms[nvms++] = vm;
+	if (env.c.verbose)
+		fprintf(stderr, "sqprof: PID %d (%s): interp_current at 0x%llx, load bias 0x%llx\n", pid,
+			vm.exe, (unsigned long long)vm.d.current_process, (unsigned long long)vm.bias);
+	return 0;
+}
+
+/* Every VM running now (or running the --vm binary). */
+static void scan_vms(struct sqprof_bpf *skel)
+{
+	pid_t pids[SQPROF_MAX_VMS];
+	int n = sqp_scan_vms(pids, SQPROF_MAX_VMS, only_dev, only_ino);
+
+	for (int i = 0; i < n; i++)
+		add_vm(skel, pids[i], true);
+}
+
+/* ===================================================================== */
+/* Sampling                                                              */
+/* ===================================================================== */
+
+static struct bpf_link **perf_links;
+static int nperf_links;
+
+static bool perf_unsupported(int err)
+{
+	return err == ENOENT || err == ENODEV || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL;
+}
+
+/* A CPU-clock perf event on every CPU, each running the BPF program; it keeps the samples
+ * of the traced VMs. */
+static int attach_perf(struct sqprof_bpf *skel)
+{
+	int ncpus = libbpf_num_possible_cpus(), opened = 0, last_err = 0;
+
+	if (ncpus <= 0) {
+		fprintf(stderr, "sqprof: cannot count the CPUs: %s\n", strerror(-ncpus));
+		return -1;
+	}
+	perf_links = calloc(ncpus, sizeof(*perf_links));
+	if (!perf_links)
+		return -1;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(attr),
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.sample_period = 1000000000ULL / env.hz,	/* the CPU clock counts ns */
+		};
+		int fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			last_err = errno;
+			if (errno == ENODEV)	/* an offline CPU */
+				continue;
+			break;
+		}
+		perf_links[nperf_links] = bpf_program__attach_perf_event(skel->progs.cpu_sample, fd);
+		if (!perf_links[nperf_links]) {
+			last_err = errno;
+			close(fd);
+			fprintf(stderr, "sqprof: cannot attach the BPF program to CPU %d's perf event: %s\n",
+				cpu, strerror(last_err));
+			return -1;
+		}
+		nperf_links++;
+		opened++;
+	}
+	if (opened && last_err != ENODEV && last_err)
+		opened = 0;
+	if (opened)
+		return 0;
+	if (last_err == EACCES || last_err == EPERM)
+		fprintf(stderr, "sqprof: perf_event_open: %s (needs root, or CAP_PERFMON; see "
+			"/proc/sys/kernel/perf_event_paranoid)\n", strerror(last_err));
+	else if (perf_unsupported(last_err))
+		fprintf(stderr, "sqprof: this kernel cannot sample the CPU clock (perf_event_open: %s): "
+			"it needs CONFIG_PERF_EVENTS\n", strerror(last_err));
+	else
+		fprintf(stderr, "sqprof: perf_event_open: %s\n", strerror(last_err));
+	return -1;
+}
+
+static void detach_perf(void)
+{
+	while (nperf_links > 0)
+		bpf_link__destroy(perf_links[--nperf_links]);
+	free(perf_links);
+	perf_links = NULL;
+}
+
+/* Can this kernel run a BPF program on perf events at all? */
+static int check_perf_kernel(void)
+{
+	int ret;
+
+	if (access("/proc/sys/kernel/perf_event_paranoid", F_OK) != 0) {
+		fprintf(stderr, "sqprof: this kernel has no perf events "
+			"(no /proc/sys/kernel/perf_event_paranoid): it needs CONFIG_PERF_EVENTS\n");
+		return -1;
+	}
+	errno = 0;
+	ret = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL);
+	if (ret <= 0) {
+		fprintf(stderr, "sqprof: this kernel cannot run BPF programs on perf events%s%s\n",
+			ret < 0 ? ": " : " (it needs CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS)",
+			ret < 0 ? strerror(-ret) : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* ===================================================================== */
+/* Method names                                                          */
+/* ===================================================================== */
+
+struct name_slot {
+	__u64 method;		/* 0: empty */
+	pid_t pid;
+	char *name;
+};
+
+static struct name_slot *names;
+static size_t names_cap, names_used;
+static __u64 unresolved;
+
+/* The name of pid's method m: read from the live process (process_vm_readv), or, if it
+ * has exited, the copy the BPF program took; cached. */
+static const char *method_name(struct sqprof_bpf *skel, pid_t pid, __u64 m)
+{
+	struct sqprof_name_key nk = { .pid = pid, .method = m };
+	struct sqprof_name copy;
+	char buf[1024];
+	struct sqp_vm *vm;
+	size_t j;
+
+	if ((names_used + 1) * 2 > names_cap) {
+		size_t cap = names_cap ? 2 * names_cap : 4096;
+		struct name_slot *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return "[out of memory]";
+		for (size_t i = 0; i < names_cap; i++) {
+			if (!names[i].method)
+				continue;
+			for (j = (names[i].method * 0x9E3779B97F4A7C15ULL + names[i].pid) & (cap - 1);
+			     t[j].method; j = (j + 1) & (cap - 1))
+				;
+			t[j] = names[i];
+		}
+		free(names);
+		names = t;
+		names_cap = cap;
+	}
+	for (j = (m * 0x9E3779B97F4A7C15ULL + pid) & (names_cap - 1); names[j].method;
+	     j = (j + 1) & (names_cap - 1))
+		if (names[j].method == m && names[j].pid == pid)
+			return names[j].name;
+	vm = vm_of(pid);
+	if (!vm || !sqp_method_name(vm, m, buf, sizeof(buf))) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &nk, &copy) == 0) {
+			copy.name[sizeof(copy.name) - 1] = 0;
+			snprintf(buf, sizeof(buf), "%s", copy.name);
+		} else {
+			snprintf(buf, sizeof(buf), "[unknown 0x%llx]", (unsigned long long)m);
+			unresolved++;
+		}
+	}
+	/* ';' separates frames in the folded format */
+	for (char *s = buf; (s = strchr(s, ';'));)
+		*s = ':';
+	names[j].method = m;
+	names[j].pid = pid;
+	names[j].name = strdup(buf);
+	names_used++;
+	return names[j].name ? names[j].name : "[out of memory]";
+}
+
+/* ===================================================================== */
+/* Collecting the profile                                                */
+/* ===================================================================== */
+
+/* A growable string. */
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (b->len + n + 2 > b->cap) {
+		size_t cap = (b->len + n + 2) * 2;
+		char *grown = realloc(b->s, cap);
+		if (!grown)
+			return;
+		b->s = grown;
+		b->cap = cap;
+	}
+	if (b->len)
+		b->s[b->len++] = ';';
+	memcpy(b->s + b->len, s, n + 1);
+	b->len += n;
+}
+
+static void buf_add_frame(void *b, const char *frame)
+{
+	buf_add(b, frame);
+}
+
+/* One stack of the map as a folded line: [pid N] (-P), [truncated], the methods
+ * outermost first (or [VM]), the VM's C frames (-U), the kernel's (-K). */
+static void fold(struct sqprof_bpf *skel, const struct sqprof_key *k, struct buf *b)
+{
+	char tmp[64];
+
+	b->len = 0;
+	if (b->s)
+		b->s[0] = 0;
+	if (env.per_process) {
+		snprintf(tmp, sizeof(tmp), "[pid %u]", k->pid);
+		buf_add(b, tmp);
+	}
+	if (k->flags & SQPROF_TRUNCATED)
+		buf_add(b, SQP_TRUNCATED);
+	if (!k->depth)
+		buf_add(b, SQP_NO_FRAME);
+	for (int i = k->depth; i-- > 0;)
+		buf_add(b, method_name(skel, k->pid, k->frames[i]));
+	if (k->ustack >= 0)
+		sqp_native_fold(bpf_map__fd(skel->maps.native), k->ustack, k->pid, false,
+				buf_add_frame, b);
+	if (k->kstack >= 0)
+		sqp_native_fold(bpf_map__fd(skel->maps.native), k->kstack, k->pid, true,
+				buf_add_frame, b);
+}
+
+/* Every stack of the kernel map into the profile, named, and the kernel's counters into
+ * the report's summary. */
+static int collect(struct sqprof_bpf *skel, struct sqp_profile *p, struct sqp_info *info)
+{
+	int fd = bpf_map__fd(skel->maps.stacks);
+	struct sqprof_key *cur, *next;
+	struct sqprof_val val;
+	struct buf b = { 0 };
+	bool first = true;
+	int err = 0;
+
+	cur = calloc(1, sizeof(*cur));
+	next = calloc(1, sizeof(*next));
+	if (!cur || !next) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (bpf_map_get_next_key(fd, first ? NULL : cur, next) == 0) {
+		first = false;
+		memcpy(cur, next, SQPROF_KEY_SIZE(env.max_depth));
+		if (bpf_map_lookup_elem(fd, cur, &val) != 0)
+			continue;
+		fold(skel, cur, &b);
+		if (!b.s || sqp_profile_add(p, b.s, val.samples, val.weight)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	info->truncated = skel->bss->truncated;
+	info->lost = skel->bss->lost;
+	info->lost_weight = skel->bss->lost_weight;
+	info->unknown = skel->bss->unknown;
+	info->unresolved = unresolved;
+out:
+	free(b.s);
+	free(cur);
+	free(next);
+	return err;
+}
+
+/* ===================================================================== */
+/* Output                                                                */
+/* ===================================================================== */
+
+static int write_svg(struct sqp_profile *p, const struct sqp_info *info)
+{
+	char title[256], subtitle[256];
+	FILE *f;
+	int err;
+
+	if (env.title)
+		snprintf(title, sizeof(title), "%s", env.title);
+	else
+		snprintf(title, sizeof(title), "%s", info->alloc ? "Allocation Flame Graph (bytes)"
+								 : "CPU Flame Graph");
+	if (info->from_file)
+		snprintf(subtitle, sizeof(subtitle), "sqprof, from %s", info->input);
+	else if (info->alloc)
+		snprintf(subtitle, sizeof(subtitle), "sqprof --alloc, %s%d%s, %.2f s, %llu samples",
+			 info->pid ? "PID " : "", info->pid ? info->pid : info->nvms,
+			 info->pid ? "" : (info->nvms == 1 ? " VM" : " VMs"), info->seconds,
+			 (unsigned long long)sqp_total_samples(p));
+	else
+		snprintf(subtitle, sizeof(subtitle), "sqprof, %s%d%s, %ld Hz, %.2f s, %llu samples",
+			 info->pid ? "PID " : "", info->pid ? info->pid : info->nvms,
+			 info->pid ? "" : (info->nvms == 1 ? " VM" : " VMs"), info->hz, info->seconds,
+			 (unsigned long long)sqp_total_samples(p));
+	f = strcmp(env.svg, "-") == 0 ? stdout : fopen(env.svg, "w");
+	if (!f) {
+		fprintf(stderr, "sqprof: cannot write %s: %s\n", env.svg, strerror(errno));
+		return -1;
+	}
+	err = sqp_write_svg(f, p, title, subtitle, info->alloc);
+	if (f != stdout && fclose(f) != 0 && !err)
+		err = -errno;
+	if (err) {
+		fprintf(stderr, "sqprof: writing %s: %s\n", env.svg, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static int output(struct sqp_profile *p, struct sqp_info *info)
+{
+	bool svg_on_stdout = env.svg && strcmp(env.svg, "-") == 0;
+
+	info->top = env.top;
+	info->sort_total = env.sort_total;
+	if (env.c.timestamp && !env.folded && env.c.format == SQ_FORMAT_TEXT && !svg_on_stdout)
+		sq_print_time_header(&env.c, stdout);
+	if (env.folded) {
+		sqp_print_folded(stdout, p);
+		if (!info->from_file)	/* the table's summary line, where it does not get in the way */
+			fprintf(stderr, "sqprof: %llu samples, %llu truncated (--max-depth %u), %llu lost\n",
+				(unsigned long long)sqp_total_samples(p),
+				(unsigned long long)info->truncated, info->max_depth,
+				(unsigned long long)info->lost);
+	}
+	else if (env.c.format == SQ_FORMAT_JSON)
+		sqp_print_json(stdout, p, info);
+	else if (!svg_on_stdout)
+		sqp_print_table(stdout, p, info);
+	return env.svg ? write_svg(p, info) : 0;
+}
+
+/* -i: a saved profile. */
+static int from_file(void)
+{
+	struct sqp_profile p = { 0 };
+	struct sqp_info info = { .from_file = true, .alloc = env.alloc, .input = env.input };
+	FILE *f = strcmp(env.input, "-") == 0 ? stdin : fopen(env.input, "r");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "sqprof: cannot read %s: %s\n", env.input, strerror(errno));
+		return SQ_EXIT_ERROR;
+	}
+	err = sqp_read_folded(f, env.input, &p);
+	if (f != stdin)
+		fclose(f);
+	if (!err) {
+		for (size_t i = 0; i < p.n; i++)
+			if (strncmp(p.stacks[i].frames, SQP_TRUNCATED ";",
+				    strlen(SQP_TRUNCATED) + 1) == 0)
+				info.truncated += p.stacks[i].samples;
+		err = output(&p, &info);
+	}
+	sqp_profile_free(&p);
+	return err ? SQ_EXIT_ERROR : 0;
+}
+
+/* ===================================================================== */
+/* Main                                                                  */
+/* ===================================================================== */
+
+static void print_banner(void)
+{
+	bool table = env.c.format == SQ_FORMAT_TEXT && !env.folded && !(env.svg && !strcmp(env.svg, "-"));
+	FILE *f = table ? stdout : stderr;	/* stdout holds only the data otherwise */
+	char dur[32] = "";
+
+	if (env.duration_ns) {
+		strcpy(dur, " for ");
+		sq_format_duration(dur + 5, sizeof(dur) - 5, env.duration_ns);
+	}
+	fprintf(f, "Sampling %s of ", env.alloc ? "allocations" : "Smalltalk stacks");
+	if (env.c.pid)
+		fprintf(f, "PID %d", env.c.pid);
+	else if (only_ino)
+		fprintf(f, "every process running %s (%d now)", env.c.vm, nvms);
+	else
+		fprintf(f, "every sqvm process (%d now)", nvms);
+	if (!env.alloc)
+		fprintf(f, " at %ld Hz", env.hz);
+	fprintf(f, "%s... Hit Ctrl-C to end.\n", dur);
+	fflush(f);
+}
+
+/* The targets, checked before anything is loaded: the -p VM, or the --vm binary. */
+static int check_targets(void)
+{
+	struct stat st;
+
+	if (env.c.pid) {
+		if (add_vm(NULL, env.c.pid, false))
+			return -1;
+		nvms = 0;	/* added again, into the map, once it is loaded */
+	} else if (env.c.vm) {
+		if (stat(env.c.vm, &st) != 0) {
+			fprintf(stderr, "sqprof: --vm %s: %s\n", env.c.vm, strerror(errno));
+			return -1;
+		}
+		if (!sqp_is_sqvm_file(env.c.vm)) {
+			fprintf(stderr, "sqprof: --vm %s is not an sqvm: it has no sqvm_debug_offsets "
+				"symbol\n", env.c.vm);
+			return -1;
+		}
+		only_dev = st.st_dev;
+		only_ino = st.st_ino;
+	}
+	if (env.alloc && sq_find_targets(&env.c))	/* the binaries with the USDT probe */
+		return -1;
+	if (env.c.pid && env.c.pidfd < 0)	/* sq_loop_wait's wake-up when the VM exits */
+		env.c.pidfd = (int)syscall(SYS_pidfd_open, env.c.pid, 0);
+	return 0;
+}
+
+/* Opens the BPF object, sets the options and the stack key's size, and loads it. */
+static struct sqprof_bpf *load_bpf(void)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct sqprof_bpf *skel;
+	int err;
+
+	sq_open_opts(&env.c, &open_opts);
+	skel = sqprof_bpf__open_opts(&open_opts);
+	if (!skel) {
+		fprintf(stderr, "sqprof: cannot open the BPF object: %s\n", strerror(errno));
+		return NULL;
+	}
+	skel->rodata->max_depth = env.max_depth;
+	skel->rodata->kernel_stacks = env.kernel_stacks;
+	skel->rodata->user_stacks = env.user_stacks;
+	err = bpf_map__set_key_size(skel->maps.stacks, SQPROF_KEY_SIZE(env.max_depth));
+	if (!err && !env.kernel_stacks && !env.user_stacks)
+		err = bpf_map__set_max_entries(skel->maps.native, 1);
+	if (!err)
+		err = bpf_program__set_autoload(env.alloc ? skel->progs.cpu_sample
+							  : skel->progs.alloc_sample, false);
+	if (err) {
+		fprintf(stderr, "sqprof: cannot configure the BPF object: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = sqprof_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "sqprof: cannot load the BPF programs: %s\n", strerror(-err));
+		goto fail;
+	}
+	return skel;
+fail:
+	sqprof_bpf__destroy(skel);
+	return NULL;
+}
+
+/* Samples until the duration ends, Ctrl-C, or the -p VM exits; with every VM, looks
+ * for new ones meanwhile. Returns 0, or -1 (reported). */
+static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info *info)
+{
+	__u64 start, deadline;
+	int wake;
+
+	/* The loop's timer: the duration, or the rescans for new VMs. */
+	env.c.interval_ns = env.c.pid ? env.duration_ns : RESCAN_NS;
+	if (env.duration_ns && env.duration_ns < env.c.interval_ns)
+		env.c.interval_ns = env.duration_ns;
+	if (sq_loop_open(loop, &env.c))
+		return -1;
+	if (env.alloc ? sq_attach(&env.c, skel->progs.alloc_sample, "object__alloc__sample")
+		      : attach_perf(skel))
+		return -1;
+	start = sq_mono_ns();
+	deadline = env.duration_ns ? start + env.duration_ns : 0;
+	if (env.c.verbose)
+		fprintf(stderr, "sqprof: sampling %.1f ms after start\n", (start - env.c.start_ns) / 1e6);
+	print_banner();
+	for (;;) {
+		wake = sq_loop_wait(loop);
+		if (wake == SQ_WAKE_ERROR)
+			return -1;
+		if (wake != SQ_WAKE_TICK || (deadline && sq_mono_ns() + 1000000 >= deadline))
+			break;
+		if (!env.c.pid)
+			scan_vms(skel);
+	}
+	/* Stop sampling before reading: the report is of one moment. */
+	detach_perf();
+	sq_detach_all();
+	info->alloc = env.alloc;
+	info->pid = env.c.pid;
+	info->nvms = nvms;
+	info->hz = env.hz;
+	info->seconds = (sq_mono_ns() - start) / 1e9;
+	info->max_depth = env.max_depth;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { opts, parse_arg, "[duration]", doc, NULL, NULL, NULL };
+	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	struct sqprof_bpf *skel = NULL;
+	struct sqp_profile profile = { 0 };
+	struct sqp_info info = { 0 };
+	int err;
+
+	sq_init(&env.c, "sqprof");
+	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL))
+		return SQ_EXIT_USAGE;
+	if (env.input)
+		return from_file();
+	sq_setup_libbpf(&env.c);
+	if (sq_check_privileges(&env.c) || (env.alloc ? sq_check_kernel(&env.c) : check_perf_kernel()))
+		return SQ_EXIT_ERROR;
+	vms = calloc(SQPROF_MAX_VMS, sizeof(*vms));
+	if (!vms || check_targets())
+		return SQ_EXIT_ERROR;
+	skel = load_bpf();
+	if (!skel)
+		return SQ_EXIT_ERROR;
+	err = env.c.pid ? add_vm(skel, env.c.pid, false) : (scan_vms(skel), 0);
+	if (!err)
+		err = sample(skel, &loop, &info);
+	if (!err) {
+		err = collect(skel, &profile, &info);
+		if (err)
+			fprintf(stderr, "sqprof: reading the profile: %s\n", strerror(-err));
+	}
+	if (!err)
+		err = output(&profile, &info);
+
+	detach_perf();
+	sq_detach_all();
+	sq_loop_close(&loop);
+	sqprof_bpf__destroy(skel);
+	sqp_profile_free(&profile);
+	sqp_native_free();
+	return err ? SQ_EXIT_ERROR : 0;
+}

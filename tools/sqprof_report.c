@@ -1,0 +1,424 @@
+/* sqprof_report.c - folded stacks and the reports made from them; see sqprof_report.h. */
+#define _GNU_SOURCE
+#include "sqprof_report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqtool.h"
+
+/* ===================================================================== */
+/* The profile                                                           */
+/* ===================================================================== */
+
+int sqp_profile_add(struct sqp_profile *p, const char *frames, uint64_t samples, uint64_t weight)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 256;
+		struct sqp_stack *grown = realloc(p->stacks, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		p->stacks = grown;
+		p->cap = cap;
+	}
+	p->stacks[p->n].frames = strdup(frames);
+	if (!p->stacks[p->n].frames)
+		return -ENOMEM;
+	p->stacks[p->n].samples = samples;
+	p->stacks[p->n].weight = weight;
+	p->n++;
+	p->merged = false;
+	return 0;
+}
+
+static int by_frames(const void *a, const void *b)
+{
+	return strcmp(((const struct sqp_stack *)a)->frames, ((const struct sqp_stack *)b)->frames);
+}
+
+void sqp_profile_merge(struct sqp_profile *p)
+{
+	size_t out = 0;
+
+	if (p->merged)
+		return;
+	qsort(p->stacks, p->n, sizeof(*p->stacks), by_frames);
+	for (size_t i = 0; i < p->n; i++) {
+		if (out && strcmp(p->stacks[out - 1].frames, p->stacks[i].frames) == 0) {
+			p->stacks[out - 1].samples += p->stacks[i].samples;
+			p->stacks[out - 1].weight += p->stacks[i].weight;
+			free(p->stacks[i].frames);
+		} else {
+			p->stacks[out++] = p->stacks[i];
+		}
+	}
+	p->n = out;
+	p->merged = true;
+}
+
+void sqp_profile_free(struct sqp_profile *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->stacks[i].frames);
+	free(p->stacks);
+	memset(p, 0, sizeof(*p));
+}
+
+uint64_t sqp_total_weight(const struct sqp_profile *p)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		sum += p->stacks[i].weight;
+	return sum;
+}
+
+uint64_t sqp_total_samples(const struct sqp_profile *p)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		sum += p->stacks[i].samples;
+	return sum;
+}
+
+int sqp_read_folded(FILE *f, const char *name, struct sqp_profile *p)
+{
+	char *line = NULL, *space, *end;
+	size_t cap = 0;
+	ssize_t len;
+	long lineno = 0;
+	int err = 0;
+
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		unsigned long long count;
+
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (len == 0 || line[0] == '#')
+			continue;
+		space = strrchr(line, ' ');
+		errno = 0;
+		count = space ? strtoull(space + 1, &end, 10) : 0;
+		if (!space || space == line || errno || *end || end == space + 1) {
+			fprintf(stderr, "sqprof: %s:%ld: not a folded stack (\"frame;frame;frame count\")\n",
+				name, lineno);
+			err = -1;
+			break;
+		}
+		*space = 0;
+		if (sqp_profile_add(p, line, count, count)) {
+			err = -1;
+			break;
+		}
+	}
+	free(line);
+	if (!err && ferror(f)) {
+		fprintf(stderr, "sqprof: reading %s: %s\n", name, strerror(errno));
+		err = -1;
+	}
+	return err;
+}
+
+/* ===================================================================== */
+/* Methods: self and total                                               */
+/* ===================================================================== */
+
+bool sqp_is_method_frame(const char *frame, size_t len)
+{
+	return memmem(frame, len, ">>", 2) != NULL;
+}
+
+struct method {
+	char *name;
+	uint64_t self, total;
+	size_t last;		/* the stack that last counted it in total, plus one */
+};
+
+struct methods {
+	struct method *slot;	/* open addressing; name NULL: empty */
+	size_t cap, n;
+};
+
+static uint64_t hash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+static struct method *method_find(struct methods *t, const char *name, size_t len);
+
+static int methods_grow(struct methods *t)
+{
+	struct methods bigger = { calloc(t->cap ? 2 * t->cap : 1024, sizeof(struct method)),
+				  t->cap ? 2 * t->cap : 1024, 0 };
+
+	if (!bigger.slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct method *m = &t->slot[i];
+		size_t j;
+		if (!m->name)
+			continue;
+		for (j = hash(m->name, strlen(m->name)) & (bigger.cap - 1); bigger.slot[j].name;
+		     j = (j + 1) & (bigger.cap - 1))
+			;
+		bigger.slot[j] = *m;
+		bigger.n++;
+	}
+	free(t->slot);
+	*t = bigger;
+	return 0;
+}
+
+static struct method *method_find(struct methods *t, const char *name, size_t len)
+{
+	size_t j;
+
+	if ((t->n + 1) * 2 > t->cap && methods_grow(t))
+		return NULL;
+	for (j = hash(name, len) & (t->cap - 1); t->slot[j].name; j = (j + 1) & (t->cap - 1))
+		if (strncmp(t->slot[j].name, name, len) == 0 && t->slot[j].name[len] == 0)
+			return &t->slot[j];
+	t->slot[j].name = strndup(name, len);
+	if (!t->slot[j].name)
+		return NULL;
+	t->n++;
+	return &t->slot[j];
+}
+
+/* Self and total weight of every method: self goes to a stack's innermost method, total
+ * once to each method on it (a recursive method counts once per sample). A stack with no
+ * method at all counts as [VM]. */
+static struct method *method_table(struct sqp_profile *p, size_t *count)
+{
+	struct methods t = { 0 };
+	struct method *rows;
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const char *s = p->stacks[i].frames, *end, *inner = SQP_NO_FRAME;
+		size_t inner_len = strlen(SQP_NO_FRAME);
+		struct method *m;
+
+		/* (pointers into the table last only until the next insertion: it may grow) */
+		for (; *s; s = *end ? end + 1 : end) {
+			end = strchrnul(s, ';');
+			if (!sqp_is_method_frame(s, end - s))
+				continue;
+			m = method_find(&t, s, end - s);
+			if (!m)
+				goto oom;
+			if (m->last != i + 1) {
+				m->total += p->stacks[i].weight;
+				m->last = i + 1;
+			}
+			inner = s;
+			inner_len = end - s;
+		}
+		m = method_find(&t, inner, inner_len);
+		if (!m)
+			goto oom;
+		if (m->last != i + 1) {		/* [VM]: no method on the stack */
+			m->total += p->stacks[i].weight;
+			m->last = i + 1;
+		}
+		m->self += p->stacks[i].weight;
+	}
+	rows = calloc(t.n + 1, sizeof(*rows));
+	if (!rows)
+		goto oom;
+	for (size_t i = 0; i < t.cap; i++)
+		if (t.slot[i].name)
+			rows[n++] = t.slot[i];
+	free(t.slot);
+	*count = n;
+	return rows;
+oom:
+	for (size_t i = 0; i < t.cap; i++)
+		free(t.slot[i].name);
+	free(t.slot);
+	*count = 0;
+	return NULL;
+}
+
+static int by_self(const void *pa, const void *pb)
+{
+	const struct method *a = pa, *b = pb;
+
+	if (a->self != b->self)
+		return a->self < b->self ? 1 : -1;
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static int by_total(const void *pa, const void *pb)
+{
+	const struct method *a = pa, *b = pb;
+
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	return by_self(pa, pb);
+}
+
+static void free_rows(struct method *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].name);
+	free(rows);
+}
+
+/* ===================================================================== */
+/* Reports                                                               */
+/* ===================================================================== */
+
+void sqp_print_folded(FILE *f, struct sqp_profile *p)
+{
+	sqp_profile_merge(p);
+	for (size_t i = 0; i < p->n; i++)
+		fprintf(f, "%s %llu\n", p->stacks[i].frames, (unsigned long long)p->stacks[i].weight);
+	fflush(f);
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
+/* "PID 42, CPU at 999 Hz for 1.00 s: 998 samples, 0 truncated (--max-depth 127), 0 lost" */
+static void print_summary(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
+{
+	uint64_t samples = sqp_total_samples(p), weight = sqp_total_weight(p);
+
+	if (info->from_file) {
+		fprintf(f, "%s: %llu %s in %zu stacks, %llu truncated\n", info->input,
+			(unsigned long long)weight, info->alloc ? "bytes" : "samples", p->n,
+			(unsigned long long)info->truncated);
+		return;
+	}
+	if (info->pid)
+		fprintf(f, "PID %d", info->pid);
+	else
+		fprintf(f, "%d VM%s", info->nvms, info->nvms == 1 ? "" : "s");
+	if (info->alloc)
+		fprintf(f, ", allocations for %.2f s: %llu samples of %llu bytes", info->seconds,
+			(unsigned long long)samples, (unsigned long long)weight);
+	else
+		fprintf(f, ", CPU at %ld Hz for %.2f s: %llu samples", info->hz, info->seconds,
+			(unsigned long long)samples);
+	fprintf(f, ", %llu truncated (--max-depth %u), %llu lost\n",
+		(unsigned long long)info->truncated, info->max_depth, (unsigned long long)info->lost);
+	if (info->truncated)
+		fprintf(f, "Truncated samples were deeper than %u frames: they are kept under %s, "
+			"their outermost frames missing.\n", info->max_depth, SQP_TRUNCATED);
+	if (info->lost)
+		fprintf(f, "Lost %llu samples (%llu %s): the kernel's stack map was full.\n",
+			(unsigned long long)info->lost, (unsigned long long)info->lost_weight,
+			info->alloc ? "bytes" : "samples");
+	if (info->unknown)
+		fprintf(f, "Missed %llu samples of VMs that started after the last scan.\n",
+			(unsigned long long)info->unknown);
+	if (info->unresolved)
+		fprintf(f, "%llu frames could not be named (shown as addresses).\n",
+			(unsigned long long)info->unresolved);
+}
+
+void sqp_print_table(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
+{
+	uint64_t weight;
+	struct method *rows;
+	size_t n, shown;
+	int w = info->alloc ? 12 : 8;
+
+	sqp_profile_merge(p);
+	weight = sqp_total_weight(p);
+	print_summary(f, p, info);
+	rows = method_table(p, &n);
+	if (!rows && p->n) {
+		fprintf(stderr, "sqprof: out of memory\n");
+		return;
+	}
+	qsort(rows, n, sizeof(*rows), info->sort_total ? by_total : by_self);
+	shown = info->top > 0 && (size_t)info->top < n ? (size_t)info->top : n;
+	fprintf(f, "\n%*s %7s %*s %7s  %s\n", w, info->alloc ? "SELF-B" : "SELF", "SELF%", w,
+		info->alloc ? "TOTAL-B" : "TOTAL", "TOTAL%", "METHOD");
+	for (size_t i = 0; i < shown; i++)
+		fprintf(f, "%*llu %6.2f%% %*llu %6.2f%%  %s\n", w, (unsigned long long)rows[i].self,
+			pct(rows[i].self, weight), w, (unsigned long long)rows[i].total,
+			pct(rows[i].total, weight), rows[i].name);
+	if (shown < n)
+		fprintf(f, "... %zu more method%s (the top %zu by %s shown; -n 0 shows all)\n",
+			n - shown, n - shown == 1 ? "" : "s", shown, info->sort_total ? "total" : "self");
+	free_rows(rows, n);
+	fflush(f);
+}
+
+/* The frames of a folded stack as a JSON array, outermost first. */
+static void json_frames(FILE *f, const char *s)
+{
+	char *copy = strdup(s), *frame, *save = NULL;
+	bool first = true;
+
+	fputc('[', f);
+	for (frame = copy ? strtok_r(copy, ";", &save) : NULL; frame;
+	     frame = strtok_r(NULL, ";", &save)) {
+		if (!first)
+			fputc(',', f);
+		sq_json_str(f, frame);
+		first = false;
+	}
+	fputc(']', f);
+	free(copy);
+}
+
+void sqp_print_json(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
+{
+	struct method *rows;
+	size_t n, shown;
+
+	sqp_profile_merge(p);
+	rows = method_table(p, &n);
+	qsort(rows, n, sizeof(*rows), info->sort_total ? by_total : by_self);
+	shown = info->top > 0 && (size_t)info->top < n ? (size_t)info->top : n;
+	fprintf(f, "{\"mode\":\"%s\",\"unit\":\"%s\",\"pid\":", info->alloc ? "alloc" : "cpu",
+		info->alloc ? "bytes" : "samples");
+	if (info->pid)
+		fprintf(f, "%d", info->pid);
+	else
+		fprintf(f, "null");
+	if (info->from_file) {
+		fprintf(f, ",\"input\":");
+		sq_json_str(f, info->input);
+	} else {
+		fprintf(f, ",\"vms\":%d,\"hz\":%ld,\"seconds\":%.3f,\"max_depth\":%u", info->nvms,
+			info->alloc ? 0 : info->hz, info->seconds, info->max_depth);
+	}
+	fprintf(f, ",\"samples\":%llu,\"weight\":%llu,\"truncated\":%llu,\"lost\":%llu,"
+		"\"lost_weight\":%llu,\"unknown\":%llu,\"unresolved\":%llu,\"methods\":[",
+		(unsigned long long)sqp_total_samples(p), (unsigned long long)sqp_total_weight(p),
+		(unsigned long long)info->truncated, (unsigned long long)info->lost,
+		(unsigned long long)info->lost_weight, (unsigned long long)info->unknown,
+		(unsigned long long)info->unresolved);
+	for (size_t i = 0; i < shown; i++) {
+		fprintf(f, "%s{\"method\":", i ? "," : "");
+		sq_json_str(f, rows[i].name);
+		fprintf(f, ",\"self\":%llu,\"total\":%llu}", (unsigned long long)rows[i].self,
+			(unsigned long long)rows[i].total);
+	}
+	fprintf(f, "],\"stacks\":[");
+	for (size_t i = 0; i < p->n; i++) {
+		fprintf(f, "%s{\"frames\":", i ? "," : "");
+		json_frames(f, p->stacks[i].frames);
+		fprintf(f, ",\"samples\":%llu,\"weight\":%llu}", (unsigned long long)p->stacks[i].samples,
+			(unsigned long long)p->stacks[i].weight);
+	}
+	fprintf(f, "]}\n");
+	free_rows(rows, n);
+	fflush(f);
+}
