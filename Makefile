@@ -47,6 +47,8 @@ ifeq ($(PROBES),0)
 else
   PROBE_OBJ := $(O)/obj/squeak_probes.o
   PROBE_HDR := $(O)/gen/squeak_probes.h
+  # an 8-byte view of the four call probes' adjacent semaphores (vm/probes.h)
+  PROBE_LDFLAGS := -Wl,--defsym=sqvm_call_semaphores=squeak_method__entry_semaphore
 endif
 
 CFLAGS ?=
@@ -63,7 +65,7 @@ all: vm
 vm: $(O)/sqvm
 
 $(O)/sqvm: $(VM_OBJ)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS_MODE) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_MODE) $(PROBE_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(O)/obj/%.o: vm/%.c $(wildcard vm/*.h) $(PROBE_HDR) | $(O)/obj
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<

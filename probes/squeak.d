@@ -18,6 +18,8 @@ provider squeak {
 	/* A class was loaded: its name and the file it came from. */
 	probe class__load(char *classname, char *path);
 
+	/* The four call probes stay together and in this order: the VM checks their
+	 * semaphores with one load (vm/probes.h). */
 	/* A method is activated / returns (normally, by ^ from a block, or unwound). */
 	probe method__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);
 	probe method__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);

@@ -346,7 +346,7 @@ static Value run(Process *p)
 
     invoke:
         if (m->prim) {
-            if (m->quick && LIKELY(!(SQ_ENABLED(METHOD_ENTRY) || SQ_ENABLED(METHOD_RETURN)))) {
+            if (m->quick && !sq_call_probes_enabled()) {
                 args[0] = quick_apply(m, args);
                 sp = args + 1;
                 DISPATCH();

@@ -23,7 +23,7 @@ PrimFn prims_find(ClassInfo *holder, Value selector)
 PrimResult prim_quick(Value *args, uint32_t nargs)
 {
     (void)nargs;
-    if (SQ_ENABLED(METHOD_ENTRY) || SQ_ENABLED(METHOD_RETURN)) return PRIM_FAIL;
+    if (sq_call_probes_enabled()) return PRIM_FAIL;
     args[0] = quick_apply(interp_prim, args);
     return PRIM_OK;
 }

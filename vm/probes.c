@@ -4,6 +4,7 @@
 #include "gc.h"
 #include "interp.h"
 #include "symbol.h"
+#include "vm.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -92,6 +93,10 @@ static uint64_t next_gap(void)
 void probes_init(uint64_t allocSampleBytes)
 {
     if (allocSampleBytes) sampleMean = allocSampleBytes;
+    uintptr_t base = (uintptr_t)&squeak_method__entry_semaphore;
+    if ((uintptr_t)&squeak_method__return_semaphore != base + 2 || (uintptr_t)&squeak_block__entry_semaphore != base + 4 ||
+        (uintptr_t)&squeak_block__return_semaphore != base + 6)
+        vm_fatal("the call probes' semaphores are not adjacent (see probes.h)");
 }
 
 static void allocating_method(const char **cls, const char **sel)

@@ -43,9 +43,22 @@ void probe_alloc_sample(struct Obj *o, size_t bytes);
 uint64_t probe_sample_gap(void);
 bool probe_sample_enabled(void);
 
+/* The four call probes' semaphores are adjacent (squeak.d declares them together:
+ * method__entry, method__return, block__entry, block__return), so one 64-bit load
+ * tells whether any of them is enabled: the cost of the sites on every call and
+ * return. probes_init checks the layout. */
+#if SQVM_PROBES
+/* The linker defines sqvm_call_semaphores at squeak_method__entry_semaphore's address
+ * (Makefile: --defsym), an 8-byte view of the four adjacent semaphores. */
+extern const volatile uint64_t sqvm_call_semaphores; /* changed by the kernel: always reload */
+#define sq_call_probes_enabled() UNLIKELY(sqvm_call_semaphores != 0)
+#else
+#define sq_call_probes_enabled() 0
+#endif
+
 #define SQ_PROBE_METHOD_ENTRY(frame) \
-    do { if (SQ_ENABLED(METHOD_ENTRY) || SQ_ENABLED(BLOCK_ENTRY)) probe_method_entry(frame); } while (0)
+    do { if (sq_call_probes_enabled()) probe_method_entry(frame); } while (0)
 #define SQ_PROBE_METHOD_RETURN(frame) \
-    do { if (SQ_ENABLED(METHOD_RETURN) || SQ_ENABLED(BLOCK_RETURN)) probe_method_return(frame); } while (0)
+    do { if (sq_call_probes_enabled()) probe_method_return(frame); } while (0)
 
 #endif
