@@ -56,7 +56,9 @@ bt_start_vm() {
     BT_GATE="$BT_TMP/gate.$1.$RANDOM"
     mkdir -p "$BT_GATE"
     mkfifo "$BT_GATE/Gate.som"
-    "$VM" -cp "$BT_GATE" "$BT_DIR/$1.som" >"$BT_TMP/vm.out" 2>"$BT_TMP/vm.err" </dev/null &
+    # on one CPU: events that bpftrace prints as they happen come from per-CPU
+    # buffers, and a thread that migrates can have them printed out of order
+    taskset -c "$BT_CPU" "$BT_VM" -cp "$BT_GATE" "$BT_DIR/$1.som" >"$BT_TMP/vm.out" 2>"$BT_TMP/vm.err" </dev/null &
     BT_VM_PID=$!
 }
 
@@ -115,11 +117,15 @@ bt_session() {
 
 bt_script() { bpftrace -B none -p "$BT_VM_PID" "$@"; }
 
+# bt_selected LABEL: whether tests/run.sh --filter TEXT selects bpftrace/LABEL.
+bt_selected() { [ -z "${FILTER:-}" ] || [[ "bpftrace/$1" == *"$FILTER"* ]]; }
+
 # bt_case LABEL WORKLOAD SCRIPT [ARGS...]: a script against a workload, compared with
 # tests/bpftrace/LABEL.expected.
 bt_case() {
     local label=$1 workload=$2 script=$3
     shift 3
+    bt_selected "$label" || return 0
     if ! bt_session "$workload" bt_script "bpftrace/$script" "$@"; then
         fail "bpftrace/$label" "$BT_WHY
 $(bt_noise "$BT_TMP/err" | head -20)
@@ -129,6 +135,145 @@ $(head -20 "$BT_TMP/out")"
     bt_normalize "$BT_TMP/out" >"$BT_TMP/$label.actual"
     if matches "$BT_DIR/$label.expected" "$BT_TMP/$label.actual"; then pass "bpftrace/$label"
     else fail "bpftrace/$label" "$(diff "$BT_DIR/$label.expected" "$BT_TMP/$label.actual" | head -30)"; fi
+}
+
+# ---- Every script: its header, a dry run, and processes.bt ----
+
+# bt_headers: the house header of every script (shebang, "// name.bt  what", an
+# "Example of usage" with output), and the executable bit.
+bt_headers() {
+    local f name why
+    for f in bpftrace/*.bt; do
+        name=$(basename "$f")
+        bt_selected "header $name" || continue
+        why=""
+        [ "$(sed -n 1p "$f")" = "#!/usr/bin/env bpftrace" ] || why="line 1 is not #!/usr/bin/env bpftrace"
+        [[ "$(sed -n 2p "$f")" == "// $name  "?* ]] || why="$why; line 2 is not '// $name  what it does'"
+        grep -q '^// Example of usage' "$f" || why="$why; no 'Example of usage'"
+        grep -q '^//   # bpftrace ' "$f" || why="$why; the example has no '# bpftrace' command"
+        grep -q '^// USAGE: ' "$f" || why="$why; no USAGE line"
+        [ -x "$f" ] || why="$why; not executable"
+        if [ -z "$why" ]; then pass "bpftrace/header $name"; else fail "bpftrace/header $name" "${why#; }"; fi
+    done
+}
+
+# bt_dry_runs: bpftrace -d (0.17's dry run: parse, check and compile, without
+# loading) of every script against a VM waiting at its gate; the USDT probes must
+# exist in the binary for it to resolve their arguments.
+bt_dry_runs() {
+    local f files=()
+    for f in bpftrace/*.bt; do bt_selected "dry-run $(basename "$f")" && files+=("$f"); done
+    [ ${#files[@]} = 0 ] && return
+    bt_start_vm Allocs
+    for f in "${files[@]}"; do
+        if bpftrace -d -p "$BT_VM_PID" "$f" >/dev/null 2>"$BT_TMP/dry.err" && ! bt_noise "$BT_TMP/dry.err" | grep -q .; then
+            pass "bpftrace/dry-run $(basename "$f")"
+        else
+            fail "bpftrace/dry-run $(basename "$f")" "$(bt_noise "$BT_TMP/dry.err" | head -20)"
+        fi
+    done
+    bt_open_gate
+    bt_wait "$BT_VM_PID" 30
+}
+
+# processes.bt loads and attaches everywhere (a program without green processes
+# prints only its header); with green processes in the VM, it and
+# syscalls-by-method.bt (which follows process switches) run Processes.som.
+bt_processes() {
+    if ! bt_selected "processes loads and attaches"; then :
+    elif bt_session Allocs bt_script bpftrace/processes.bt; then
+        bt_normalize "$BT_TMP/out" >"$BT_TMP/processes-loads.actual"
+        if matches "$BT_DIR/processes-loads.expected" "$BT_TMP/processes-loads.actual"; then pass "bpftrace/processes loads and attaches"
+        else fail "bpftrace/processes loads and attaches" "$(diff "$BT_DIR/processes-loads.expected" "$BT_TMP/processes-loads.actual")"; fi
+    else
+        fail "bpftrace/processes loads and attaches" "$BT_WHY
+$(bt_noise "$BT_TMP/err" | head -20)"
+    fi
+    if ! "$VM" -e 'Processor' >/dev/null 2>&1; then
+        bt_selected processes && skip "bpftrace/processes" "green processes not implemented"
+        return
+    fi
+    bt_case processes Processes processes.bt
+    bt_case syscalls-by-method-processes Processes syscalls-by-method.bt
+}
+
+# ---- The one-liners of bpftrace/ONELINERS.md ----
+
+# bt_extract_oneliners: splits ONELINERS.md into $BT_TMP/ol/N.cmd (the command of a
+# ```sh block that starts with "bpftrace"), N.mode ("exact" or "timing", from the
+# info string of the output block that follows: ```text or ```text timing) and
+# N.expected (that block's lines). Prints the number of one-liners.
+bt_extract_oneliners() {
+    rm -rf "$BT_TMP/ol"
+    mkdir -p "$BT_TMP/ol"
+    awk -v dir="$BT_TMP/ol" '
+        /^```sh$/ { incmd = 1; cmd = ""; next }
+        incmd && /^```$/ { incmd = 0; if (cmd ~ /^bpftrace /) { n++; print cmd > (dir "/" n ".cmd"); close(dir "/" n ".cmd"); want = 1 } next }
+        incmd { cmd = cmd (cmd == "" ? "" : " ") $0; next }
+        want && /^```text/ { want = 0; inout = 1; mode = ($0 ~ /timing/) ? "timing" : "exact"
+                             print mode > (dir "/" n ".mode"); close(dir "/" n ".mode")
+                             printf "" > (dir "/" n ".expected"); next }
+        inout && /^```$/ { inout = 0; close(dir "/" n ".expected"); next }
+        inout { print > (dir "/" n ".expected") }
+        END { print n + 0 }' bpftrace/ONELINERS.md
+}
+
+# bt_oneliner_shape FILE: what a timing output must keep: its lines without the
+# histogram buckets, with every number replaced by N, in sorted order (bpftrace
+# orders maps by their values).
+bt_oneliner_shape() {
+    grep -v -E '^\[[^]]*[]\)] +[0-9]+ \|' "$1" | sed -E 's/[0-9]+/N/g' | LC_ALL=C sort
+}
+
+# bt_oneliner CMD: runs a one-liner as written, with $PID set to the VM and bpftrace
+# given -B none and (when the program has none) a BEGIN probe that says it is ready.
+bt_oneliner() {
+    local PID=$BT_VM_PID
+    bpftrace() {
+        local args=("-B" "none") a prev=""
+        for a in "$@"; do
+            if [ "$prev" = "-e" ] && [[ "$a" != *BEGIN* ]]; then a="$a BEGIN { printf(\"--ready--\\n\"); }"; fi
+            args+=("$a")
+            prev=$a
+        done
+        command bpftrace "${args[@]}"
+    }
+    eval "$1"
+}
+
+bt_oneliners() {
+    local n i cmd label
+    n=$(bt_extract_oneliners)
+    if bt_selected ONELINERS.md; then
+        if [ "$n" -ge 15 ]; then pass "bpftrace/ONELINERS.md has $n one-liners"
+        else fail "bpftrace/ONELINERS.md" "only $n one-liners (want at least 15)"; fi
+    fi
+    for ((i = 1; i <= n; i++)); do
+        cmd=$(cat "$BT_TMP/ol/$i.cmd")
+        label="bpftrace/oneliner $i ($(grep -o -m1 'usdt::squeak:[a-z_]*\|tracepoint:[a-z_]*:[a-z_]*' "$BT_TMP/ol/$i.cmd" | head -1))"
+        bt_selected "${label#bpftrace/}" || continue
+        if [ ! -f "$BT_TMP/ol/$i.mode" ]; then fail "$label" "no output block after: $cmd"; continue; fi
+        if ! bt_session OneLiners bt_oneliner "$cmd"; then
+            fail "$label" "$BT_WHY
+$cmd
+$(bt_noise "$BT_TMP/err" | head -20)"
+            continue
+        fi
+        cp "$BT_TMP/out" "$BT_TMP/ol/$i.out"
+        grep -v -e '^Attaching [0-9]* probes*\.\.\.$' -e '^--ready--$' "$BT_TMP/out" >"$BT_TMP/ol/$i.raw"
+        bt_normalize "$BT_TMP/ol/$i.raw" >"$BT_TMP/ol/$i.actual"
+        grep -v '^Attaching [0-9]* probes*\.\.\.$' "$BT_TMP/ol/$i.expected" >"$BT_TMP/ol/$i.want.raw"
+        bt_normalize "$BT_TMP/ol/$i.want.raw" >"$BT_TMP/ol/$i.want"
+        if [ "$(cat "$BT_TMP/ol/$i.mode")" = timing ]; then
+            bt_oneliner_shape "$BT_TMP/ol/$i.actual" >"$BT_TMP/ol/$i.actual.shape"
+            bt_oneliner_shape "$BT_TMP/ol/$i.want" >"$BT_TMP/ol/$i.want.shape"
+            if diff "$BT_TMP/ol/$i.want.shape" "$BT_TMP/ol/$i.actual.shape" >"$BT_TMP/ol/$i.diff"; then pass "$label"
+            else fail "$label" "$cmd
+$(cat "$BT_TMP/ol/$i.diff")"; fi
+        elif diff "$BT_TMP/ol/$i.want" "$BT_TMP/ol/$i.actual" >"$BT_TMP/ol/$i.diff"; then pass "$label"
+        else fail "$label" "$cmd
+$(head -30 "$BT_TMP/ol/$i.diff")"; fi
+    done
 }
 
 bt_tier() {
@@ -141,16 +286,26 @@ bt_tier() {
         return
     fi
     mkdir -p "$BT_TMP"
+    # a private copy: bpftrace 0.17 attaches to the binary's path (through
+    # /proc/PID/root), so a rebuild of $VM while a case runs would leave the
+    # probes on the new file and the running VM untraced
+    BT_VM="$BT_TMP/sqvm"
+    cp "$VM" "$BT_VM"
+    BT_CPU=$(awk '/^Cpus_allowed_list/ { split($2, a, /[-,]/); print a[1] }' /proc/self/status)
+    bt_headers
+    bt_dry_runs
     bt_case objectalloc Allocs objectalloc.bt
     bt_case allocsites Allocs allocsites.bt Point
     bt_case callers Allocs callers.bt Point
     bt_case methodcalls Calls methodcalls.bt
-    bt_case methodcalls-time Calls methodcalls.bt 5 1
+    bt_case methodcalls-time Calls methodcalls.bt 5 time
     bt_case flow Calls flow.bt Square
     bt_case gclatency Collections gclatency.bt
     bt_case userprobes Requests userprobes.bt
     bt_case userprobes-named Requests userprobes.bt request-start request-end
     bt_case syscalls-by-method Syscalls syscalls-by-method.bt
+    bt_processes
+    bt_oneliners
 }
 
 bt_tier
