@@ -29,6 +29,10 @@ probe_contract_test() {
     local nosem
     nosem=$(readelf -n "$VM" | awk '/Provider: squeak/ { p = 1 } /Name:/ { n = $2 } /Semaphore:/ { if (p && $2 ~ /^0x0+$/) print n; p = 0 }')
     if [ -z "$nosem" ]; then pass "probes/semaphores"; else fail "probes/semaphores" "without semaphore: $nosem"; fi
+    # arguments in registers or on the stack: libbpf and bpftrace cannot read RIP-relative operands
+    local rip
+    rip=$(readelf -n "$VM" | awk '/Provider: squeak/ { p = 1 } /Name:/ { n = $2 } /Arguments:/ { if (p && /%rip/) print n; p = 0 }')
+    if [ -z "$rip" ]; then pass "probes/no RIP-relative arguments"; else fail "probes/no RIP-relative arguments" "$rip"; fi
 }
 
 probes_compiled_out_test() {

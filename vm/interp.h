@@ -36,6 +36,7 @@ typedef struct Process {
     int priority;
     int state;
     bool isMain;
+    bool started;          /* resumed at least once (process__create has fired) */
     struct Process *next, *prev;       /* ready queue or delay list */
     struct Process *allNext, *allPrev; /* every live process */
 } Process;

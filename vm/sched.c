@@ -283,6 +283,7 @@ void sched_init(Process *main)
     main->priority = PRIORITY_USER;
     main->state = PS_RUNNING;
     main->isMain = true;
+    main->started = true;
     link_all(main);
     S_.forkStackWords = (4u << 20) / sizeof(Value);
     struct sigaction sa;
@@ -389,7 +390,6 @@ static PrimResult p_new_process(Value *a, uint32_t n)
     interp_activate(bm, base->locals, a[0]);
     interp_current = saved;
     a[0] = new_process_object(p, G.nil);
-    if (SQ_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, p->id, "", p->priority);
     return PRIM_OK;
 }
 
@@ -400,6 +400,11 @@ static PrimResult p_resume(Value *a, uint32_t n)
     (void)n;
     Process *p = rcvr_process(a);
     if (!p || p->state != PS_SUSPENDED) return PRIM_OK; /* terminated, or already scheduled */
+    /* process__create fires at the first resume, when fork/forkNamed: has set the name */
+    if (!p->started) {
+        p->started = true;
+        if (SQ_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, p->id, sched_process_name(p), p->priority);
+    }
     return ready_and_maybe_preempt(p, a);
 }
 
