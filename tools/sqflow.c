@@ -355,11 +355,8 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL);
 	if (err)
 		return SQ_EXIT_USAGE;
-	sq_setup_libbpf(&env.c);
-	if (sq_check_privileges(&env.c) || sq_check_kernel(&env.c) || sq_find_targets(&env.c))
+	if (sq_prepare(&env.c, &open_opts))
 		return SQ_EXIT_ERROR;
-
-	sq_open_opts(&env.c, &open_opts);
 	skel = sqflow_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqflow: cannot open the BPF object: %s\n", strerror(errno));

@@ -898,3 +898,12 @@ void sq_json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+
+int sq_prepare(struct sq_common *c, struct bpf_object_open_opts *opts)
+{
+	sq_setup_libbpf(c);
+	if (sq_check_privileges(c) || sq_check_kernel(c) || sq_find_targets(c))
+		return SQ_EXIT_ERROR;
+	sq_open_opts(c, opts);
+	return 0;
+}

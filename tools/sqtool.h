@@ -105,6 +105,11 @@ void sq_open_opts(const struct sq_common *c, struct bpf_object_open_opts *opts);
  * running in other root file systems (containers). Each must carry squeak probes. */
 int sq_find_targets(struct sq_common *c);
 
+/* What every USDT tool does between parsing its arguments and opening its skeleton:
+ * libbpf set-up, the privilege and kernel checks, finding the VMs, the open options.
+ * Answers 0, or SQ_EXIT_ERROR after printing why. */
+int sq_prepare(struct sq_common *c, struct bpf_object_open_opts *opts);
+
 /* Reads the squeak USDT notes of an ELF file; 0, or -errno (not readable, not ELF). */
 int sq_read_probes(const char *path, struct sq_probes *out);
 
