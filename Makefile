@@ -59,7 +59,7 @@ VM_SRC := $(filter-out vm/build-tools/%,$(wildcard vm/*.c))
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: all vm test check-all bench bench-probes bench-sqprof clean install deps unit lang
+.PHONY: all vm test check-all bench bench-probes bench-tools bench-sqprof clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -113,6 +113,10 @@ bench: vm
 # What the USDT probes cost: PROBES=0 vs compiled in vs attached (root for attached).
 bench-probes:
 	tests/bench/probes.sh
+
+# Start-up to attached and slowdowns under each tool (root).
+bench-tools:
+	tests/bench/tools.sh
 
 # What sqprof costs at 99 and 999 Hz (root; about 5 minutes).
 bench-sqprof: all
