@@ -1,6 +1,7 @@
 /* sqprof_native.c - symbolizing kernel and C stacks for -K and -U; see sqprof_native.h. */
 #define _GNU_SOURCE
 #include "sqprof_native.h"
+#include "sqprof_vm.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -130,53 +131,32 @@ static size_t nfiles;
 static struct process *procs;
 static size_t nprocs;
 
+static void file_phdr(void *ctx, const void *p)
+{
+	struct file *fl = ctx;
+	const GElf_Phdr *ph = p;
+	if (fl->nsegs < 8 && ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+		fl->seg_off[fl->nsegs] = ph->p_offset;
+		fl->seg_vaddr[fl->nsegs] = ph->p_vaddr;
+		fl->seg_size[fl->nsegs++] = ph->p_filesz;
+	}
+}
+
+static bool file_sym(void *ctx, const void *s, const char *name)
+{
+	struct file *fl = ctx;
+	const GElf_Sym *sym = s;
+	if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_value && *name)
+		symtab_add(&fl->syms, sym->st_value, sym->st_size, name);
+	return true;
+}
+
+/* The executable segments and function symbols of one mapped file. */
 static void load_file(struct file *fl)
 {
-	Elf_Scn *scn = NULL;
-	size_t nphdr;
-	Elf *elf;
-	int fd;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return;
-	fd = open(fl->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nphdr))
-		goto out;
-	for (size_t i = 0; i < nphdr && fl->nsegs < 8; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
-			fl->seg_off[fl->nsegs] = ph.p_offset;
-			fl->seg_vaddr[fl->nsegs] = ph.p_vaddr;
-			fl->seg_size[fl->nsegs++] = ph.p_filesz;
-		}
-	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
-			GElf_Sym sym;
-			const char *name;
-			if (!gelf_getsym(data, (int)k, &sym))
-				break;
-			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && *name)
-				symtab_add(&fl->syms, sym.st_value, sym.st_size, name);
-		}
-	}
-	qsort(fl->syms.syms, fl->syms.n, sizeof(*fl->syms.syms), by_addr);
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	sqp_elf_walk(fl->path, file_phdr, file_sym, fl);
+	if (fl->syms.n)
+		qsort(fl->syms.syms, fl->syms.n, sizeof(*fl->syms.syms), by_addr);
 }
 
 static struct file *file_of(const char *path)

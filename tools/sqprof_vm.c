@@ -33,54 +33,77 @@ struct elf_info {
 static struct elf_info *elf_cache;
 static size_t elf_cached, elf_cap;
 
-/* Reads the symbol and the first load address from an ELF file (libelf). */
-static void read_elf(const char *path, struct elf_info *info)
+bool sqp_elf_walk(const char *path, sqp_elf_phdr_fn phdr, sqp_elf_sym_fn sym, void *ctx)
 {
 	Elf_Scn *scn = NULL;
 	size_t nphdr;
+	bool ok = false, more = true;
 	Elf *elf;
 	int fd;
 
-	info->has_symbol = false;
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return;
+		return false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return false;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nphdr))
 		goto out;
-	info->first_vaddr = UINT64_MAX;
+	ok = true;
 	for (size_t i = 0; i < nphdr; i++) {
 		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-		    (ph.p_vaddr & ~0xfffULL) < info->first_vaddr)
-			info->first_vaddr = ph.p_vaddr & ~0xfffULL;
+		if (gelf_getphdr(elf, (int)i, &ph))
+			phdr(ctx, &ph);
 	}
-	while (!info->has_symbol && (scn = elf_nextscn(elf, scn))) {
+	while (more && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
 		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
 			continue;
-		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
-			GElf_Sym sym;
+		for (size_t k = 0; more && k < sh.sh_size / sh.sh_entsize; k++) {
+			GElf_Sym s;
 			const char *name;
-			if (!gelf_getsym(data, (int)k, &sym))
+			if (!gelf_getsym(data, (int)k, &s))
 				break;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && strcmp(name, SYMBOL) == 0 && sym.st_value) {
-				info->symbol = sym.st_value;
-				info->has_symbol = true;
-				break;
-			}
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (name)
+				more = sym(ctx, &s, name);
 		}
 	}
 out:
 	if (elf)
 		elf_end(elf);
 	close(fd);
+	return ok;
+}
+
+static void info_phdr(void *ctx, const void *p)
+{
+	struct elf_info *info = ctx;
+	const GElf_Phdr *ph = p;
+	if (ph->p_type == PT_LOAD && (ph->p_vaddr & ~0xfffULL) < info->first_vaddr)
+		info->first_vaddr = ph->p_vaddr & ~0xfffULL;
+}
+
+static bool info_sym(void *ctx, const void *s, const char *name)
+{
+	struct elf_info *info = ctx;
+	const GElf_Sym *sym = s;
+	if (strcmp(name, SYMBOL) != 0 || !sym->st_value)
+		return true;
+	info->symbol = sym->st_value;
+	info->has_symbol = true;
+	return false;
+}
+
+/* Reads the symbol and the first load address from an ELF file. */
+static void read_elf(const char *path, struct elf_info *info)
+{
+	info->has_symbol = false;
+	info->first_vaddr = UINT64_MAX;
+	sqp_elf_walk(path, info_phdr, info_sym, info);
 }
 
 static const struct elf_info *elf_info_of(const char *path)

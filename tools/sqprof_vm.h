@@ -33,6 +33,14 @@ enum {
 };
 
 /* Reads PID's debug offsets; fills vm. Returns SQP_VM_* and sets errno. */
+/* Walks an ELF file (libelf): phdr is called for each program header, then sym for each
+ * symbol of its symbol tables until it answers false. Answers false if the file cannot be
+ * read as ELF. The profiler reads both the VM (its debug-offsets symbol) and every mapped
+ * binary (function symbols for -U) this way. */
+typedef void (*sqp_elf_phdr_fn)(void *ctx, const void *phdr /* GElf_Phdr */);
+typedef bool (*sqp_elf_sym_fn)(void *ctx, const void *sym /* GElf_Sym */, const char *name);
+bool sqp_elf_walk(const char *path, sqp_elf_phdr_fn phdr, sqp_elf_sym_fn sym, void *ctx);
+
 int sqp_vm_open(pid_t pid, struct sqp_vm *vm);
 
 /* One line on why sqp_vm_open failed, for an error message. */
