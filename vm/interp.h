@@ -37,6 +37,7 @@ typedef struct Process {
     int state;
     bool isMain;
     bool started;          /* resumed at least once (process__create has fired) */
+    bool ran;              /* has run: its block's block__entry has fired */
     struct Process *next, *prev;       /* ready queue or delay list */
     struct Process *allNext, *allPrev; /* every live process */
 } Process;

@@ -51,6 +51,7 @@ static const char *receiver_class_name(Frame *f) { return class_of(f->self)->nam
 
 void probe_method_entry(Frame *f)
 {
+    if (interp_current && !interp_current->ran) return; /* a new process: fires when it runs */
     Method *m = f->method;
     const char *sel = sym_cstr(m->selector);
     if (m->flags & MF_BLOCK) {

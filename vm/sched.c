@@ -186,6 +186,12 @@ static void transfer_to(Process *to)
         fire_activate(to);
     }
     to->state = PS_RUNNING;
+    /* A forked process's block is activated when the process is made; its block__entry
+     * fires here, when it first runs, so call-flow tools see it in the right order. */
+    if (UNLIKELY(!to->ran)) {
+        to->ran = true;
+        SQ_PROBE_METHOD_ENTRY(to->fp);
+    }
 }
 
 NORETURN static void deadlock(void)
@@ -283,7 +289,7 @@ void sched_init(Process *main)
     main->priority = PRIORITY_USER;
     main->state = PS_RUNNING;
     main->isMain = true;
-    main->started = true;
+    main->started = main->ran = true;
     link_all(main);
     S_.forkStackWords = (4u << 20) / sizeof(Value);
     struct sigaction sa;
