@@ -26,12 +26,12 @@ void disasm_method(Method *m, int indent)
         case OP_PUSH_INT8: printf(" %d", (int8_t)o[0]); break;
         case OP_PUSH_LIT: printf(" "); print_literal(m->literals[o[0] | o[1] << 8]); break;
         case OP_PUSH_ARG: case OP_PUSH_LOCAL: case OP_POP_LOCAL: case OP_PUSH_FIELD: case OP_POP_FIELD:
-        case OP_INC_LOCAL: case OP_PUSH_BLOCK:
+        case OP_PUSH_BLOCK:
             printf(" %u", o[0]);
             break;
         case OP_PUSH_CTX: case OP_POP_CTX: printf(" %u %u", o[0], o[1]); break;
         case OP_PUSH_GLOBAL: printf(" %s", sym_cstr(globals[o[0] | o[1] << 8].name)); break;
-        case OP_JUMP: case OP_JUMP_IF_TRUE: case OP_JUMP_IF_FALSE: case OP_JUMP_IF_NIL: case OP_JUMP_IF_NOT_NIL:
+        case OP_JUMP: case OP_JUMP_IF_TRUE: case OP_JUMP_IF_FALSE:
             printf(" -> %u", pc + 3 + (o[0] | o[1] << 8));
             break;
         case OP_JUMP_BACK: printf(" -> %u", pc + 3 - (o[0] | o[1] << 8)); break;

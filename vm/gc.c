@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #define TENURE_AGE 2
 #define PAGE_BYTES (64u << 10)
@@ -95,13 +94,6 @@ static struct {
     Chunk *perm;
     size_t sizeBefore;
 } H;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void set_limit(void);
 
@@ -586,7 +578,7 @@ static size_t sweep(void)
 
 static void finish_event(GCEvent *e, uint64_t t0)
 {
-    e->pauseNs = now_ns() - t0;
+    e->pauseNs = vm_now_ns() - t0;
     e->youngAfter = young_used();
     e->oldAfter = H.oldBytes;
     e->rememberedCount = H.nrem;
@@ -610,7 +602,7 @@ static void finish_event(GCEvent *e, uint64_t t0)
 
 void gc_young_collect(void)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = vm_now_ns();
     GCEvent e = {.kind = GC_YOUNG, .youngBefore = young_used(), .oldBefore = H.oldBytes};
     vm_gc_begin_hook(GC_YOUNG);
     evtSurvived = evtTenured = 0;
@@ -624,7 +616,7 @@ void gc_young_collect(void)
 
 void gc_full_collect(void)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = vm_now_ns();
     GCEvent e = {.kind = GC_FULL, .youngBefore = young_used(), .oldBefore = H.oldBytes};
     vm_gc_begin_hook(GC_FULL);
     evtSurvived = evtTenured = 0;
@@ -731,9 +723,4 @@ void gc_verify(const char *when)
     for (Chunk *c = H.perm; c; c = c->next)
         for (char *p = c->data; p < c->top;) { Obj *o = obj_at(p); verify_obj(o, true); p += obj_total_bytes(o); }
     if (verifyErrors) vm_fatal("heap verification failed %s: %d errors", when, verifyErrors);
-}
-
-bool gc_in_heap(Value v)
-{
-    return !(v & 1) && v != 0;
 }

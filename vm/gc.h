@@ -93,7 +93,6 @@ static inline void gc_write_barrier(void *obj, Value v)
 void gc_collect(void);          /* what gc_pending asked for: young, or full when old space is due */
 void gc_young_collect(void);
 void gc_full_collect(void);
-bool gc_in_heap(Value v);
 const GCStats *gc_stats(void);
 size_t gc_young_used(void);
 void gc_print_stats(void);

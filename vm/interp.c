@@ -502,17 +502,6 @@ static Value run(Process *p)
         else if (UNLIKELY(c != G.trueObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
         DISPATCH();
     }
-    CASE(JUMP_IF_NIL) { uint16_t off = READ16(); if (*--sp == G.nil) ip += off; DISPATCH(); }
-    CASE(JUMP_IF_NOT_NIL) { uint16_t off = READ16(); if (*--sp != G.nil) ip += off; DISPATCH(); }
-    CASE(INC_LOCAL) {
-        Value *v = &fp->locals[READ8()];
-        intptr_t r;
-        if (LIKELY(is_int(*v)) && !__builtin_add_overflow((intptr_t)*v, (intptr_t)2, &r)) { *v = (Value)r; DISPATCH(); }
-        SAVE();
-        if (!num_binop(NUM_ADD, *v, int_value(1), v)) interp_error("cannot increment a %s in a to:do: loop", class_of(*v)->name);
-        DISPATCH();
-    }
-
     CASE(FOR_NEXT) {
         Value *v = &fp->locals[ip[0]];
         Value limit = fp->locals[ip[1]];

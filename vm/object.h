@@ -108,7 +108,6 @@ enum { BLK_METHOD, BLK_CTX, BLK_SELF, BLK_HOME, BLK_SERIAL, BLK_SIZE };
 enum { CTX_OUTER = 0 };
 /* Method mirror objects: slot 0 is the Method* (as a fake small integer). */
 
-typedef struct ObjectMemory ObjectMemory;
 
 /* The VM-wide state that is not per-process. */
 typedef struct VMGlobals {

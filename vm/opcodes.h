@@ -61,11 +61,6 @@ OPCODE(JUMP_BACK, 2, 0)
 /* JUMP_IF_TRUE / JUMP_IF_FALSE off16: pop the condition (must be a Boolean) */
 OPCODE(JUMP_IF_TRUE, 2, -1)
 OPCODE(JUMP_IF_FALSE, 2, -1)
-/* JUMP_IF_NIL / JUMP_IF_NOT_NIL off16: pop; used by inlined ifNil: forms */
-OPCODE(JUMP_IF_NIL, 2, -1)
-OPCODE(JUMP_IF_NOT_NIL, 2, -1)
-/* INC_LOCAL i8: local i := local i + 1 (the step of a to:do: whose variable is not a local) */
-OPCODE(INC_LOCAL, 1, 0)
 /* FOR_NEXT i8 limit8 off16: local i := i + 1; if i <= local limit, jump back off16 (a safe
  * point). The step and test of an inlined to:do: or timesRepeat: loop in one dispatch. */
 OPCODE(FOR_NEXT, 4, 0)

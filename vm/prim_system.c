@@ -15,19 +15,12 @@
 static Value programArgs;
 static uint64_t startNs;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void scan_roots(GCVisitFn visit) { visit(&programArgs); }
 
 void prims_system_init(Value args)
 {
     programArgs = args;
-    startNs = mono_ns();
+    startNs = vm_now_ns();
     gc_add_root_scanner(scan_roots, false);
 }
 
@@ -99,8 +92,8 @@ static PrimResult p_stack_trace(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-static PrimResult p_time(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)((mono_ns() - startNs) / 1000000)); return PRIM_OK; }
-static PrimResult p_ticks(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)((mono_ns() - startNs) / 1000)); return PRIM_OK; }
+static PrimResult p_time(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)((vm_now_ns() - startNs) / 1000000)); return PRIM_OK; }
+static PrimResult p_ticks(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)((vm_now_ns() - startNs) / 1000)); return PRIM_OK; }
 
 /* CPU time of the VM process in microseconds: benchmarks on a shared machine. */
 static PrimResult p_cpu_ticks(Value *a, uint32_t n)

@@ -35,13 +35,6 @@ static struct {
     int numSpare;
 } S_;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- Bookkeeping ---- */
 
 static void link_all(Process *p)
@@ -134,7 +127,7 @@ static void arm_timer(void)
 {
     struct itimerval it = {{0, 0}, {0, 0}};
     if (S_.delays) {
-        uint64_t now = now_ns(), wake = S_.delays->wakeNs;
+        uint64_t now = vm_now_ns(), wake = S_.delays->wakeNs;
         uint64_t us = wake > now ? (wake - now + 999) / 1000 : 1;
         it.it_value.tv_sec = (time_t)(us / 1000000);
         it.it_value.tv_usec = (suseconds_t)(us % 1000000);
@@ -163,7 +156,7 @@ static void remove_delay(Process *p)
 /* Moves every expired Delay's process to its ready queue (in wake order). */
 static void wake_expired(void)
 {
-    uint64_t now = now_ns();
+    uint64_t now = vm_now_ns();
     while (S_.delays && S_.delays->wakeNs <= now) {
         Process *p = S_.delays;
         S_.delays = p->next;
@@ -252,7 +245,7 @@ static PrimResult ready_and_maybe_preempt(Process *p, Value *args)
 bool sched_poll(void)
 {
     sched_attention = 0;
-    if (!S_.delays || S_.delays->wakeNs > now_ns()) return false;
+    if (!S_.delays || S_.delays->wakeNs > vm_now_ns()) return false;
     wake_expired();
     Process *cur = interp_current;
     int pr = highest_ready();
@@ -568,7 +561,7 @@ static PrimResult p_delay_wait(Value *a, uint32_t n)
     if (int_val(ms) <= 0) return PRIM_OK;
     Process *cur = interp_current;
     suspend_active_at(a, PS_WAITING);
-    add_delay(cur, now_ns() + (uint64_t)int_val(ms) * 1000000ull);
+    add_delay(cur, vm_now_ns() + (uint64_t)int_val(ms) * 1000000ull);
     return switch_away();
 }
 

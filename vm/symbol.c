@@ -65,10 +65,6 @@ void sym_init(void)
     S.escapedBlock = sym_intern_cstr("escapedBlock:");
     S.unknownGlobal = sym_intern_cstr("unknownGlobal:");
     S.initialize = sym_intern_cstr("initialize:");
-    S.run = sym_intern_cstr("run");
-    S.runArgs = sym_intern_cstr("run:");
-    S.value = sym_intern_cstr("value");
-    S.valueWith = sym_intern_cstr("value:");
     S.plus = sym_intern_cstr("+");
     S.minus = sym_intern_cstr("-");
     S.times = sym_intern_cstr("*");

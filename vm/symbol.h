@@ -12,8 +12,8 @@ int sym_num_args(Value sym);
 
 /* Selectors the VM sends by itself. */
 typedef struct WellKnownSymbols {
-    Value doesNotUnderstand, escapedBlock, unknownGlobal, initialize, run, runArgs;
-    Value value, valueWith, plus, minus, times, lt, gt, le, ge, eq, ne, mod, div, bitAnd,
+    Value doesNotUnderstand, escapedBlock, unknownGlobal, initialize;
+    Value plus, minus, times, lt, gt, le, ge, eq, ne, mod, div, bitAnd,
           at, atPut;
 } WellKnownSymbols;
 extern WellKnownSymbols S;

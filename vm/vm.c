@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 VMOptions vm_options;
 
@@ -35,6 +36,13 @@ void vm_exit(int status)
     fflush(stdout);
     if (vm_options.gcStats) gc_print_stats();
     exit(status);
+}
+
+uint64_t vm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void *vm_xmalloc(size_t n)

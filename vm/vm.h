@@ -8,7 +8,6 @@ typedef struct VMOptions {
     const char **classPath;
     int classPathLen;
     bool gcStats;
-    bool trace;
 } VMOptions;
 
 extern VMOptions vm_options;
@@ -16,6 +15,8 @@ extern VMOptions vm_options;
 NORETURN void vm_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 NORETURN void vm_out_of_memory(const char *what);
 NORETURN void vm_exit(int status);
+/* CLOCK_MONOTONIC in nanoseconds: GC pauses, Delays, system time/ticks. */
+uint64_t vm_now_ns(void);
 void *vm_xmalloc(size_t n);
 void *vm_xcalloc(size_t n, size_t size);
 void *vm_xrealloc(void *p, size_t n);
