@@ -52,8 +52,10 @@ bt_normalize() {
 
 # bt_start_vm WORKLOAD: starts the VM on tests/bpftrace/WORKLOAD.som, blocked at its
 # gate; sets BT_VM_PID and BT_GATE.
+BT_SEQ=0
 bt_start_vm() {
-    BT_GATE="$BT_TMP/gate.$1.$RANDOM"
+    BT_SEQ=$((BT_SEQ + 1))
+    BT_GATE="$BT_TMP/gate.$1.$BT_SEQ"
     mkdir -p "$BT_GATE"
     mkfifo "$BT_GATE/Gate.som"
     # on one CPU: events that bpftrace prints as they happen come from per-CPU
@@ -298,7 +300,7 @@ bt_tier() {
     bt_case allocsites Allocs allocsites.bt Point
     bt_case callers Allocs callers.bt Point
     bt_case methodcalls Calls methodcalls.bt
-    bt_case methodcalls-time Calls methodcalls.bt 5 time
+    bt_case methodcalls-time Calls methodcalls.bt 6 time
     bt_case flow Calls flow.bt Square
     bt_case gclatency Collections gclatency.bt
     bt_case userprobes Requests userprobes.bt

@@ -292,8 +292,7 @@ static void gen_var_access(Compiler *c, Fn *fn, Node *n, bool store)
             if (v->slot > 255) cfail(c, n, "too many captured variables");
             emit_byte(fn, (uint8_t)v->slot);
         } else if (v->isArg && v->scope == v->scope->real) {
-            if (store) cfail(c, n, "cannot assign to argument '%s'", v->name);
-            emit_op(fn, OP_PUSH_ARG, 1);
+            emit_op(fn, store ? OP_POP_ARG : OP_PUSH_ARG, store ? -1 : 1);
             emit_byte(fn, (uint8_t)v->slot);
         } else {
             if (v->slot > 255) cfail(c, n, "too many local variables");
@@ -702,6 +701,7 @@ Method *compile_method(MethodDef *md, ClassInfo *holder, const char *path)
         m->nargs = (uint16_t)md->scope->nargs;
         m->line = (uint32_t)md->line;
         m->prim = prims_find(holder, md->selector);
+        if (!m->prim) m->prim = prim_missing;
         c.home = m;
         m->printName = make_print_name(&c, md->selector, false);
         m->sourcePath = path;

@@ -25,7 +25,7 @@ void disasm_method(Method *m, int indent)
         switch (op) {
         case OP_PUSH_INT8: printf(" %d", (int8_t)o[0]); break;
         case OP_PUSH_LIT: printf(" "); print_literal(m->literals[o[0] | o[1] << 8]); break;
-        case OP_PUSH_ARG: case OP_PUSH_LOCAL: case OP_POP_LOCAL: case OP_PUSH_FIELD: case OP_POP_FIELD:
+        case OP_PUSH_ARG: case OP_POP_ARG: case OP_PUSH_LOCAL: case OP_POP_LOCAL: case OP_PUSH_FIELD: case OP_POP_FIELD:
         case OP_PUSH_BLOCK:
             printf(" %u", o[0]);
             break;

@@ -129,6 +129,10 @@ PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *l
     ClassInfo *c = lookupFrom ? lookupFrom : class_of(args[0]);
     Method *m = interp_lookup(c, selector);
     if (!m) m = prepare_dnu(args, &nargs, selector);
+    /* A send compiled from source always matches; a primitive's does not have to */
+    if (UNLIKELY(m->nargs != nargs))
+        interp_error("%s takes %u argument%s, but %u %s given", method_print_name(m), m->nargs,
+                     m->nargs == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
     if (m->prim) {
         interp_current->fp->sp = args + nargs + 1;
         interp_prim = m;
@@ -138,6 +142,57 @@ PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *l
     if (!m->code) return prim_fail(args, "no primitive implementation");
     push_frame(interp_current, m, args, nargs, G.nil);
     return PRIM_ACTIVATED;
+}
+
+/* ---- Special sends and redefined kernel methods ----
+ * SEND_ADD and its siblings compute Integer and Double arithmetic (SEND_AT
+ * and SEND_ATPUT Array access) without a send, which is right only while
+ * those classes answer the selector with the VM's own primitive. A kernel
+ * class file on the class path may redefine one (SOM allows it): then that
+ * opcode becomes a plain send. With computed goto its dispatch entry is
+ * pointed at the SEND handler, so the fast paths cost nothing extra; the
+ * switch build tests a mask instead. */
+
+static uint32_t fastPathOff; /* bit (op - OP_SEND_ADD) set: that special send is a plain send */
+
+#if SQVM_COMPUTED_GOTO
+static const void **dispatchTable; /* run()'s table, once run() has started */
+#endif
+
+static void apply_fast_path_mask(void)
+{
+#if SQVM_COMPUTED_GOTO
+    if (!dispatchTable) return;
+    for (int op = OP_SEND_ADD; op <= OP_SEND_ATPUT; op++)
+        if (fastPathOff & (1u << (op - OP_SEND_ADD))) dispatchTable[op] = dispatchTable[OP_SEND];
+#endif
+}
+
+/* Does class index ci answer sel with the VM's own primitive (if the class is loaded)? */
+static bool answers_with_primitive(uint32_t ci, Value sel)
+{
+    ClassInfo *c = ci < G.numClasses ? G.classes[ci] : NULL;
+    if (!c || !c->loaded) return true;
+    Method *m = class_lookup(c, sel);
+    return m && !m->code && m->holder == c && m->prim == prims_find(c, sel);
+}
+
+void interp_check_fast_paths(void)
+{
+    static const struct { int op; const char *sel; bool onDouble; } special[] = {
+        {OP_SEND_ADD, "+", true}, {OP_SEND_SUB, "-", true}, {OP_SEND_MUL, "*", true},
+        {OP_SEND_LT, "<", true}, {OP_SEND_GT, ">", true}, {OP_SEND_LE, "<=", true},
+        {OP_SEND_GE, ">=", true}, {OP_SEND_EQ, "=", true}, {OP_SEND_NE, "<>", true},
+        {OP_SEND_MOD, "%", false}, {OP_SEND_DIV, "/", false}, {OP_SEND_BITAND, "&", false},
+    };
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+        Value sel = sym_intern_cstr(special[i].sel);
+        bool ok = answers_with_primitive(CLS_INTEGER, sel) && (!special[i].onDouble || answers_with_primitive(CLS_DOUBLE, sel));
+        if (!ok) fastPathOff |= 1u << (special[i].op - OP_SEND_ADD);
+    }
+    if (!answers_with_primitive(CLS_ARRAY, S.at)) fastPathOff |= 1u << (OP_SEND_AT - OP_SEND_ADD);
+    if (!answers_with_primitive(CLS_ARRAY, S.atPut)) fastPathOff |= 1u << (OP_SEND_ATPUT - OP_SEND_ADD);
+    apply_fast_path_mask();
 }
 
 /* ---- Errors and backtraces ---- */
@@ -224,18 +279,26 @@ static Value run(Process *p)
     } while (0)
 
 #if SQVM_COMPUTED_GOTO
-    static const void *const dispatch_table[] = {
+    /* Not const: interp_check_fast_paths points the entry of a special send
+     * whose class redefines its method at the plain SEND handler. */
+    static const void *dispatch_table[] = {
 #define OPCODE(name, operands, effect) &&op_##name,
 #include "opcodes.h"
 #undef OPCODE
     };
+    if (UNLIKELY(!dispatchTable)) {
+        dispatchTable = dispatch_table;
+        apply_fast_path_mask();
+    }
 #define CASE(name) op_##name:
 #define DISPATCH() goto *dispatch_table[*ip++]
 #define LOOP_TOP() DISPATCH();
+#define FAST_PATH_OFF(opname) false
 #else
 #define CASE(name) case OP_##name:
 #define DISPATCH() goto loop_top
 #define LOOP_TOP() loop_top: switch ((Opcode)*ip++)
+#define FAST_PATH_OFF(opname) UNLIKELY(fastPathOff & (1u << (OP_##opname - OP_SEND_ADD)))
 #endif
 
     LOOP_TOP()
@@ -249,6 +312,7 @@ static Value run(Process *p)
     CASE(PUSH_INT8) *sp++ = int_value((int8_t)READ8()); DISPATCH();
     CASE(PUSH_LIT) *sp++ = method->literals[READ16()]; DISPATCH();
     CASE(PUSH_ARG) *sp++ = fp->args[READ8()]; DISPATCH();
+    CASE(POP_ARG) fp->args[READ8()] = *--sp; DISPATCH();
     CASE(PUSH_LOCAL) *sp++ = fp->locals[READ8()]; DISPATCH();
     CASE(POP_LOCAL) fp->locals[READ8()] = *--sp; DISPATCH();
     CASE(PUSH_FIELD) *sp++ = as_obj(fp->self)->slots[READ8()]; DISPATCH();
@@ -367,6 +431,7 @@ static Value run(Process *p)
 #define INT_FAST(opname, ...)                                        \
     CASE(opname) {                                                   \
         Value a = sp[-2], b = sp[-1];                                \
+        if (FAST_PATH_OFF(opname)) goto send;                        \
         if (LIKELY(is_int(a) & is_int(b))) { __VA_ARGS__ }           \
         goto send;                                                   \
     }
@@ -405,6 +470,7 @@ static Value run(Process *p)
 #define ARITH(opname, intcode, dop)                                      \
     CASE(opname) {                                                       \
         Value a = sp[-2], b = sp[-1];                                    \
+        if (FAST_PATH_OFF(opname)) goto send;                            \
         if (LIKELY(is_int(a) & is_int(b))) { intcode }                   \
         else {                                                           \
             DOUBLE_OPERANDS(x, y)                                        \
@@ -416,6 +482,7 @@ static Value run(Process *p)
 #define COMPARE(opname, op)                                              \
     CASE(opname) {                                                       \
         Value a = sp[-2], b = sp[-1];                                    \
+        if (FAST_PATH_OFF(opname)) goto send;                            \
         if (LIKELY(is_int(a) & is_int(b))) BRANCH_ON((intptr_t)a op (intptr_t)b); \
         else {                                                           \
             DOUBLE_OPERANDS(x, y)                                        \
@@ -460,6 +527,7 @@ static Value run(Process *p)
     })
     CASE(SEND_AT) {
         Value a = sp[-2], i = sp[-1];
+        if (FAST_PATH_OFF(SEND_AT)) goto send;
         if (!is_int(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
             uint64_t k = (uint64_t)int_val(i) - 1;
             if (k < obj_num_slots(as_obj(a))) { sp[-2] = as_obj(a)->slots[k]; sp--; ip += 2; DISPATCH(); }
@@ -468,6 +536,7 @@ static Value run(Process *p)
     }
     CASE(SEND_ATPUT) {
         Value a = sp[-3], i = sp[-2];
+        if (FAST_PATH_OFF(SEND_ATPUT)) goto send;
         if (!is_int(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
             uint64_t k = (uint64_t)int_val(i) - 1;
             if (k < obj_num_slots(as_obj(a))) {
@@ -479,7 +548,7 @@ static Value run(Process *p)
         }
         goto send;
     }
-    CASE(IDENTICAL) sp[-2] = sp[-2] == sp[-1] ? G.trueObj : G.falseObj; sp--; DISPATCH();
+    CASE(IDENTICAL) sp[-2] = values_identical(sp[-2], sp[-1]) ? G.trueObj : G.falseObj; sp--; DISPATCH();
 
     CASE(JUMP) { uint16_t off = READ16(); ip += off; DISPATCH(); }
     CASE(JUMP_BACK) {
@@ -585,18 +654,35 @@ static Value run(Process *p)
 #endif
 }
 
-Value interp_run_send(Process *p, Value selector, Value *args, uint32_t nargs)
+/* The bottom frame of p's stack (method NULL) with args[0..nargs] above it. */
+static Value *start_stack(Process *p, Value *args, uint32_t nargs)
 {
-    Process *saved = interp_current;
-    interp_current = p;
     Frame *base = (Frame *)p->stackBase;
     memset(base, 0, sizeof(Frame));
     base->self = base->ctx = base->closure = G.nil;
     for (uint32_t i = 0; i <= nargs; i++) base->locals[i] = args[i];
     base->sp = base->locals + nargs + 1;
     p->fp = base;
-    PrimResult r = interp_send(base->locals, nargs, selector, NULL);
-    Value result = r == PRIM_OK ? base->locals[0] : run(p);
+    return base->locals;
+}
+
+Value interp_run_send(Process *p, Value selector, Value *args, uint32_t nargs)
+{
+    Process *saved = interp_current;
+    interp_current = p;
+    Value *slots = start_stack(p, args, nargs);
+    PrimResult r = interp_send(slots, nargs, selector, NULL);
+    Value result = r == PRIM_OK ? slots[0] : run(p);
+    interp_current = saved;
+    return result;
+}
+
+Value interp_run_method(Process *p, Method *m, Value *args)
+{
+    Process *saved = interp_current;
+    interp_current = p;
+    push_frame(p, m, start_stack(p, args, m->nargs), m->nargs, G.nil);
+    Value result = run(p);
     interp_current = saved;
     return result;
 }

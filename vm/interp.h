@@ -50,12 +50,17 @@ void interp_init(void);
 Process *interp_new_process(size_t stackWords);
 /* Send selector to args[0] with nargs arguments, run to completion, and answer the result. */
 Value interp_run_send(Process *p, Value selector, Value *args, uint32_t nargs);
+/* Run compiled method m (not a primitive) on args[0..m->nargs] to completion. */
+Value interp_run_method(Process *p, Method *m, Value *args);
 /* Called by primitives: send selector to args[0] (args are on the active stack). */
 PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *lookupFrom);
 /* Called by primitives: run method m (or a block's method) on args. */
 PrimResult interp_activate(Method *m, Value *args, Value closure);
 Method *interp_lookup(ClassInfo *c, Value selector);
 void interp_flush_caches(void);
+/* After a kernel class loads: turns the special sends whose Integer, Double or
+ * Array method is no longer the VM's primitive into plain sends. */
+void interp_check_fast_paths(void);
 void interp_print_backtrace(void);
 NORETURN void interp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t interp_depth(void);

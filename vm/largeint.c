@@ -73,3 +73,10 @@ Value largeint_from_u64(uint64_t v)
     big_free(&b); big_free(&hi); big_free(&lo);
     return r;
 }
+
+bool largeint_words_equal(Value a, Value b)
+{
+    Value head = as_obj(a)->slots[0];
+    return head == as_obj(b)->slots[0] &&
+           memcmp(&as_obj(a)->slots[1], &as_obj(b)->slots[1], (size_t)(head >> 1) * sizeof(uint32_t)) == 0;
+}

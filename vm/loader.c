@@ -147,11 +147,18 @@ static ClassInfo *define_class(ClassDef *cd)
     compile_into(c, cd->methods, cd->nmethods, c->sourcePath);
     compile_into(meta, cd->classMethods, cd->nclassMethods, c->sourcePath);
     interp_flush_caches();
+    if (c->index < CLS_FIRST_USER) interp_check_fast_paths();
     return c;
 }
 
+/* Time spent parsing and compiling class files (System>>totalCompilationTime);
+ * a superclass loaded while its subclass compiles counts once. */
+uint64_t loader_compile_ns;
+static int loadDepth;
+
 static ClassInfo *load_from_source(const char *name, const char *path, const char *src, size_t len)
 {
+    uint64_t start = loadDepth++ == 0 ? vm_now_ns() : 0;
     ClassDef *cd = parse_class(path, src, len);
     if (!cd) vm_exit(1);
     if (strcmp(cd->name, name) != 0) {
@@ -160,6 +167,7 @@ static ClassInfo *load_from_source(const char *name, const char *path, const cha
     }
     ClassInfo *c = define_class(cd);
     ast_free(cd->arena);
+    if (--loadDepth == 0) loader_compile_ns += vm_now_ns() - start;
     return c;
 }
 
@@ -178,22 +186,24 @@ ClassInfo *loader_load_class(const char *name)
         }
     if (numLoading == 64) vm_fatal("class hierarchy too deep while loading %s", name);
     loading[numLoading++] = name;
+    /* As in SOM, the class path is searched in order and the embedded core
+     * library is its last entry: a program's own Vector.som (or Object.som)
+     * replaces the embedded one. */
     size_t len;
-    const char *src = loader_core_source(name, &len);
+    c = NULL;
+    for (int i = 0; i < numPaths && !c; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.som", paths[i], name);
+        char *text = read_file(path, &len);
+        if (!text) continue;
+        c = load_from_source(name, path, text, len);
+        free(text);
+    }
+    const char *src = c ? NULL : loader_core_source(name, &len);
     if (src) {
         char path[512];
         snprintf(path, sizeof path, "%s.som", name);
         c = load_from_source(name, path, src, len);
-    } else {
-        c = NULL;
-        for (int i = 0; i < numPaths && !c; i++) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s.som", paths[i], name);
-            char *text = read_file(path, &len);
-            if (!text) continue;
-            c = load_from_source(name, path, text, len);
-            free(text);
-        }
     }
     numLoading--;
     return c;

@@ -13,4 +13,7 @@ void loader_add_path(const char *dir, bool first);
 /* Embedded core library source for a class name, or NULL. */
 const char *loader_core_source(const char *name, size_t *len);
 
+/* Nanoseconds spent parsing and compiling classes so far. */
+extern uint64_t loader_compile_ns;
+
 #endif

@@ -11,6 +11,7 @@
 #include "vm.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -43,7 +44,7 @@ static void usage(FILE *f)
         "Examples:\n"
         "  sqvm -cp examples Hello\n"
         "  sqvm tests/bench/BenchmarkHarness.som Richards 10 1\n"
-        "  sqvm -e '(1 << 100) printString'\n");
+        "  sqvm -e '(1 << 100) + 1'\n");
 }
 
 static size_t parse_size(const char *opt, const char *s)
@@ -82,7 +83,7 @@ static void add_class_path(const char *paths)
     free(copy);
 }
 
-/* "-e": compile the text as a method of nil and print the printString of its value. */
+/* "-e": compile the text as a method of nil and print its value (println). */
 static int eval_expression(Process *p, const char *text)
 {
     void *arena;
@@ -92,10 +93,9 @@ static int eval_expression(Process *p, const char *text)
     Method *m = compile_method(md, nilClass, "-e");
     ast_free(arena);
     if (!m) return 1;
-    class_add_method(nilClass, m);
-    interp_flush_caches();
+    /* run directly: the method is not added to Nil, so reflection does not see it */
     Value args[1] = {G.nil};
-    Value result = interp_run_send(p, m->selector, args, 0);
+    Value result = interp_run_method(p, m, args);
     args[0] = result;
     interp_run_send(p, sym_intern_cstr("println"), args, 0);
     return 0;
@@ -103,6 +103,9 @@ static int eval_expression(Process *p, const char *text)
 
 int main(int argc, char **argv)
 {
+    /* Strings are UTF-8: String>>isLetters and friends classify characters
+     * beyond ASCII through the C library's wide-character functions. */
+    setlocale(LC_CTYPE, "C.UTF-8");
     GCConfig gcfg = {.youngBytes = 8u << 20, .maxHeapBytes = (size_t)4 << 30, .stress = false, .fullEvery = 10};
     size_t stackBytes = 64u << 20;
     size_t allocSample = 512u << 10;

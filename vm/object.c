@@ -107,6 +107,45 @@ Value str_alloc(size_t len)
 
 Value str_from_cstr(const char *s) { return str_new(s, strlen(s)); }
 
+bool str_scan_ascii(Obj *o)
+{
+    const unsigned char *p = (const unsigned char *)&o->slots[1];
+    size_t n = (size_t)o->slots[0];
+    bool ascii = true;
+    for (size_t i = 0; i < n && ascii; i++) ascii = p[i] < 0x80;
+    o->hdr |= HDR_STR_CHECKED | (ascii ? 0 : HDR_STR_NONASCII);
+    return ascii;
+}
+
+/* The length of the UTF-8 sequence starting at p (at most n bytes), or 1 for
+ * a byte that does not start a well-formed one. */
+static size_t utf8_seq_len(const unsigned char *p, size_t n)
+{
+    size_t len = p[0] < 0x80 ? 1 : p[0] >= 0xf0 && p[0] < 0xf8 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 1;
+    if (len > n) return 1;
+    for (size_t k = 1; k < len; k++)
+        if ((p[k] & 0xc0) != 0x80) return 1;
+    return len;
+}
+
+size_t str_char_len(Value s)
+{
+    if (str_is_ascii(s)) return str_len(s);
+    const unsigned char *p = (const unsigned char *)str_bytes(s);
+    size_t n = str_len(s), count = 0;
+    for (size_t i = 0; i < n; count++) i += utf8_seq_len(p + i, n - i);
+    return count;
+}
+
+size_t str_char_offset(Value s, size_t index)
+{
+    if (str_is_ascii(s)) return index;
+    const unsigned char *p = (const unsigned char *)str_bytes(s);
+    size_t n = str_len(s), i = 0;
+    for (size_t c = 0; c < index && i < n; c++) i += utf8_seq_len(p + i, n - i);
+    return i;
+}
+
 Value double_new_traced(double d)
 {
     Obj *o = obj_new(CLS_DOUBLE, FMT_WORDS, 1);

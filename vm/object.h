@@ -7,7 +7,8 @@
 
 /* ---- The header word ----
  *   bits  0-21  class index (into the class table)
- *   bits 22-25  format (how the collector walks the body)
+ *   bits 22-23  format (how the collector walks the body)
+ *   bits 24-25  strings only: whether the text is known to be ASCII (below)
  *   bits 26-31  GC flags
  *   bits 32-53  identity hash (assigned at allocation, survives moves)
  *   bits 54-63  number of body slots; 1023 means "see the overflow word", a
@@ -45,7 +46,7 @@ enum {
 #define GCF_REMEMBERED (1ull << 31) /* in the remembered set (old and permanent objects) */
 
 static inline uint32_t obj_class_index(const Obj *o) { return (uint32_t)(o->hdr & HDR_CLASS_MASK); }
-static inline unsigned obj_format(const Obj *o) { return (unsigned)(o->hdr >> HDR_FMT_SHIFT) & 15u; }
+static inline unsigned obj_format(const Obj *o) { return (unsigned)(o->hdr >> HDR_FMT_SHIFT) & 3u; }
 /* The identity hash is assigned on first use (0 means "not yet"), so allocation skips it. */
 uint32_t gc_next_hash(void);
 static inline uint32_t obj_hash(Obj *o)
@@ -165,6 +166,26 @@ static inline Obj *obj_alloc_small(uint32_t classIndex, unsigned format, size_t 
 
 static inline size_t str_len(Value s) { return (size_t)as_obj(s)->slots[0]; }
 static inline char *str_bytes(Value s) { return (char *)&as_obj(s)->slots[1]; }
+
+/* Strings are UTF-8, and SOM counts and indexes them by character. Almost
+ * every string is ASCII, where a character is a byte: the first character
+ * operation on a string scans it once and records the answer in two header
+ * bits, so that ASCII strings index in constant time afterwards. (Strings
+ * are immutable, so the answer stays true.) */
+#define HDR_STR_CHECKED (1ull << 24)
+#define HDR_STR_NONASCII (1ull << 25)
+bool str_scan_ascii(Obj *o);
+static inline bool str_is_ascii(Value s)
+{
+    uint64_t h = as_obj(s)->hdr;
+    if (LIKELY(h & HDR_STR_CHECKED)) return !(h & HDR_STR_NONASCII);
+    return str_scan_ascii(as_obj(s));
+}
+/* Length in characters (code points; a byte that starts no valid sequence
+ * counts as one character). */
+size_t str_char_len(Value s);
+/* Byte offset of the character at 0-based index i (i <= str_char_len(s)). */
+size_t str_char_offset(Value s, size_t i);
 /* Boxed Doubles are the most frequent allocation of numeric code: inline. */
 static inline Value double_new(double d)
 {
@@ -184,6 +205,15 @@ static inline bool is_string_like(Value v)
     return c == CLS_STRING || c == CLS_SYMBOL || (obj_format(as_obj(v)) == FMT_BYTES);
 }
 static inline size_t array_len(Value a) { return obj_num_slots(as_obj(a)); }
+
+/* == : identity, except that equal integers are identical (SOM's Integer>>==
+ * compares values), large ones included. Large integers are normalised
+ * (a value that fits is small), so equal ones have equal words. */
+bool largeint_words_equal(Value a, Value b);
+static inline bool values_identical(Value a, Value b)
+{
+    return a == b || (is_largeint(a) && is_largeint(b) && largeint_words_equal(a, b));
+}
 
 /* ---- Class table ---- */
 ClassInfo *class_create(const char *name, uint32_t fixedIndex);

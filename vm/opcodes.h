@@ -15,8 +15,11 @@ OPCODE(PUSH_1, 0, 1)
 OPCODE(PUSH_INT8, 1, 1)
 /* PUSH_LIT lit16: push a literal:  -> v */
 OPCODE(PUSH_LIT, 2, 1)
-/* PUSH_ARG i8: push argument i (0 is the receiver):  -> v */
+/* PUSH_ARG i8 / POP_ARG i8: argument i (0 is the receiver):  -> v  /  v ->
+ * Arguments live in the activation's own part of the caller's stack, so SOM's
+ * assignment to an argument is a plain store. */
 OPCODE(PUSH_ARG, 1, 1)
+OPCODE(POP_ARG, 1, -1)
 /* PUSH_LOCAL i8 / POP_LOCAL i8: a frame local:  -> v  /  v -> */
 OPCODE(PUSH_LOCAL, 1, 1)
 OPCODE(POP_LOCAL, 1, -1)

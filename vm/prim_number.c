@@ -60,14 +60,15 @@ static PrimResult p_int_negated(Value *a, uint32_t n)
     return with_big(a, big_neg);
 }
 
-/* sqrt answers an Integer for perfect squares (as SOM does) and a Double otherwise. */
+/* sqrt answers an Integer for perfect squares (as SOM does) and a Double otherwise
+ * (NaN for a negative receiver). */
 static PrimResult p_int_sqrt(Value *a, uint32_t n)
 {
     (void)n;
     BigInt x, r, sq;
     big_init(&x); big_init(&r); big_init(&sq);
     largeint_to_big(a[0], &x);
-    if (x.sign < 0) { big_free(&x); return prim_fail(a, "sqrt of a negative Integer"); }
+    if (x.sign < 0) { big_free(&x); a[0] = double_new(NAN); return PRIM_OK; } /* as Double>>sqrt */
     big_sqrt_floor(&r, &x);
     big_mul(&sq, &r, &r);
     if (big_cmp(&sq, &x) == 0) a[0] = largeint_from_big(&r);
@@ -173,6 +174,15 @@ static PrimResult p_int_asDouble(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+/* Integer>>== (reached through perform:; the compiler inlines ==): integers
+ * are identical when they are equal, as in SOM. */
+static PrimResult p_int_identical(Value *a, uint32_t n)
+{
+    (void)n;
+    a[0] = bool_value(values_identical(a[0], a[1]));
+    return PRIM_OK;
+}
+
 static PrimResult p_self(Value *a, uint32_t n) { (void)a; (void)n; return PRIM_OK; }
 
 static PrimResult p_as32signed(Value *a, uint32_t n)
@@ -272,25 +282,80 @@ static PrimResult double_to_int(Value *a, double x)
 }
 
 static PrimResult p_d_asInteger(Value *a, uint32_t n) { (void)n; return double_to_int(a, trunc(double_val(a[0]))); }
-static PrimResult p_d_round(Value *a, uint32_t n) { (void)n; return double_to_int(a, round(double_val(a[0]))); }
+
+/* The nearest Integer, a half rounded up (Java's Math.round, as SOM's VMs do):
+ * 1.5 round is 2 and -1.5 round is -1. */
+static PrimResult p_d_round(Value *a, uint32_t n)
+{
+    (void)n;
+    double x = double_val(a[0]), r = floor(x);
+    if (x - r >= 0.5) r += 1;
+    return double_to_int(a, r);
+}
+
+/* Double>>% is the remainder of the truncated division (sign of the receiver),
+ * as in SOM: -3.0 % 2.0 is -1.0. (Integer>>% is the floored modulo.) */
+static PrimResult p_d_mod(Value *a, uint32_t n)
+{
+    (void)n;
+    double x, y;
+    if (!dbl(a[0], &x) || !dbl(a[1], &y)) return prim_fail(a, "% needs a number");
+    a[0] = double_new(fmod(x, y));
+    return PRIM_OK;
+}
 static PrimResult p_d_floor(Value *a, uint32_t n) { (void)n; return double_to_int(a, floor(double_val(a[0]))); }
 static PrimResult p_d_ceiling(Value *a, uint32_t n) { (void)n; return double_to_int(a, ceil(double_val(a[0]))); }
 
-/* Shortest text that reads back as the same double, always with a '.' or exponent. */
+/* Doubles print as Java's Double.toString does (SOM's VMs print that way):
+ * the fewest significant digits that read back as the same Double; plain
+ * decimals from 1.0E-3 up to 1.0E7 ('0.001', '100.0', '1234567.0'), and
+ * d.dddE<n> outside that range ('1.0E7', '1.5E-5', '-2.5E100'). */
+static void format_double(double d, char *out, size_t size)
+{
+    if (isnan(d)) { snprintf(out, size, "NaN"); return; }
+    if (isinf(d)) { snprintf(out, size, d > 0 ? "Infinity" : "-Infinity"); return; }
+    if (d == 0) { snprintf(out, size, signbit(d) ? "-0.0" : "0.0"); return; }
+    char sci[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec - 1, d);
+        if (strtod(sci, NULL) == d) break;
+    }
+    /* sci is [-]D[.DDD]e[+-]X: collect the digits and the exponent */
+    char digits[24];
+    int k = 0, exp10;
+    const char *p = sci;
+    bool neg = *p == '-';
+    if (neg) p++;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.') digits[k++] = *p;
+    exp10 = atoi(p + 1);
+    while (k > 1 && digits[k - 1] == '0') k--; /* %.*e pads with zeros */
+    digits[k] = 0;
+    char *o = out;
+    size_t left = size;
+#define PUT(...) do { int w_ = snprintf(o, left, __VA_ARGS__); o += w_; left -= (size_t)w_; } while (0)
+    if (neg) PUT("-");
+    if (exp10 >= -3 && exp10 < 7) {
+        if (exp10 >= 0) {
+            for (int i = 0; i <= exp10; i++) PUT("%c", i < k ? digits[i] : '0');
+            PUT(".%s", exp10 + 1 < k ? digits + exp10 + 1 : "0");
+        } else {
+            PUT("0.");
+            for (int i = 0; i < -exp10 - 1; i++) PUT("0");
+            PUT("%s", digits);
+        }
+    } else {
+        PUT("%c.%s", digits[0], k > 1 ? digits + 1 : "0");
+        PUT("E%d", exp10);
+    }
+#undef PUT
+}
+
 static PrimResult p_d_asString(Value *a, uint32_t n)
 {
     (void)n;
-    double d = double_val(a[0]);
-    char buf[40];
-    if (isnan(d)) snprintf(buf, sizeof buf, "NaN");
-    else if (isinf(d)) snprintf(buf, sizeof buf, d > 0 ? "Infinity" : "-Infinity");
-    else {
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(buf, sizeof buf, "%.*g", prec, d);
-            if (strtod(buf, NULL) == d) break;
-        }
-        if (!strpbrk(buf, ".en")) strcat(buf, ".0");
-    }
+    char buf[48];
+    format_double(double_val(a[0]), buf, sizeof buf);
     a[0] = str_from_cstr(buf);
     return PRIM_OK;
 }
@@ -312,7 +377,7 @@ static PrimResult p_d_fromString(Value *a, uint32_t n)
     if (!is_string_like(a[1])) return prim_fail(a, "fromString: needs a String");
     char *end;
     double d = strtod(str_bytes(a[1]), &end);
-    a[0] = end == str_bytes(a[1]) ? G.nil : double_new(d);
+    a[0] = double_new(end == str_bytes(a[1]) || *end ? NAN : d); /* NaN for bad input, as in SOM */
     return PRIM_OK;
 }
 
@@ -323,7 +388,7 @@ const PrimDef prims_number[] = {
     {"Integer", "//", p_fdiv}, {"Integer", "%", p_mod}, {"Integer", "rem:", p_rem},
     {"Integer", "&", p_and}, {"Integer", "bitOr:", p_or}, {"Integer", "bitXor:", p_xor},
     {"Integer", "<", p_lt}, {"Integer", ">", p_gt}, {"Integer", "<=", p_le}, {"Integer", ">=", p_ge},
-    {"Integer", "=", p_eq}, {"Integer", "<>", p_ne}, {"Integer", "~=", p_ne},
+    {"Integer", "=", p_eq}, {"Integer", "==", p_int_identical}, {"Integer", "<>", p_ne}, {"Integer", "~=", p_ne},
     {"Integer", "<<", p_shl}, {"Integer", ">>", p_shr}, {"Integer", ">>>", p_ushr},
     {"Integer", "abs", p_int_abs}, {"Integer", "negated", p_int_negated}, {"Integer", "sqrt", p_int_sqrt},
     {"Integer", "asString", p_int_asString}, {"Integer", "printString:", p_int_printBase},
@@ -332,7 +397,7 @@ const PrimDef prims_number[] = {
     {"Integer", "hashcode", p_int_hash}, {"Integer", "atRandom", p_atRandom},
     {"Integer class", "fromString:", p_int_fromString},
     {"Double", "+", p_add}, {"Double", "-", p_sub}, {"Double", "*", p_mul}, {"Double", "/", p_fdiv},
-    {"Double", "//", p_fdiv}, {"Double", "%", p_mod}, {"Double", "<", p_lt}, {"Double", ">", p_gt},
+    {"Double", "//", p_fdiv}, {"Double", "%", p_d_mod}, {"Double", "<", p_lt}, {"Double", ">", p_gt},
     {"Double", "<=", p_le}, {"Double", ">=", p_ge}, {"Double", "=", p_eq}, {"Double", "<>", p_ne},
     {"Double", "~=", p_ne}, {"Double", "sqrt", p_d_sqrt}, {"Double", "cos", p_d_cos}, {"Double", "sin", p_d_sin},
     {"Double", "exp", p_d_exp}, {"Double", "log", p_d_log}, {"Double", "asInteger", p_d_asInteger},

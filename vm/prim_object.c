@@ -52,11 +52,28 @@ static PrimResult p_inspect(Value *a, uint32_t n)
 
 static bool is_symbol(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_SYMBOL; }
 
+/* The perform: family checks what a compiled send cannot get wrong: that the
+ * selector takes as many arguments as are given, and, when the lookup starts
+ * in a given class, that the receiver is an instance of it (a primitive of
+ * that class may rely on its receiver's layout). */
+static PrimResult check_send(Value *a, Value sel, uint32_t count, ClassInfo *from)
+{
+    if (!is_symbol(sel)) return prim_fail(a, "the selector must be a Symbol");
+    if ((uint32_t)sym_num_args(sel) != count) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "#%.100s takes %d argument%s, but %u %s given", sym_cstr(sel), sym_num_args(sel),
+                 sym_num_args(sel) == 1 ? "" : "s", count, count == 1 ? "was" : "were");
+        return prim_fail(a, msg);
+    }
+    if (from && !class_is_subclass(class_of(a[0]), from)) return prim_fail(a, "the receiver is not an instance of that class");
+    return PRIM_OK;
+}
+
 /* perform: family: shift the arguments down over the selector and send. */
 static PrimResult perform(Value *a, uint32_t n, ClassInfo *from)
 {
     Value sel = a[1];
-    if (!is_symbol(sel)) return prim_fail(a, "perform: needs a Symbol");
+    check_send(a, sel, n - 1, from);
     for (uint32_t i = 1; i < n; i++) a[i] = a[i + 1];
     return interp_send(a, n - 1, sel, from);
 }
@@ -80,6 +97,7 @@ static PrimResult p_perform_args(Value *a, uint32_t n)
     uint32_t count;
     if (!is_symbol(sel) || spread_args(a, arr, &count) != PRIM_OK)
         return prim_fail(a, "perform:withArguments: needs a Symbol and an Array");
+    check_send(a, sel, count, NULL);
     return interp_send(a, count, sel, NULL);
 }
 
@@ -88,6 +106,7 @@ static PrimResult p_perform_in_super(Value *a, uint32_t n)
     (void)n;
     ClassInfo *c = class_from_object(a[2]);
     if (!c || !is_symbol(a[1])) return prim_fail(a, "perform:inSuperclass: needs a Symbol and a class");
+    check_send(a, a[1], 0, c);
     return interp_send(a, 0, a[1], c);
 }
 
@@ -99,6 +118,7 @@ static PrimResult p_perform_args_super(Value *a, uint32_t n)
     uint32_t count;
     if (!c || !is_symbol(sel) || spread_args(a, a[2], &count) != PRIM_OK)
         return prim_fail(a, "perform:withArguments:inSuperclass: needs a Symbol, an Array and a class");
+    check_send(a, sel, count, c);
     return interp_send(a, count, sel, c);
 }
 
@@ -168,14 +188,28 @@ static PrimResult p_instVarNamedPut(Value *a, uint32_t n)
 
 static ClassInfo *rcvr_class(Value *a) { return class_from_object(a[0]); }
 
+/* Instances of these classes (and of their subclasses) are made only by the
+ * VM, which relies on their layout: numbers, symbols, nil/true/false,
+ * blocks, methods, classes and contexts. */
+static bool instantiable(ClassInfo *c)
+{
+    if (c->isMeta) return false;
+    for (ClassInfo *k = c; k; k = k->super)
+        switch (k->index) {
+        case CLS_INTEGER: case CLS_DOUBLE: case CLS_SYMBOL: case CLS_NIL: case CLS_TRUE: case CLS_FALSE:
+        case CLS_BLOCK: case CLS_BLOCK1: case CLS_BLOCK2: case CLS_BLOCK3: case CLS_BLOCK4:
+        case CLS_METHOD: case CLS_PRIMITIVE: case CLS_CLASS: case CLS_METACLASS: case CLS_CONTEXT:
+            return false;
+        default: break;
+        }
+    return true;
+}
+
 static PrimResult p_new(Value *a, uint32_t n)
 {
     (void)n;
     ClassInfo *c = rcvr_class(a);
-    if (!c || c->isMeta) return prim_fail(a, "new: receiver is not an instantiable class");
-    if (c->index == CLS_INTEGER || c->index == CLS_DOUBLE || c->index == CLS_NIL || c->index == CLS_TRUE ||
-        c->index == CLS_FALSE || c->index == CLS_SYMBOL || c->index < CLS_INTEGER)
-        if (c->index != CLS_OBJECT) return prim_fail(a, "new: cannot make instances of this class");
+    if (!c || !instantiable(c)) return prim_fail(a, "new: cannot make instances of this class");
     a[0] = obj_instantiate(c, 0);
     return PRIM_OK;
 }
@@ -184,7 +218,7 @@ static PrimResult p_new_size(Value *a, uint32_t n)
 {
     (void)n;
     ClassInfo *c = rcvr_class(a);
-    if (!c || (c->instFormat != FMT_INDEXABLE && c->instFormat != FMT_BYTES) || c->index == CLS_SYMBOL)
+    if (!c || (c->instFormat != FMT_INDEXABLE && c->instFormat != FMT_BYTES) || !instantiable(c))
         return prim_fail(a, "new: needs an indexable class");
     if (!is_int(a[1]) || int_val(a[1]) < 0) return prim_fail(a, "new: needs a non-negative Integer");
     a[0] = obj_instantiate(c, (size_t)int_val(a[1]));
@@ -313,11 +347,40 @@ static PrimResult p_length(Value *a, uint32_t n) { (void)n; a[0] = int_value((in
 
 /* ---- Blocks ---- */
 
+static PrimResult wrong_block_arity(Value *a, Method *bm, uint32_t n)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "the block takes %u argument%s, but %u %s given", bm->nargs, bm->nargs == 1 ? "" : "s",
+             n, n == 1 ? "was" : "were");
+    return prim_fail(a, msg);
+}
+
 static PrimResult p_block_value(Value *a, uint32_t n)
 {
     Method *bm = value_ptr(as_obj(a[0])->slots[BLK_METHOD]);
-    if (bm->nargs != n) return prim_fail(a, "wrong number of block arguments");
+    if (bm->nargs != n) return wrong_block_arity(a, bm, n);
     return interp_activate(bm, a, a[0]);
+}
+
+static PrimResult p_block_value_args(Value *a, uint32_t n)
+{
+    (void)n;
+    Method *bm = value_ptr(as_obj(a[0])->slots[BLK_METHOD]);
+    uint32_t count;
+    if (spread_args(a, a[1], &count) != PRIM_OK) return prim_fail(a, "valueWithArguments: needs an Array");
+    if (bm->nargs != count) return wrong_block_arity(a, bm, count);
+    return interp_activate(bm, a, a[0]);
+}
+
+/* Block>>restart (SOM's Block>>whileTrue: ends with "self restart"): the
+ * activation that sent it starts over from its first bytecode. */
+static PrimResult p_block_restart(Value *a, uint32_t n)
+{
+    (void)a; (void)n;
+    Frame *f = interp_current->fp;
+    f->ip = f->method->code;
+    f->sp = f->locals + f->method->nlocals;
+    return PRIM_ACTIVATED;
 }
 
 static PrimResult p_block_numArgs(Value *a, uint32_t n)
@@ -340,10 +403,18 @@ static PrimResult p_invoke(Value *a, uint32_t n)
     (void)n;
     Method *m = method_from_mirror(a[0]);
     Value arr = a[2];
-    a[0] = a[1];
     uint32_t count;
-    if (spread_args(a, arr, &count) != PRIM_OK || count != m->nargs)
-        return prim_fail(a, "invokeOn:with: needs an Array of the right size");
+    if (is_int(arr) || obj_class_index(as_obj(arr)) != CLS_ARRAY) return prim_fail(a, "invokeOn:with: needs an Array");
+    if (array_len(arr) != m->nargs) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%.80s takes %u argument%s, but %zu %s given", method_print_name(m), m->nargs,
+                 m->nargs == 1 ? "" : "s", array_len(arr), array_len(arr) == 1 ? "was" : "were");
+        return prim_fail(a, msg);
+    }
+    if (!class_is_subclass(class_of(a[1]), m->holder))
+        return prim_fail(a, "invokeOn:with: the receiver is not an instance of the method's class");
+    a[0] = a[1];
+    spread_args(a, arr, &count);
     if (m->prim) {
         interp_current->fp->sp = a + count + 1;
         PrimResult r = m->prim(a, count);
@@ -372,7 +443,8 @@ const PrimDef prims_object[] = {
     {"Array", "at:", p_at}, {"Array", "at:put:", p_atPut}, {"Array", "length", p_length},
     {"Array", "copy", p_copy}, {"Array class", "new:", p_new_size},
     {"Block1", "value", p_block_value}, {"Block1", "numArgs", p_block_numArgs},
-    {"Block", "numArgs", p_block_numArgs},
+    {"Block", "numArgs", p_block_numArgs}, {"Block", "restart", p_block_restart},
+    {"Block", "value", p_block_value}, {"Block", "valueWithArguments:", p_block_value_args},
     {"Block2", "value:", p_block_value}, {"Block3", "value:with:", p_block_value},
     {"Block4", "value:with:with:", p_block_value},
     {"Method", "signature", p_signature}, {"Method", "holder", p_holder}, {"Method", "numArgs", p_method_numArgs},

@@ -1,11 +1,13 @@
-/* prim_string.c - String and Symbol primitives (byte strings, 1-based). */
-#include "largeint.h"
+/* prim_string.c - String and Symbol primitives: UTF-8 text, indexed by character from 1. */
+#include "interp.h"
 #include "prims.h"
 #include "symbol.h"
 #include "vm.h"
 
 #include <ctype.h>
 #include <stdlib.h>
+#include <wchar.h>
+#include <wctype.h>
 
 static PrimResult p_concat(Value *a, uint32_t n)
 {
@@ -20,50 +22,93 @@ static PrimResult p_concat(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-static PrimResult p_length(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)str_len(a[0])); return PRIM_OK; }
+static PrimResult p_length(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)str_char_len(a[0])); return PRIM_OK; }
 
+/* Characters start..end (1-based, inclusive) as a new String; false when out of range. */
+static bool substring(Value s, int64_t start, int64_t end, Value *out)
+{
+    int64_t len = (int64_t)str_char_len(s);
+    if (start < 1 || end > len || end < start - 1) return false;
+    size_t from = str_char_offset(s, (size_t)(start - 1));
+    size_t to = str_char_offset(s, (size_t)end);
+    *out = str_new(str_bytes(s) + from, to - from);
+    return true;
+}
+
+/* charAt: i answers the same as substringFrom: i to: i; out of range it sends
+ * that message, so the error is the library's (and a subclass's error: runs). */
 static PrimResult p_charAt(Value *a, uint32_t n)
 {
     (void)n;
-    if (!is_int(a[1])) return prim_fail(a, "charAt: needs an Integer");
-    uint64_t k = (uint64_t)int_val(a[1]) - 1;
-    if (k >= str_len(a[0])) return prim_fail(a, "charAt: index out of bounds");
-    a[0] = str_new(str_bytes(a[0]) + k, 1);
-    return PRIM_OK;
+    if (is_int(a[1]) && substring(a[0], int_val(a[1]), int_val(a[1]), &a[0])) return PRIM_OK;
+    a[2] = a[1];
+    return interp_send(a, 2, sym_intern_cstr("substringFrom:to:"), NULL);
 }
 
 static PrimResult p_substring(Value *a, uint32_t n)
 {
     (void)n;
     if (!is_int(a[1]) || !is_int(a[2])) return prim_fail(a, "primSubstringFrom:to: needs Integers");
-    int64_t s = int_val(a[1]), e = int_val(a[2]), len = (int64_t)str_len(a[0]);
-    if (s < 1 || e > len || e < s - 1) return prim_fail(a, "primSubstringFrom:to: out of bounds");
-    a[0] = str_new(str_bytes(a[0]) + s - 1, (size_t)(e - s + 1));
+    if (!substring(a[0], int_val(a[1]), int_val(a[2]), &a[0]))
+        return prim_fail(a, "primSubstringFrom:to: out of bounds");
     return PRIM_OK;
 }
 
-static PrimResult p_indexOf(Value *a, uint32_t n)
+/* The byte offset of the first occurrence of t in s at or after byte `from`, or -1. */
+static int64_t find_bytes(Value s, Value t, size_t from)
+{
+    size_t ls = str_len(s), lt = str_len(t);
+    const char *p = str_bytes(s), *q = str_bytes(t);
+    for (size_t i = from; i + lt <= ls; i++)
+        if (memcmp(p + i, q, lt) == 0) return (int64_t)i;
+    return -1;
+}
+
+/* The character position of a byte offset that starts a character. */
+static size_t char_index_of(Value s, size_t byteOffset)
+{
+    if (str_is_ascii(s)) return byteOffset;
+    size_t count = 0;
+    for (size_t i = 0; i < byteOffset; i++) count += ((unsigned char)str_bytes(s)[i] & 0xc0) != 0x80;
+    return count;
+}
+
+static PrimResult p_indexOf_startingAt(Value *a, uint32_t n)
 {
     (void)n;
-    if (!is_string_like(a[1])) return prim_fail(a, "indexOf: needs a String");
-    size_t la = str_len(a[0]), lb = str_len(a[1]);
-    const char *s = str_bytes(a[0]), *t = str_bytes(a[1]);
-    int64_t found = 0;
-    if (lb <= la)
-        for (size_t i = 0; i + lb <= la; i++)
-            if (memcmp(s + i, t, lb) == 0) { found = (int64_t)i + 1; break; }
+    if (!is_string_like(a[1]) || !is_int(a[2])) return prim_fail(a, "indexOf:startingAt: needs a String and an Integer");
+    int64_t start = int_val(a[2]), len = (int64_t)str_char_len(a[0]);
+    int64_t found = -1;
+    if (start >= 1 && start <= len + 1) {
+        int64_t at = find_bytes(a[0], a[1], str_char_offset(a[0], (size_t)(start - 1)));
+        if (at >= 0) found = (int64_t)char_index_of(a[0], (size_t)at) + 1;
+    }
     a[0] = int_value(found);
     return PRIM_OK;
 }
 
-/* Strings equal Strings with the same bytes; a Symbol is equal only to itself. */
+/* includes: aString at: index: does aString occur at character position index? */
+static PrimResult p_includes_at(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_string_like(a[1]) || !is_int(a[2])) return prim_fail(a, "includes:at: needs a String and an Integer");
+    int64_t i = int_val(a[2]);
+    bool yes = false;
+    if (i >= 1 && i <= (int64_t)str_char_len(a[0]) + 1) {
+        size_t at = str_char_offset(a[0], (size_t)(i - 1));
+        yes = at + str_len(a[1]) <= str_len(a[0]) && memcmp(str_bytes(a[0]) + at, str_bytes(a[1]), str_len(a[1])) == 0;
+    }
+    a[0] = bool_value(yes);
+    return PRIM_OK;
+}
+
+/* A String or Symbol equals a String or Symbol with the same characters (as in SOM). */
 static PrimResult p_eq(Value *a, uint32_t n)
 {
     (void)n;
     Value x = a[0], y = a[1];
     bool eq = x == y;
-    if (!eq && is_string_like(y) && obj_class_index(as_obj(x)) == CLS_STRING &&
-        obj_class_index(as_obj(y)) == CLS_STRING)
+    if (!eq && is_string_like(y))
         eq = str_len(x) == str_len(y) && memcmp(str_bytes(x), str_bytes(y), str_len(x)) == 0;
     a[0] = bool_value(eq);
     return PRIM_OK;
@@ -79,17 +124,33 @@ static PrimResult p_hash(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-static PrimResult all_chars(Value *a, int (*pred)(int))
+/* Every character satisfies pred (false for the empty string). Characters
+ * beyond ASCII are decoded (mbrtowc, with the C.UTF-8 locale that main sets
+ * for LC_CTYPE) so that 'aOoöéÉíä' isLetters. */
+static PrimResult all_chars(Value *a, int (*pred)(wint_t))
 {
-    size_t l = str_len(a[0]);
+    const char *s = str_bytes(a[0]);
+    size_t l = str_len(a[0]), i = 0;
     bool ok = l > 0;
-    for (size_t i = 0; i < l && ok; i++) ok = pred((unsigned char)str_bytes(a[0])[i]) != 0;
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    while (i < l && ok) {
+        wchar_t wc;
+        size_t k = mbrtowc(&wc, s + i, l - i, &st);
+        if (k == 0) { wc = 0; k = 1; }
+        if (k == (size_t)-1 || k == (size_t)-2) { wc = (unsigned char)s[i]; k = 1; memset(&st, 0, sizeof st); }
+        ok = pred((wint_t)wc) != 0;
+        i += k;
+    }
     a[0] = bool_value(ok);
     return PRIM_OK;
 }
-static PrimResult p_isWhite(Value *a, uint32_t n) { (void)n; return all_chars(a, isspace); }
-static PrimResult p_isLetters(Value *a, uint32_t n) { (void)n; return all_chars(a, isalpha); }
-static PrimResult p_isDigits(Value *a, uint32_t n) { (void)n; return all_chars(a, isdigit); }
+static int is_white(wint_t c) { return iswspace(c); }
+static int is_letter(wint_t c) { return iswalpha(c); }
+static int is_digit(wint_t c) { return c >= '0' && c <= '9'; }
+static PrimResult p_isWhite(Value *a, uint32_t n) { (void)n; return all_chars(a, is_white); }
+static PrimResult p_isLetters(Value *a, uint32_t n) { (void)n; return all_chars(a, is_letter); }
+static PrimResult p_isDigits(Value *a, uint32_t n) { (void)n; return all_chars(a, is_digit); }
 
 static PrimResult p_asString(Value *a, uint32_t n)
 {
@@ -99,15 +160,6 @@ static PrimResult p_asString(Value *a, uint32_t n)
 }
 
 static PrimResult p_asSymbol(Value *a, uint32_t n) { (void)n; a[0] = sym_intern(str_bytes(a[0]), str_len(a[0])); return PRIM_OK; }
-
-static PrimResult p_asInteger(Value *a, uint32_t n)
-{
-    (void)n;
-    bool ok;
-    Value v = largeint_parse(str_bytes(a[0]), str_len(a[0]), 10, &ok);
-    a[0] = ok ? v : G.nil;
-    return PRIM_OK;
-}
 
 static PrimResult p_asDouble(Value *a, uint32_t n)
 {
@@ -119,28 +171,43 @@ static PrimResult p_asDouble(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-static PrimResult map_bytes(Value *a, int (*f)(int), bool reverse)
+/* The characters in reverse order (a multi-byte character stays whole). */
+static PrimResult p_reverse(Value *a, uint32_t n)
+{
+    (void)n;
+    size_t l = str_len(a[0]), chars = str_char_len(a[0]);
+    Value r = str_alloc(l);
+    char *d = str_bytes(r) + l;
+    for (size_t c = 0; c < chars; c++) {
+        size_t from = str_char_offset(a[0], c), to = str_char_offset(a[0], c + 1);
+        d -= to - from;
+        memcpy(d, str_bytes(a[0]) + from, to - from);
+    }
+    a[0] = r;
+    return PRIM_OK;
+}
+
+/* ASCII letters change case; other bytes are copied. */
+static PrimResult map_bytes(Value *a, int (*f)(int))
 {
     size_t l = str_len(a[0]);
     Value r = str_alloc(l);
     char *d = str_bytes(r);
     const char *s = str_bytes(a[0]);
-    for (size_t i = 0; i < l; i++) d[i] = reverse ? s[l - 1 - i] : (char)f((unsigned char)s[i]);
+    for (size_t i = 0; i < l; i++) d[i] = (unsigned char)s[i] < 0x80 ? (char)f((unsigned char)s[i]) : s[i];
     a[0] = r;
     return PRIM_OK;
 }
-static int ident(int c) { return c; }
-static PrimResult p_reverse(Value *a, uint32_t n) { (void)n; return map_bytes(a, ident, true); }
-static PrimResult p_upper(Value *a, uint32_t n) { (void)n; return map_bytes(a, toupper, false); }
-static PrimResult p_lower(Value *a, uint32_t n) { (void)n; return map_bytes(a, tolower, false); }
+static PrimResult p_upper(Value *a, uint32_t n) { (void)n; return map_bytes(a, toupper); }
+static PrimResult p_lower(Value *a, uint32_t n) { (void)n; return map_bytes(a, tolower); }
 
 const PrimDef prims_string[] = {
     {"String", "concatenate:", p_concat}, {"String", "length", p_length}, {"String", "charAt:", p_charAt},
-    {"String", "primSubstringFrom:to:", p_substring}, {"String", "indexOf:", p_indexOf},
+    {"String", "primSubstringFrom:to:", p_substring}, {"String", "indexOf:startingAt:", p_indexOf_startingAt},
+    {"String", "includes:at:", p_includes_at},
     {"String", "=", p_eq}, {"String", "hashcode", p_hash}, {"String", "isWhiteSpace", p_isWhite},
     {"String", "isLetters", p_isLetters}, {"String", "isDigits", p_isDigits},
-    {"String", "asString", p_asString}, {"String", "asSymbol", p_asSymbol},
-    {"String", "asInteger", p_asInteger}, {"String", "asDouble", p_asDouble},
+    {"String", "asString", p_asString}, {"String", "asSymbol", p_asSymbol}, {"String", "asDouble", p_asDouble},
     {"String", "reverse", p_reverse}, {"String", "asUppercase", p_upper}, {"String", "asLowercase", p_lower},
     {"Symbol", "asString", p_asString},
     {NULL, NULL, NULL},

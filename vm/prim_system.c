@@ -9,6 +9,7 @@
 #include "vm.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,9 +134,52 @@ static PrimResult p_young_gc(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+static Value int_array(const int64_t *v, size_t count)
+{
+    Value arr = array_new(count);
+    for (size_t i = 0; i < count; i++) as_obj(arr)->slots[i] = int_value(v[i]);
+    return arr;
+}
+
+/* SOM's gcStats: #(collections gcMilliseconds allocatedBytes) */
+static PrimResult p_gc_stats(Value *a, uint32_t n)
+{
+    (void)n;
+    const GCStats *s = gc_stats();
+    int64_t v[3] = {(int64_t)(s->youngCount + s->fullCount),
+                    (int64_t)((s->youngPauseNs + s->fullPauseNs) / 1000000), (int64_t)s->bytesAllocated};
+    a[0] = int_array(v, 3);
+    return PRIM_OK;
+}
+
+static PrimResult p_compilation_time(Value *a, uint32_t n)
+{
+    (void)n;
+    a[0] = int_value((int64_t)(loader_compile_ns / 1000000));
+    return PRIM_OK;
+}
+
+/* The contents of a file as a String, or nil if it cannot be read. */
+static PrimResult p_load_file(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_string_like(a[1])) return prim_fail(a, "loadFile: needs a String");
+    FILE *f = fopen(str_bytes(a[1]), "rb");
+    if (!f) { a[0] = G.nil; return PRIM_OK; }
+    size_t cap = 4096, len = 0, r;
+    char *buf = vm_xmalloc(cap);
+    while ((r = fread(buf + len, 1, cap - len, f)) > 0)
+        if ((len += r) == cap) buf = vm_xrealloc(buf, cap *= 2);
+    bool failed = ferror(f);
+    fclose(f);
+    a[0] = failed ? G.nil : str_new(buf, len);
+    free(buf);
+    return PRIM_OK;
+}
+
 /* #(youngCount fullCount youngPauseMicros fullPauseMicros maxPauseMicros
  *   bytesAllocated bytesTenured oldBytes) */
-static PrimResult p_gc_stats(Value *a, uint32_t n)
+static PrimResult p_gc_details(Value *a, uint32_t n)
 {
     (void)n;
     const GCStats *s = gc_stats();
@@ -143,9 +187,7 @@ static PrimResult p_gc_stats(Value *a, uint32_t n)
     int64_t v[8] = {(int64_t)s->youngCount, (int64_t)s->fullCount, (int64_t)(s->youngPauseNs / 1000),
                     (int64_t)(s->fullPauseNs / 1000), (int64_t)(maxPause / 1000), (int64_t)s->bytesAllocated,
                     (int64_t)s->bytesTenured, (int64_t)s->oldBytes};
-    Value arr = array_new(8);
-    for (int i = 0; i < 8; i++) as_obj(arr)->slots[i] = int_value(v[i]);
-    a[0] = arr;
+    a[0] = int_array(v, 8);
     return PRIM_OK;
 }
 
@@ -202,6 +244,8 @@ const PrimDef prims_system[] = {
     {"Probe class", "isTraced", p_probe_traced}, {"System", "fileExists:", p_file_exists},
     {"System", "peakRSSKiB", p_peak_rss}, {"System", "cpuTicks", p_cpu_ticks},
     {"System", "youngGC", p_young_gc}, {"System", "gcStats", p_gc_stats},
+    {"System", "gcDetails", p_gc_details}, {"System", "totalCompilationTime", p_compilation_time},
+    {"System", "loadFile:", p_load_file},
     {"System", "global:", p_global}, {"System", "global:put:", p_global_put},
     {"System", "hasGlobal:", p_has_global}, {"System", "load:", p_load}, {"System", "arguments", p_arguments},
     {"System", "exit:", p_exit}, {"System", "printString:", p_print}, {"System", "printNewline", p_newline},

@@ -20,6 +20,14 @@ PrimFn prims_find(ClassInfo *holder, Value selector)
     return NULL;
 }
 
+/* A method declared "= primitive" that this VM has no C function for: a class
+ * file from the class path may declare one. Calling it is a Smalltalk error. */
+PrimResult prim_missing(Value *args, uint32_t nargs)
+{
+    (void)nargs;
+    return prim_fail(args, "this primitive is not implemented by sqvm");
+}
+
 PrimResult prim_quick(Value *args, uint32_t nargs)
 {
     (void)nargs;

@@ -17,6 +17,8 @@ extern const PrimDef prims_object[], prims_number[], prims_string[], prims_syste
 /* System primitives keep the program's argument Array. */
 void prims_system_init(Value args);
 PrimFn prims_find(ClassInfo *holder, Value selector);
+/* The C function of a declared primitive that sqvm does not implement. */
+PrimResult prim_missing(Value *args, uint32_t nargs);
 /* The "primitive" of quick methods (method.h); fails (runs the body) when traced. */
 PrimResult prim_quick(Value *args, uint32_t nargs);
 /* Applies a quick method to args (receiver, argument); answers the result. */
