@@ -3,7 +3,9 @@
 #   make              build the VM (build/sqvm)
 #   make test         build and run the fast test tier (what CI runs)
 #   make check-all    the fast tier plus the slow ones (sanitizers, GC stress)
-#   make bench        benchmarks, side by side with Lua 5.4
+#   make bench        the quick benchmark suite (tests/bench), side by side with Lua 5.4
+#   make bench-awfy AWFY=DIR  are-we-fast-yet's SOM benchmarks beside its Lua ones
+#   make check-som SOM_DIR=DIR AWFY_DIR=DIR  SOM's TestSuite and AWFY's benchmarks
 #   make deps         install the Debian packages the project needs (as root)
 #   make SANITIZE=1   ASan+UBSan build in build/asan
 #   make DEBUG=1      assertions and switch dispatch in build/debug
@@ -59,7 +61,7 @@ VM_SRC := $(filter-out vm/build-tools/%,$(wildcard vm/*.c))
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: all vm test check-all bench bench-probes bench-tools bench-sqprof clean install deps unit lang
+.PHONY: all vm test check-all check-som bench bench-awfy bench-probes bench-tools bench-sqprof clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -109,6 +111,14 @@ check-all: all build/bigint_test
 
 bench: vm
 	tests/bench/run.sh $(O)/sqvm
+
+# The headline figures: are-we-fast-yet's own SOM and Lua programs at AWFY's sizes.
+bench-awfy: vm
+	tests/bench/awfy.sh "$(AWFY)" $(O)/sqvm
+
+# The standard suites from external checkouts (see tests/som.sh).
+check-som: vm
+	tests/run.sh --vm $(O)/sqvm --tier tests/som.sh
 
 # What the USDT probes cost: PROBES=0 vs compiled in vs attached (root for attached).
 bench-probes:

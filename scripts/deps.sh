@@ -2,7 +2,7 @@
 # scripts/deps.sh - installs the Debian 12 packages sqvm needs to build, test and benchmark.
 # Idempotent: does nothing when everything is present; otherwise apt-get update, then install.
 set -e
-PACKAGES="make gcc libc6-dev lua5.4 clang llvm libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils procps jq python3"
+PACKAGES="make gcc libc6-dev lua5.4 luajit clang llvm libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils procps jq python3"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

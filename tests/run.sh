@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # tests/run.sh - runs every test tier and ends with "N passed, N failed, N skipped".
 #
-#   tests/run.sh [--vm build/sqvm] [--all] [--filter SUBSTRING]
+#   tests/run.sh [--vm build/sqvm] [--all] [--filter SUBSTRING] [--tier tests/NAME.sh]
 #
 # Tiers (each a file under tests/ named for what it checks):
 #   unit       C unit tests (build/bigint_test)
 #   lang       tests/lang/<area>/<Name>.som against .expected/.prefix/.status
 #   compiler   tests/compiler/<Name>.som: exact bytecode from --disassemble
+#   library    tests/library.sh: every selector of the embedded library has a test
 #   cli        tests/cli.sh: the command line (help, -e, errors)
+#   som        tests/som.sh: SOM's TestSuite and AWFY's benchmarks, from the checkouts
+#              named by SOM_DIR and AWFY_DIR (skipped when they are not set)
 #   --all adds: lang under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify
 # TEST_TIERS="tests/cli.sh ..." limits the sourced tiers (default: all of them).
 set -u
@@ -16,12 +19,14 @@ cd "$(dirname "$0")/.."
 VM=build/sqvm
 ALL=0
 FILTER=""
+ONLY_TIER=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --vm) VM=$2; shift 2 ;;
         --all) ALL=1; shift ;;
         --filter) FILTER=$2; shift 2 ;;
-        *) echo "usage: tests/run.sh [--vm PATH] [--all] [--filter TEXT]" >&2; exit 2 ;;
+        --tier) ONLY_TIER=$2; shift 2 ;;
+        *) echo "usage: tests/run.sh [--vm PATH] [--all] [--filter TEXT] [--tier tests/NAME.sh]" >&2; exit 2 ;;
     esac
 done
 
@@ -143,11 +148,13 @@ if [ ! -x "$VM" ]; then
     exit 2
 fi
 
-unit_tier
-lang_tier "$VM" "" "lang/"
-compiler_tier
+if [ -z "$ONLY_TIER" ]; then
+    unit_tier
+    lang_tier "$VM" "" "lang/"
+    compiler_tier
+fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${TEST_TIERS:-tests/cli.sh tests/probes.sh tests/tools.sh tests/sqprof.sh tests/bpftrace.sh}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/som.sh tests/probes.sh tests/tools.sh tests/sqprof.sh tests/bpftrace.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done

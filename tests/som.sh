@@ -1,0 +1,61 @@
+# tests/som.sh - the standard suites, from external checkouts; sourced by tests/run.sh
+# (uses its pass/fail/skip and $VM). Nothing of them is copied into this repository.
+#
+#   SOM_DIR=/path/to/SOM-st/SOM        its TestSuite, with sqvm's embedded library and
+#                                      with SOM's own Smalltalk/ first on the class path
+#   AWFY_DIR=/path/to/are-we-fast-yet  the 14 benchmarks of benchmarks/SOM, unmodified,
+#                                      at the sizes of AWFY's own test.conf, verified
+#
+# Each is skipped, with the reason, when its variable is not set.
+
+SOM_VM=$(cd "$(dirname "$VM")" && pwd)/$(basename "$VM")
+
+som_testsuite() { # label class-path
+    local label=$1 cp=$2 out status total ok unsupported
+    out=$(cd "$SOM_DIR" && timeout 300 "$SOM_VM" -cp "$cp" TestSuite/TestHarness.som 2>&1)
+    status=$?
+    total=$(sed -n 's/^Total number of tests: *//p' <<<"$out")
+    ok=$(sed -n 's/^Number of successful tests: *//p' <<<"$out")
+    unsupported=$(sed -n 's/^Number of unsupported optionals: *//p' <<<"$out")
+    if [ "$status" = 0 ] && [ -n "$total" ] && [ "$total" = "$ok" ] && [ "$unsupported" = 0 ]; then
+        pass "som/TestSuite $label ($ok of $total tests, no unsupported optionals)"
+    else
+        fail "som/TestSuite $label" "status $status; $(tail -12 <<<"$out")"
+    fi
+}
+
+# The benchmarks at the sizes of AWFY's test.conf (test-som), each run once.
+AWFY_TEST_SIZES="DeltaBlue:1 Richards:1 Json:1 CD:10 Havlak:1 Bounce:100 List:1 Mandelbrot:500 NBody:1
+Permute:1 Queens:1 Sieve:1 Storage:1 Towers:1"
+
+awfy_benchmarks() {
+    local entry name size out status
+    for entry in $AWFY_TEST_SIZES; do
+        name=${entry%%:*} size=${entry#*:}
+        out=$(cd "$AWFY_DIR/benchmarks/SOM" && timeout 300 "$SOM_VM" \
+            -cp .:Core:CD:DeltaBlue:Havlak:Json:NBody:Richards Harness.som "$name" 1 "$size" 2>&1)
+        status=$?
+        if [ "$status" = 0 ] && grep -q "^$name: iterations=1 runtime: [0-9]*us" <<<"$out"; then
+            pass "awfy/$name $size"
+        else
+            fail "awfy/$name $size" "status $status; $(tail -8 <<<"$out")"
+        fi
+    done
+}
+
+if [ -z "${SOM_DIR:-}" ]; then
+    skip "som/TestSuite" "SOM_DIR is not set (a checkout of github.com/SOM-st/SOM)"
+elif [ ! -f "$SOM_DIR/TestSuite/TestHarness.som" ]; then
+    fail "som/TestSuite" "SOM_DIR=$SOM_DIR has no TestSuite/TestHarness.som"
+else
+    som_testsuite "with the embedded library" TestSuite
+    som_testsuite "with SOM's Smalltalk/" Smalltalk:TestSuite
+fi
+
+if [ -z "${AWFY_DIR:-}" ]; then
+    skip "awfy" "AWFY_DIR is not set (a checkout of github.com/smarr/are-we-fast-yet)"
+elif [ ! -f "$AWFY_DIR/benchmarks/SOM/Harness.som" ]; then
+    fail "awfy" "AWFY_DIR=$AWFY_DIR has no benchmarks/SOM/Harness.som"
+else
+    awfy_benchmarks
+fi
