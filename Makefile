@@ -99,14 +99,21 @@ build/bigint_test: tests/unit/bigint_test.c vm/bigint.c vm/bigint.h
 	@mkdir -p build
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -o $@ tests/unit/bigint_test.c vm/bigint.c
 
+build/float_test: tests/unit/float_test.c vm/common.h
+	@mkdir -p build
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -o $@ tests/unit/float_test.c -lm
+
+# The C unit tests (tests/run.sh's unit tier)
+unit: build/bigint_test build/float_test
+
 # The eBPF tools (bpf/, tools/) have their own rules.
 -include tools/tools.mk
 -include tools/sqprof.mk
 
-test: all build/bigint_test
+test: all unit
 	tests/run.sh --vm $(O)/sqvm
 
-check-all: all build/bigint_test
+check-all: all unit
 	tests/run.sh --vm build/sqvm --all
 
 bench: vm

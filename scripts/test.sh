@@ -3,5 +3,5 @@
 set -e
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-make -j"$(nproc)" all build/bigint_test >/dev/null
+make -j"$(nproc)" all unit >/dev/null
 exec tests/run.sh --vm build/sqvm --all "$@"

@@ -4,7 +4,7 @@
 #   tests/run.sh [--vm build/sqvm] [--all] [--filter SUBSTRING] [--tier tests/NAME.sh]
 #
 # Tiers (each a file under tests/ named for what it checks):
-#   unit       C unit tests (build/bigint_test)
+#   unit       C unit tests (build/bigint_test, build/float_test)
 #   lang       tests/lang/<area>/<Name>.som against .expected/.prefix/.status
 #   compiler   tests/compiler/<Name>.som: exact bytecode from --disassemble
 #   library    tests/library.sh: every selector of the embedded library has a test
@@ -130,12 +130,16 @@ compiler_tier() {
 }
 
 unit_tier() {
-    if [ -x build/bigint_test ]; then
-        if build/bigint_test >"$TMP/unit" 2>&1; then pass "unit/bigint ($(tail -1 "$TMP/unit"))"
-        else fail "unit/bigint" "$(tail -20 "$TMP/unit")"; fi
-    else
-        skip "unit/bigint" "build/bigint_test not built (run make test)"
-    fi
+    local t name
+    for t in bigint float; do
+        name=build/${t}_test
+        if [ -x "$name" ]; then
+            if "$name" >"$TMP/unit" 2>&1; then pass "unit/$t ($(tail -1 "$TMP/unit"))"
+            else fail "unit/$t" "$(tail -20 "$TMP/unit")"; fi
+        else
+            skip "unit/$t" "$name not built (run make unit)"
+        fi
+    done
 }
 
 # bpftrace and the tools detach uprobes through tracefs: mount it if it is missing.

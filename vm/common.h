@@ -33,17 +33,24 @@
 #define NORETURN __attribute__((noreturn))
 
 /* ---- Values ----
- * A Value is one machine word. Bit 0 set: a small integer (63-bit, two's
- * complement, shifted left once). Bit 0 clear: a pointer to a heap object
- * (objects are 8-byte aligned). An aligned C pointer with bit 0 set also reads
- * as a small integer, so the VM can keep raw pointers (methods, frames) in
- * object slots without the collector following them. */
+ * A Value is one machine word; its low two bits are its tag:
+ *   ..1  a small integer (63-bit, two's complement, shifted left once)
+ *   .10  an immediate Double (see "Immediate Doubles" below)
+ *   .00  a pointer to a heap object (objects are 8-byte aligned)
+ * An aligned C pointer with bit 0 set also reads as a small integer, so the VM
+ * can keep raw pointers (methods, frames) in object slots without the
+ * collector following them. */
 typedef uintptr_t Value;
 
 #define SMALLINT_MAX ((int64_t)(INT64_MAX >> 1))
 #define SMALLINT_MIN ((int64_t)(INT64_MIN >> 1))
+#define VALUE_TAG_MASK 3u
+#define FLOAT_TAG 2u
 
 static inline bool is_int(Value v) { return (v & 1) != 0; }
+static inline bool is_float(Value v) { return (v & VALUE_TAG_MASK) == FLOAT_TAG; }
+/* A heap object (or 0, which no live slot holds): the only Values the collector follows. */
+static inline bool is_ptr(Value v) { return (v & VALUE_TAG_MASK) == 0; }
 static inline int64_t int_val(Value v) { return (int64_t)v >> 1; }
 static inline Value int_value(int64_t i) { return ((Value)i << 1) | 1; }
 static inline bool int_fits(int64_t i) { return i >= SMALLINT_MIN && i <= SMALLINT_MAX; }
@@ -51,5 +58,38 @@ static inline bool int_fits(int64_t i) { return i >= SMALLINT_MIN && i <= SMALLI
 /* Raw, aligned C pointers disguised as small integers. */
 static inline Value ptr_value(const void *p) { return (Value)p | 1; }
 static inline void *value_ptr(Value v) { return (void *)(v & ~(Value)1); }
+
+/* ---- Immediate Doubles ----
+ * As 64-bit Spur's SmallFloat64: a Double whose biased IEEE exponent lies in
+ * 768..1279 (magnitudes from about 1.7e-77 to 2.3e77) lives in the Value
+ * itself, so float arithmetic allocates nothing; the others (zero, denormals,
+ * huge values, infinities, NaNs) are boxed in a heap object of class Double
+ * (+0.0 and -0.0 in two permanent boxes, so they never allocate either).
+ * Encoding: subtract 768 from the exponent field, which leaves its top two
+ * bits (61-62) zero for the values in range, then rotate left by three: the
+ * two zero bits become bits 0-1 and the sign bit 2; set the tag. Decoding is
+ * the same backwards: three instructions (sub, ror, add). The mapping is
+ * exact both ways (tests/unit/float_test.c). docs/ARCHITECTURE.md has the
+ * numbers behind the choice. */
+#define FLOAT_REBASE ((uint64_t)768 << 52)
+
+static inline bool float_encode(double d, Value *out)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    uint64_t r = bits - FLOAT_REBASE;
+    if (UNLIKELY(r & ((uint64_t)3 << 61))) return false;
+    *out = ((r << 3) | (r >> 61)) | FLOAT_TAG;
+    return true;
+}
+
+static inline double float_val(Value v)
+{
+    uint64_t r = v - FLOAT_TAG;
+    uint64_t bits = ((r >> 3) | (r << 61)) + FLOAT_REBASE;
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
 
 #endif

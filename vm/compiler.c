@@ -259,7 +259,7 @@ static void emit_jump_back(Compiler *c, Fn *fn, uint32_t target)
 }
 
 static void gen(Compiler *c, Fn *fn, Node *n);
-static void gen_statement(Compiler *c, Fn *fn, Node *n);
+static void gen_effect(Compiler *c, Fn *fn, Node *n);
 static Method *compile_fn(Compiler *c, Fn *outer, Scope *s, Value selector, int line);
 
 static int ctx_depth(Scope *from, Scope *to)
@@ -318,93 +318,214 @@ static void gen_var_access(Compiler *c, Fn *fn, Node *n, bool store)
 /* A hidden frame local (loop limits). */
 static int new_temp(Fn *fn) { return fn->numLocals++; }
 
-/* Temporaries of an inlined block start as nil each time it runs. */
+/* ---- Inlined control structures ----
+ * ifTrue: and friends, and:/or: (and &&/|| with a literal block), the ifNil:
+ * family, whileTrue:/whileFalse:, to:do: and timesRepeat: with literal blocks
+ * become jumps. Each is compiled for its context: for its value, or as a
+ * statement (its value dropped: no nil pushed for a missing branch, no copy
+ * of an assignment's value). A condition is compiled in test context
+ * (gen_jump_if): "a and: [b]" jumps straight to the exit when a is false, and
+ * a comparison right before the jump is fused with it by the interpreter. */
+
+/* A list of forward jumps to be patched to the same place. */
+typedef struct Jumps {
+    uint32_t at[64];
+    int n;
+} Jumps;
+
+static void add_jump(Compiler *c, Node *n, Jumps *j, uint32_t at)
+{
+    if (j->n == 64) cfail(c, n, "condition too complex (more than 64 and:/or: branches)");
+    j->at[j->n++] = at;
+}
+
+static void patch_jumps(Compiler *c, Fn *fn, Jumps *j)
+{
+    for (int i = 0; i < j->n; i++) patch_jump(c, fn, j->at[i]);
+    j->n = 0;
+}
+
+/* Whether the statements stmts[0..n) certainly assign v before anything reads
+ * it: the first statement that mentions v is "v := expr" at the top level of
+ * the block, and expr does not mention v. */
+static bool mentions(Node *n, Var *v)
+{
+    if (!n) return false;
+    switch (n->kind) {
+    case N_VAR: return n->ref == REF_VAR && n->var == v;
+    case N_ASSIGN: return mentions(n->target, v) || mentions(n->recv, v);
+    case N_RETURN: return mentions(n->recv, v);
+    case N_SEND: case N_CASCADE:
+        if (mentions(n->recv, v)) return true;
+        for (int i = 0; i < n->nargs; i++)
+            if (mentions(n->args[i], v)) return true;
+        return false;
+    case N_BLOCK:
+        for (int i = 0; i < n->scope->nbody; i++)
+            if (mentions(n->scope->body[i], v)) return true;
+        return false;
+    default: return false;
+    }
+}
+
+static bool assigned_first(Node **stmts, int n, Var *v)
+{
+    for (int i = 0; i < n; i++) {
+        Node *st = stmts[i];
+        if (st->kind == N_ASSIGN && st->target->ref == REF_VAR && st->target->var == v)
+            return !mentions(st->recv, v);
+        if (mentions(st, v)) return false;
+    }
+    return false;
+}
+
+/* Temporaries of an inlined block start as nil each time it runs (as in a
+ * real activation), unless the block certainly assigns them first. */
 static void nil_inline_temps(Compiler *c, Fn *fn, Node *blk)
 {
     Scope *s = blk->scope;
     for (int i = 0; i < s->nvars; i++) {
         Var *v = s->vars[i];
-        if (v->isArg) continue;
+        if (v->isArg || assigned_first(s->body, s->nbody, v)) continue;
         Node tmp = {.kind = N_VAR, .ref = REF_VAR, .var = v, .line = blk->line, .col = blk->col};
         emit_op(fn, OP_PUSH_NIL, 1);
         gen_var_access(c, fn, &tmp, true);
     }
 }
 
-/* An inlined block whose value is used (the value of its last statement, or nil). */
-static void gen_inline_body(Compiler *c, Fn *fn, Node *blk)
+/* An inlined block: its statements, the last for its value when value is set
+ * (nil for an empty block). */
+static void gen_inline_block(Compiler *c, Fn *fn, Node *blk, bool value)
 {
     Scope *s = blk->scope;
     nil_inline_temps(c, fn, blk);
-    if (s->nbody == 0) { emit_op(fn, OP_PUSH_NIL, 1); return; }
     for (int i = 0; i < s->nbody; i++) {
-        gen(c, fn, s->body[i]);
-        if (i + 1 < s->nbody) emit_op(fn, OP_POP, -1);
+        if (value && i + 1 == s->nbody) gen(c, fn, s->body[i]);
+        else gen_effect(c, fn, s->body[i]);
     }
-}
-
-/* A loop body: its value is dropped, so statements store without copies. */
-static void gen_inline_effect(Compiler *c, Fn *fn, Node *blk)
-{
-    Scope *s = blk->scope;
-    nil_inline_temps(c, fn, blk);
-    for (int i = 0; i < s->nbody; i++) gen_statement(c, fn, s->body[i]);
+    if (value && s->nbody == 0) emit_op(fn, OP_PUSH_NIL, 1);
 }
 
 static bool sel_is(Node *n, const char *s) { return !strcmp(sym_cstr(n->lit), s); }
 
-static void gen_if(Compiler *c, Fn *fn, Node *n, bool onTrue)
+static bool is_and(Node *n) { return n->kind == N_SEND && n->inlined && (sel_is(n, "and:") || sel_is(n, "&&")); }
+static bool is_or(Node *n) { return n->kind == N_SEND && n->inlined && (sel_is(n, "or:") || sel_is(n, "||")); }
+
+static void gen_jump_if(Compiler *c, Fn *fn, Node *n, bool when, Jumps *out);
+
+/* The last statement of an inlined block in test context (the others for effect). */
+static void gen_jump_if_block(Compiler *c, Fn *fn, Node *blk, bool when, Jumps *out)
 {
-    gen(c, fn, n->recv);
-    uint32_t skip = emit_jump(fn, onTrue ? OP_JUMP_IF_FALSE : OP_JUMP_IF_TRUE, -1);
-    gen_inline_body(c, fn, n->args[0]);
-    if (n->nargs == 2) {
+    Scope *s = blk->scope;
+    if (s->nbody == 0) { /* the block answers nil: not a Boolean, as the jump will say */
+        gen_inline_block(c, fn, blk, true);
+        add_jump(c, blk, out, emit_jump(fn, when ? OP_JUMP_IF_TRUE : OP_JUMP_IF_FALSE, -1));
+        return;
+    }
+    nil_inline_temps(c, fn, blk);
+    for (int i = 0; i + 1 < s->nbody; i++) gen_effect(c, fn, s->body[i]);
+    gen_jump_if(c, fn, s->body[s->nbody - 1], when, out);
+}
+
+/* Code that evaluates n as a condition and jumps (to the targets in out) when
+ * it is `when`, falling through otherwise. */
+static void gen_jump_if(Compiler *c, Fn *fn, Node *n, bool when, Jumps *out)
+{
+    if (is_and(n) || is_or(n)) {
+        bool isAnd = is_and(n);
+        if (isAnd != when) {
+            /* "a and: [b]" is false when either is; "a or: [b]" true when either is */
+            gen_jump_if(c, fn, n->recv, when, out);
+            gen_jump_if_block(c, fn, n->args[0], when, out);
+        } else {
+            Jumps skip = {.n = 0};
+            gen_jump_if(c, fn, n->recv, !when, &skip);
+            gen_jump_if_block(c, fn, n->args[0], when, out);
+            patch_jumps(c, fn, &skip);
+        }
+        return;
+    }
+    if (n->kind == N_TRUE || n->kind == N_FALSE) { /* [true] whileTrue: ... */
+        if ((n->kind == N_TRUE) == when) add_jump(c, n, out, emit_jump(fn, OP_JUMP, 0));
+        return;
+    }
+    gen(c, fn, n);
+    add_jump(c, n, out, emit_jump(fn, when ? OP_JUMP_IF_TRUE : OP_JUMP_IF_FALSE, -1));
+}
+
+/* ifTrue:, ifFalse:, ifTrue:ifFalse:, ifFalse:ifTrue:, and:, or:, &&, || */
+static void gen_if(Compiler *c, Fn *fn, Node *n, bool onTrue, bool value)
+{
+    Jumps other = {.n = 0};
+    gen_jump_if(c, fn, n->recv, !onTrue, &other);
+    gen_inline_block(c, fn, n->args[0], value);
+    if (n->nargs == 2 || value) {
         uint32_t end = emit_jump(fn, OP_JUMP, 0);
-        adjust(fn, -1);
-        patch_jump(c, fn, skip);
-        gen_inline_body(c, fn, n->args[1]);
+        if (value) adjust(fn, -1); /* the other branch pushes its own value */
+        patch_jumps(c, fn, &other);
+        if (n->nargs == 2) gen_inline_block(c, fn, n->args[1], value);
+        else emit_op(fn, OP_PUSH_NIL, 1);
         patch_jump(c, fn, end);
     } else {
-        uint32_t end = emit_jump(fn, OP_JUMP, 0);
-        adjust(fn, -1);
-        patch_jump(c, fn, skip);
-        emit_op(fn, OP_PUSH_NIL, 1);
-        patch_jump(c, fn, end);
+        patch_jumps(c, fn, &other);
     }
 }
 
-static void gen_and_or(Compiler *c, Fn *fn, Node *n, bool isAnd)
+/* "a and: [b]" for its value: b's value when a is true, else false. */
+static void gen_and_or(Compiler *c, Fn *fn, Node *n, bool isAnd, bool value)
 {
-    gen(c, fn, n->recv);
-    uint32_t shortcut = emit_jump(fn, isAnd ? OP_JUMP_IF_FALSE : OP_JUMP_IF_TRUE, -1);
-    gen_inline_body(c, fn, n->args[0]);
+    if (!value) { gen_if(c, fn, n, isAnd, false); return; }
+    Jumps shortcut = {.n = 0};
+    gen_jump_if(c, fn, n->recv, !isAnd, &shortcut);
+    gen_inline_block(c, fn, n->args[0], true);
     uint32_t end = emit_jump(fn, OP_JUMP, 0);
     adjust(fn, -1);
-    patch_jump(c, fn, shortcut);
+    patch_jumps(c, fn, &shortcut);
     emit_op(fn, isAnd ? OP_PUSH_FALSE : OP_PUSH_TRUE, 1);
     patch_jump(c, fn, end);
 }
 
-static void gen_while(Compiler *c, Fn *fn, Node *n, bool whileTrue)
+/* ifNil:, ifNotNil:, ifNil:ifNotNil:, ifNotNil:ifNil: with blocks of no
+ * argument: the receiver tested with ==. For its value, "x ifNil: [b]" is x
+ * when x is not nil, and "x ifNotNil: [b]" is nil when x is nil. */
+static void gen_if_nil(Compiler *c, Fn *fn, Node *n, bool onNil, bool value)
+{
+    gen(c, fn, n->recv);
+    if (n->nargs == 1 && value) emit_op(fn, OP_DUP, 1);
+    uint32_t skip = emit_jump(fn, onNil ? OP_JUMP_IF_NOT_NIL : OP_JUMP_IF_NIL, -1);
+    if (n->nargs == 1 && value) emit_op(fn, OP_POP, -1);
+    gen_inline_block(c, fn, n->args[0], value);
+    if (n->nargs == 2) {
+        uint32_t end = emit_jump(fn, OP_JUMP, 0);
+        if (value) adjust(fn, -1);
+        patch_jump(c, fn, skip);
+        gen_inline_block(c, fn, n->args[1], value);
+        patch_jump(c, fn, end);
+    } else {
+        patch_jump(c, fn, skip);
+    }
+}
+
+static void gen_while(Compiler *c, Fn *fn, Node *n, bool whileTrue, bool value)
 {
     uint32_t top = fn->len;
-    gen_inline_body(c, fn, n->recv);
-    uint32_t exit = emit_jump(fn, whileTrue ? OP_JUMP_IF_FALSE : OP_JUMP_IF_TRUE, -1);
-    if (n->nargs == 1) gen_inline_effect(c, fn, n->args[0]);
+    Jumps exit = {.n = 0};
+    gen_jump_if_block(c, fn, n->recv, !whileTrue, &exit);
+    if (n->nargs == 1) gen_inline_block(c, fn, n->args[0], false);
     emit_jump_back(c, fn, top);
-    patch_jump(c, fn, exit);
-    emit_op(fn, OP_PUSH_NIL, 1);
+    patch_jumps(c, fn, &exit);
+    if (value) emit_op(fn, OP_PUSH_NIL, 1);
 }
 
 /* "a to: b do: [:i | ...]": i counts up from a while i <= b; the value is a. */
-static void gen_to_do(Compiler *c, Fn *fn, Node *n)
+static void gen_to_do(Compiler *c, Fn *fn, Node *n, bool value)
 {
     Node *blk = n->args[1];
     Var *iv = blk->scope->vars[0];
     Node ivar = {.kind = N_VAR, .ref = REF_VAR, .var = iv, .line = blk->line, .col = blk->col};
     int limit = new_temp(fn);
     gen(c, fn, n->recv);
-    emit_op(fn, OP_DUP, 1);
+    if (value) emit_op(fn, OP_DUP, 1);
     gen_var_access(c, fn, &ivar, true);
     gen(c, fn, n->args[0]);
     emit_op(fn, OP_POP_LOCAL, -1);
@@ -417,7 +538,7 @@ static void gen_to_do(Compiler *c, Fn *fn, Node *n)
     emit_u16(fn, add_site(c, fn, S.le, 1));
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
     uint32_t body = fn->len;
-    gen_inline_effect(c, fn, blk);
+    gen_inline_block(c, fn, blk, false);
     if (!iv->captured) {
         emit_for_next(c, fn, iv->slot, limit, body);
     } else {
@@ -432,17 +553,16 @@ static void gen_to_do(Compiler *c, Fn *fn, Node *n)
 }
 
 /* "n timesRepeat: [...]": the value is n. */
-static void gen_times_repeat(Compiler *c, Fn *fn, Node *n)
+static void gen_times_repeat(Compiler *c, Fn *fn, Node *n, bool value)
 {
     int count = new_temp(fn), limit = new_temp(fn);
     gen(c, fn, n->recv);
-    emit_op(fn, OP_DUP, 1);
+    if (value) emit_op(fn, OP_DUP, 1);
     emit_op(fn, OP_POP_LOCAL, -1);
     emit_byte(fn, (uint8_t)limit);
     emit_op(fn, OP_PUSH_1, 1);
     emit_op(fn, OP_POP_LOCAL, -1);
     emit_byte(fn, (uint8_t)count);
-    uint32_t top = fn->len;
     emit_op(fn, OP_PUSH_LOCAL, 1);
     emit_byte(fn, (uint8_t)count);
     emit_op(fn, OP_PUSH_LOCAL, 1);
@@ -451,22 +571,23 @@ static void gen_times_repeat(Compiler *c, Fn *fn, Node *n)
     emit_u16(fn, add_site(c, fn, S.le, 1));
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
     uint32_t body = fn->len;
-    gen_inline_effect(c, fn, n->args[0]);
+    gen_inline_block(c, fn, n->args[0], false);
     emit_for_next(c, fn, count, limit, body);
-    (void)top;
     patch_jump(c, fn, exit);
 }
 
-static void gen_inlined_send(Compiler *c, Fn *fn, Node *n)
+static void gen_inlined_send(Compiler *c, Fn *fn, Node *n, bool value)
 {
-    if (sel_is(n, "ifTrue:") || sel_is(n, "ifTrue:ifFalse:")) gen_if(c, fn, n, true);
-    else if (sel_is(n, "ifFalse:") || sel_is(n, "ifFalse:ifTrue:")) gen_if(c, fn, n, false);
-    else if (sel_is(n, "and:")) gen_and_or(c, fn, n, true);
-    else if (sel_is(n, "or:")) gen_and_or(c, fn, n, false);
-    else if (sel_is(n, "whileTrue:") || sel_is(n, "whileTrue")) gen_while(c, fn, n, true);
-    else if (sel_is(n, "whileFalse:") || sel_is(n, "whileFalse")) gen_while(c, fn, n, false);
-    else if (sel_is(n, "to:do:")) gen_to_do(c, fn, n);
-    else if (sel_is(n, "timesRepeat:")) gen_times_repeat(c, fn, n);
+    if (sel_is(n, "ifTrue:") || sel_is(n, "ifTrue:ifFalse:")) gen_if(c, fn, n, true, value);
+    else if (sel_is(n, "ifFalse:") || sel_is(n, "ifFalse:ifTrue:")) gen_if(c, fn, n, false, value);
+    else if (sel_is(n, "and:") || sel_is(n, "&&")) gen_and_or(c, fn, n, true, value);
+    else if (sel_is(n, "or:") || sel_is(n, "||")) gen_and_or(c, fn, n, false, value);
+    else if (sel_is(n, "ifNil:") || sel_is(n, "ifNil:ifNotNil:")) gen_if_nil(c, fn, n, true, value);
+    else if (sel_is(n, "ifNotNil:") || sel_is(n, "ifNotNil:ifNil:")) gen_if_nil(c, fn, n, false, value);
+    else if (sel_is(n, "whileTrue:") || sel_is(n, "whileTrue")) gen_while(c, fn, n, true, value);
+    else if (sel_is(n, "whileFalse:") || sel_is(n, "whileFalse")) gen_while(c, fn, n, false, value);
+    else if (sel_is(n, "to:do:")) gen_to_do(c, fn, n, value);
+    else if (sel_is(n, "timesRepeat:")) gen_times_repeat(c, fn, n, value);
     else cfail(c, n, "internal: unknown inlined selector");
 }
 
@@ -485,13 +606,15 @@ static Opcode special_op(Value sel)
     if (sel == S.mod) return OP_SEND_MOD;
     if (sel == S.div) return OP_SEND_DIV;
     if (sel == S.bitAnd) return OP_SEND_BITAND;
+    if (sel == S.logicalAnd) return OP_SEND_AND;
+    if (sel == S.logicalOr) return OP_SEND_OR;
     if (sel == S.at) return OP_SEND_AT;
     return OP_SEND;
 }
 
 static void gen_send(Compiler *c, Fn *fn, Node *n)
 {
-    if (n->inlined) { gen_inlined_send(c, fn, n); return; }
+    if (n->inlined) { gen_inlined_send(c, fn, n, true); return; }
     if (n->recv) {
         if (n->isSuper) emit_op(fn, OP_PUSH_SELF, 1);
         else gen(c, fn, n->recv);
@@ -563,7 +686,7 @@ static void gen(Compiler *c, Fn *fn, Node *n)
     case N_CASCADE: gen_cascade(c, fn, n); break;
     case N_RETURN: gen_return(c, fn, n); break;
     case N_BLOCK: {
-        if (n->scope->inlined) { gen_inline_body(c, fn, n); break; }
+        if (n->scope->inlined) { gen_inline_block(c, fn, n, true); break; }
         Method *bm = compile_fn(c, fn, n->scope, c->home->selector, n->line);
         if (fn->nblocks == 255) cfail(c, n, "too many blocks in one method");
         if (fn->nblocks == fn->capBlocks) {
@@ -579,16 +702,28 @@ static void gen(Compiler *c, Fn *fn, Node *n)
     }
 }
 
-/* A statement whose value is dropped: an assignment stores without a copy. */
-static void gen_statement(Compiler *c, Fn *fn, Node *n)
+/* A statement: its value is dropped, so an assignment stores without a copy,
+ * an inlined control structure pushes no value, and a variable or literal
+ * alone compiles to nothing (a global is still read: that may load a class). */
+static void gen_effect(Compiler *c, Fn *fn, Node *n)
 {
-    if (n->kind == N_ASSIGN) {
+    fn->line = n->line;
+    switch (n->kind) {
+    case N_ASSIGN:
         gen(c, fn, n->recv);
         gen_var_access(c, fn, n->target, true);
         return;
+    case N_RETURN: gen_return(c, fn, n); return;
+    case N_SEND:
+        if (n->inlined) { gen_inlined_send(c, fn, n, false); return; }
+        break;
+    case N_LIT: case N_SELF: case N_SUPER: case N_NIL: case N_TRUE: case N_FALSE: return;
+    case N_VAR: if (n->ref != REF_GLOBAL) return; break;
+    case N_BLOCK: if (n->scope->inlined) { gen_inline_block(c, fn, n, false); return; } break;
+    default: break;
     }
     gen(c, fn, n);
-    if (n->kind != N_RETURN) emit_op(fn, OP_POP, -1);
+    emit_op(fn, OP_POP, -1);
 }
 
 static char *make_print_name(Compiler *c, Value selector, bool isBlock)
@@ -676,7 +811,7 @@ static Method *compile_fn(Compiler *c, Fn *outer, Scope *s, Value selector, int 
             gen(c, &fn, st);
             emit_op(&fn, OP_RETURN_LOCAL, -1);
         } else {
-            gen_statement(c, &fn, st);
+            gen_effect(c, &fn, st);
         }
     }
     if (s->isBlock) {

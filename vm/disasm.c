@@ -9,6 +9,7 @@
 static void print_literal(Value v)
 {
     if (is_int(v)) printf("%lld", (long long)int_val(v));
+    else if (is_double(v)) printf("%.17g", double_val(v));
     else if (obj_class_index(as_obj(v)) == CLS_SYMBOL) printf("#%s", str_bytes(v));
     else if (obj_class_index(as_obj(v)) == CLS_STRING) printf("'%s'", str_bytes(v));
     else printf("<%s>", class_of(v)->name);
@@ -31,7 +32,7 @@ void disasm_method(Method *m, int indent)
             break;
         case OP_PUSH_CTX: case OP_POP_CTX: printf(" %u %u", o[0], o[1]); break;
         case OP_PUSH_GLOBAL: printf(" %s", sym_cstr(globals[o[0] | o[1] << 8].name)); break;
-        case OP_JUMP: case OP_JUMP_IF_TRUE: case OP_JUMP_IF_FALSE:
+        case OP_JUMP: case OP_JUMP_IF_TRUE: case OP_JUMP_IF_FALSE: case OP_JUMP_IF_NIL: case OP_JUMP_IF_NOT_NIL:
             printf(" -> %u", pc + 3 + (o[0] | o[1] << 8));
             break;
         case OP_JUMP_BACK: printf(" -> %u", pc + 3 - (o[0] | o[1] << 8)); break;

@@ -486,7 +486,7 @@ static void push_mark(Obj *o)
 static void visit_mark(Value *slot)
 {
     Value v = *slot;
-    if ((v & 1) || v == 0) return;
+    if (!is_ptr(v) || v == 0) return;
     Obj *o = as_obj(v);
     if (o->hdr & (GCF_MARK | GCF_PERM)) return;
     o->hdr |= GCF_MARK;
@@ -697,7 +697,7 @@ static void verify_obj(Obj *o, bool old)
     bool young = false;
     for (size_t i = 0; i < n; i++) {
         Value v = o->slots[i];
-        if ((v & 1) || v == 0) continue;
+        if (!is_ptr(v) || v == 0) continue;
         if (!valid_header(as_obj(v))) { verify_fail(o, "slot points to a bad object"); continue; }
         if (gc_is_young(v)) {
             char *p = (char *)v;

@@ -78,7 +78,7 @@ void gc_remember(void *obj);
 
 static inline bool gc_is_young(Value v)
 {
-    return !(v & 1) && ((uintptr_t)v - gc_young_start) < gc_young_size;
+    return is_ptr(v) && ((uintptr_t)v - gc_young_start) < gc_young_size;
 }
 
 #define GC_REMEMBERED_BIT (1ull << 31)

@@ -144,6 +144,24 @@ PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *l
     return PRIM_ACTIVATED;
 }
 
+/* The operands of a Double fast path other than two immediate Doubles: a boxed
+ * Double, or a small integer beside a Double. */
+static bool double_operands(Value a, Value b, double *x, double *y)
+{
+    if (is_int(a)) {
+        if (!is_double(b)) return false;
+        *x = (double)int_val(a);
+    } else if (is_double(a)) {
+        *x = double_val(a);
+    } else {
+        return false;
+    }
+    if (is_int(b)) *y = (double)int_val(b);
+    else if (is_double(b)) *y = double_val(b);
+    else return false;
+    return true;
+}
+
 /* ---- Special sends and redefined kernel methods ----
  * SEND_ADD and its siblings compute Integer and Double arithmetic (SEND_AT
  * and SEND_ATPUT Array access) without a send, which is right only while
@@ -174,7 +192,7 @@ static bool answers_with_primitive(uint32_t ci, Value sel)
     ClassInfo *c = ci < G.numClasses ? G.classes[ci] : NULL;
     if (!c || !c->loaded) return true;
     Method *m = class_lookup(c, sel);
-    return m && !m->code && m->holder == c && m->prim == prims_find(c, sel);
+    return m && !m->code && m->prim == prims_find(m->holder, sel);
 }
 
 void interp_check_fast_paths(void)
@@ -190,6 +208,10 @@ void interp_check_fast_paths(void)
         bool ok = answers_with_primitive(CLS_INTEGER, sel) && (!special[i].onDouble || answers_with_primitive(CLS_DOUBLE, sel));
         if (!ok) fastPathOff |= 1u << (special[i].op - OP_SEND_ADD);
     }
+    if (!answers_with_primitive(CLS_TRUE, S.logicalAnd) || !answers_with_primitive(CLS_FALSE, S.logicalAnd))
+        fastPathOff |= 1u << (OP_SEND_AND - OP_SEND_ADD);
+    if (!answers_with_primitive(CLS_TRUE, S.logicalOr) || !answers_with_primitive(CLS_FALSE, S.logicalOr))
+        fastPathOff |= 1u << (OP_SEND_OR - OP_SEND_ADD);
     if (!answers_with_primitive(CLS_ARRAY, S.at)) fastPathOff |= 1u << (OP_SEND_AT - OP_SEND_ADD);
     if (!answers_with_primitive(CLS_ARRAY, S.atPut)) fastPathOff |= 1u << (OP_SEND_ATPUT - OP_SEND_ADD);
     apply_fast_path_mask();
@@ -459,13 +481,12 @@ static Value run(Process *p)
         DISPATCH();                                                      \
     } while (0)
 
-/* Doubles (and a Double with a small integer) without a send: one allocation. */
+/* Two Doubles (immediate or boxed), or a Double and a small integer, without a
+ * send; the result of arithmetic is immediate unless out of range. */
 #define DOUBLE_OPERANDS(x, y)                                                        \
     double x, y;                                                                     \
-    if (is_int(a)) { if (!is_double(b)) goto send; x = (double)int_val(a); y = double_val(b); } \
-    else if (obj_class_index(as_obj(a)) != CLS_DOUBLE) goto send;                    \
-    else { x = double_val(a); if (is_int(b)) y = (double)int_val(b);                 \
-           else if (is_double(b)) y = double_val(b); else goto send; }
+    if (LIKELY(is_float(a) & is_float(b))) { x = float_val(a); y = float_val(b); }  \
+    else if (!double_operands(a, b, &x, &y)) goto send;
 
 #define ARITH(opname, intcode, dop)                                      \
     CASE(opname) {                                                       \
@@ -509,6 +530,23 @@ static Value run(Process *p)
     COMPARE(SEND_EQ, ==)
     COMPARE(SEND_NE, !=)
     INT_FAST(SEND_BITAND, { sp[-2] = a & b; sp--; ip += 2; DISPATCH(); })
+    /* false && x is false; true && aBoolean is aBoolean (anything else: the send) */
+    CASE(SEND_AND) {
+        Value a = sp[-2], b = sp[-1];
+        if (FAST_PATH_OFF(SEND_AND)) goto send;
+        if (a == G.falseObj || (a == G.trueObj && (b == G.trueObj || b == G.falseObj))) {
+            sp[-2] = a == G.falseObj ? a : b; sp--; ip += 2; DISPATCH();
+        }
+        goto send;
+    }
+    CASE(SEND_OR) {
+        Value a = sp[-2], b = sp[-1];
+        if (FAST_PATH_OFF(SEND_OR)) goto send;
+        if (a == G.trueObj || (a == G.falseObj && (b == G.trueObj || b == G.falseObj))) {
+            sp[-2] = a == G.trueObj ? a : b; sp--; ip += 2; DISPATCH();
+        }
+        goto send;
+    }
     INT_FAST(SEND_MOD, {
         int64_t x = int_val(a), y = int_val(b);
         if (y != 0) {
@@ -528,7 +566,7 @@ static Value run(Process *p)
     CASE(SEND_AT) {
         Value a = sp[-2], i = sp[-1];
         if (FAST_PATH_OFF(SEND_AT)) goto send;
-        if (!is_int(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
+        if (is_ptr(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
             uint64_t k = (uint64_t)int_val(i) - 1;
             if (k < obj_num_slots(as_obj(a))) { sp[-2] = as_obj(a)->slots[k]; sp--; ip += 2; DISPATCH(); }
         }
@@ -537,7 +575,7 @@ static Value run(Process *p)
     CASE(SEND_ATPUT) {
         Value a = sp[-3], i = sp[-2];
         if (FAST_PATH_OFF(SEND_ATPUT)) goto send;
-        if (!is_int(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
+        if (is_ptr(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
             uint64_t k = (uint64_t)int_val(i) - 1;
             if (k < obj_num_slots(as_obj(a))) {
                 as_obj(a)->slots[k] = sp[-1];
@@ -571,6 +609,8 @@ static Value run(Process *p)
         else if (UNLIKELY(c != G.trueObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
         DISPATCH();
     }
+    CASE(JUMP_IF_NIL) { uint16_t off = READ16(); if (*--sp == G.nil) ip += off; DISPATCH(); }
+    CASE(JUMP_IF_NOT_NIL) { uint16_t off = READ16(); if (*--sp != G.nil) ip += off; DISPATCH(); }
     CASE(FOR_NEXT) {
         Value *v = &fp->locals[ip[0]];
         Value limit = fp->locals[ip[1]];

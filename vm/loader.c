@@ -242,6 +242,8 @@ static void scan_class_roots(GCVisitFn visit)
     visit(&G.trueObj);
     visit(&G.falseObj);
     visit(&G.systemObj);
+    visit(&G.zero);
+    visit(&G.negativeZero);
 }
 
 void loader_bootstrap(void)
@@ -258,6 +260,12 @@ void loader_bootstrap(void)
     G.trueObj = obj_value(obj_new_perm(CLS_TRUE, FMT_FIXED, 0));
     G.falseObj = obj_value(obj_new_perm(CLS_FALSE, FMT_FIXED, 0));
     G.systemObj = obj_value(obj_new_perm(CLS_SYSTEM, FMT_FIXED, 0));
+    const double zeros[2] = {0.0, -0.0};
+    Obj *z = obj_new_perm(CLS_DOUBLE, FMT_WORDS, 1), *nz = obj_new_perm(CLS_DOUBLE, FMT_WORDS, 1);
+    memcpy(&z->slots[0], &zeros[0], 8);
+    memcpy(&nz->slots[0], &zeros[1], 8);
+    G.zero = obj_value(z);
+    G.negativeZero = obj_value(nz);
     gc_add_root_scanner(scan_class_roots, false);
     for (size_t i = 0; i < sizeof coreClasses / sizeof coreClasses[0]; i++)
         if (!loader_load_class(coreClasses[i].name)) vm_fatal("core class %s missing", coreClasses[i].name);

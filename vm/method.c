@@ -59,7 +59,7 @@ Value method_mirror(Method *m)
 
 Method *method_from_mirror(Value v)
 {
-    if (is_int(v)) return NULL;
+    if (!is_ptr(v)) return NULL;
     uint32_t c = obj_class_index(as_obj(v));
     if (c != CLS_METHOD && c != CLS_PRIMITIVE) return NULL;
     return value_ptr(as_obj(v)->slots[0]);

@@ -6,6 +6,7 @@
 #include "symbol.h"
 #include "vm.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 VMGlobals G;
@@ -146,8 +147,19 @@ size_t str_char_offset(Value s, size_t index)
     return i;
 }
 
-Value double_new_traced(double d)
+Value double_new_perm(double d)
 {
+    Value v;
+    if (float_encode(d, &v)) return v;
+    if (d == 0) return signbit(d) ? G.negativeZero : G.zero;
+    Obj *o = obj_new_perm(CLS_DOUBLE, FMT_WORDS, 1);
+    memcpy(&o->slots[0], &d, 8);
+    return obj_value(o);
+}
+
+Value double_new_boxed(double d)
+{
+    if (d == 0) return signbit(d) ? G.negativeZero : G.zero;
     Obj *o = obj_new(CLS_DOUBLE, FMT_WORDS, 1);
     memcpy(&o->slots[0], &d, 8);
     return obj_value(o);
@@ -158,7 +170,7 @@ Value array_new_perm(size_t n) { return obj_value(obj_new_perm(CLS_ARRAY, FMT_IN
 
 Value obj_shallow_copy(Value v)
 {
-    if (is_int(v)) return v;
+    if (!is_ptr(v)) return v;
     Obj *o = as_obj(v);
     size_t n = obj_num_slots(o);
     Obj *c = obj_new(obj_class_index(o), obj_format(o), n);
@@ -249,7 +261,7 @@ Method *class_lookup(ClassInfo *c, Value selector)
 
 ClassInfo *class_from_object(Value v)
 {
-    if (is_int(v)) return NULL;
+    if (!is_ptr(v)) return NULL;
     uint32_t ci = obj_class_index(as_obj(v));
     ClassInfo *k = G.classes[ci];
     if (!(ci == CLS_METACLASS || (k && k->isMeta))) return NULL;

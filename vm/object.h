@@ -115,14 +115,17 @@ typedef struct VMGlobals {
     ClassInfo **classes;
     uint32_t numClasses, capClasses;
     Value nil, trueObj, falseObj, systemObj;
+    Value zero, negativeZero; /* the Doubles +0.0 and -0.0: permanent boxes */
 } VMGlobals;
 
 extern VMGlobals G;
 
 static inline ClassInfo *class_at(uint32_t i) { return G.classes[i]; }
+/* An immediate's class without a branch: tag 01 or 11 is Integer, 10 is Double. */
+_Static_assert(CLS_DOUBLE == CLS_INTEGER + 1, "class_index_of relies on Double following Integer");
 static inline uint32_t class_index_of(Value v)
 {
-    return is_int(v) ? CLS_INTEGER : obj_class_index(as_obj(v));
+    return (v & VALUE_TAG_MASK) ? CLS_DOUBLE - (uint32_t)(v & 1) : obj_class_index(as_obj(v));
 }
 static inline ClassInfo *class_of(Value v) { return G.classes[class_index_of(v)]; }
 static inline Value bool_value(bool b) { return b ? G.trueObj : G.falseObj; }
@@ -135,7 +138,7 @@ Value str_new(const char *bytes, size_t len);
 Value str_new_perm(const char *bytes, size_t len);
 Value str_from_cstr(const char *s);
 Value str_alloc(size_t len); /* zero-filled, NUL-terminated */
-Value double_new_traced(double d);
+
 Value array_new(size_t n);
 Value array_new_perm(size_t n);
 Value obj_shallow_copy(Value v);
@@ -186,21 +189,29 @@ static inline bool str_is_ascii(Value s)
 size_t str_char_len(Value s);
 /* Byte offset of the character at 0-based index i (i <= str_char_len(s)). */
 size_t str_char_offset(Value s, size_t i);
-/* Boxed Doubles are the most frequent allocation of numeric code: inline. */
+/* A Double: immediate when it fits (common.h), else a box of one raw word. */
+Value double_new_boxed(double d);
+/* For literals: immediate, or a permanent box (the collector never moves it). */
+Value double_new_perm(double d);
 static inline Value double_new(double d)
 {
-    if (SQ_ALLOC_ENABLED()) return double_new_traced(d);
-    Obj *o = obj_alloc_small(CLS_DOUBLE, FMT_WORDS, 1);
-    memcpy(&o->slots[0], &d, 8);
-    return obj_value(o);
+    Value v;
+    if (LIKELY(float_encode(d, &v))) return v;
+    return double_new_boxed(d);
 }
 
-static inline double double_val(Value v) { double d; memcpy(&d, &as_obj(v)->slots[0], 8); return d; }
-static inline bool is_double(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_DOUBLE; }
-static inline bool is_largeint(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_INTEGER; }
+static inline double double_val(Value v)
+{
+    if (LIKELY(is_float(v))) return float_val(v);
+    double d;
+    memcpy(&d, &as_obj(v)->slots[0], 8);
+    return d;
+}
+static inline bool is_double(Value v) { return is_float(v) || (is_ptr(v) && obj_class_index(as_obj(v)) == CLS_DOUBLE); }
+static inline bool is_largeint(Value v) { return is_ptr(v) && obj_class_index(as_obj(v)) == CLS_INTEGER; }
 static inline bool is_string_like(Value v)
 {
-    if (is_int(v)) return false;
+    if (!is_ptr(v)) return false;
     uint32_t c = obj_class_index(as_obj(v));
     return c == CLS_STRING || c == CLS_SYMBOL || (obj_format(as_obj(v)) == FMT_BYTES);
 }

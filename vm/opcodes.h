@@ -53,6 +53,10 @@ OPCODE(SEND_NE, 2, -1)
 OPCODE(SEND_MOD, 2, -1)
 OPCODE(SEND_DIV, 2, -1)
 OPCODE(SEND_BITAND, 2, -1)
+/* SEND_AND / SEND_OR site16: && and || with an argument that is not a literal
+ * block; two Booleans without a send:  rcvr arg -> result */
+OPCODE(SEND_AND, 2, -1)
+OPCODE(SEND_OR, 2, -1)
 /* SEND_AT site16: rcvr index -> elem (Array fast path);  SEND_ATPUT: rcvr index v -> v */
 OPCODE(SEND_AT, 2, -1)
 OPCODE(SEND_ATPUT, 2, -2)
@@ -64,6 +68,10 @@ OPCODE(JUMP_BACK, 2, 0)
 /* JUMP_IF_TRUE / JUMP_IF_FALSE off16: pop the condition (must be a Boolean) */
 OPCODE(JUMP_IF_TRUE, 2, -1)
 OPCODE(JUMP_IF_FALSE, 2, -1)
+/* JUMP_IF_NIL / JUMP_IF_NOT_NIL off16: pop a value; jump if it is (is not) nil
+ * (the inlined ifNil: family) */
+OPCODE(JUMP_IF_NIL, 2, -1)
+OPCODE(JUMP_IF_NOT_NIL, 2, -1)
 /* FOR_NEXT i8 limit8 off16: local i := i + 1; if i <= local limit, jump back off16 (a safe
  * point). The step and test of an inlined to:do: or timesRepeat: loop in one dispatch. */
 OPCODE(FOR_NEXT, 4, 0)

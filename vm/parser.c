@@ -199,9 +199,7 @@ static Value parse_number_value(Parser *p, bool negative)
     snprintf(buf, sizeof buf, "%s%.*s", negative ? "-" : "", (int)t->len, t->start);
     if (t->kind == T_DOUBLE) {
         double d = strtod(buf, NULL);
-        Obj *o = obj_new_perm(CLS_DOUBLE, FMT_WORDS, 1);
-        memcpy(&o->slots[0], &d, 8);
-        v = obj_value(o);
+        v = double_new_perm(d);
     } else {
         errno = 0;
         long long ll = strtoll(buf, NULL, 10);
@@ -544,13 +542,20 @@ static bool sel_is(Node *s, const char *name)
     return strcmp(sym_cstr(s->lit), name) == 0;
 }
 
-/* Control-flow sends with literal block arguments become jumps (compiler.c emits them). */
+/* Control-flow sends with literal block arguments become jumps (compiler.c emits them).
+ * && and || with a literal block are and: and or:; the ifNil: family is inlined
+ * for blocks of no argument only (SOM sends such a block value, so a block with
+ * an argument would get nil: that case stays a send). */
 static void mark_inlining(Node *s)
 {
     if (s->kind != N_SEND || s->isSuper) return;
     bool ok = false;
-    if ((sel_is(s, "ifTrue:") || sel_is(s, "ifFalse:") || sel_is(s, "and:") || sel_is(s, "or:")) &&
+    if ((sel_is(s, "ifTrue:") || sel_is(s, "ifFalse:") || sel_is(s, "and:") || sel_is(s, "or:") ||
+         sel_is(s, "&&") || sel_is(s, "||") || sel_is(s, "ifNil:") || sel_is(s, "ifNotNil:")) &&
         is_block(s->args[0], 0))
+        ok = true;
+    else if ((sel_is(s, "ifNil:ifNotNil:") || sel_is(s, "ifNotNil:ifNil:")) && is_block(s->args[0], 0) &&
+             is_block(s->args[1], 0))
         ok = true;
     else if ((sel_is(s, "ifTrue:ifFalse:") || sel_is(s, "ifFalse:ifTrue:")) && is_block(s->args[0], 0) &&
              is_block(s->args[1], 0))

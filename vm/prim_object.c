@@ -16,14 +16,15 @@ static PrimResult p_identical(Value *a, uint32_t n) { (void)n; a[0] = bool_value
 static PrimResult p_identity_hash(Value *a, uint32_t n)
 {
     (void)n;
-    a[0] = is_int(a[0]) ? a[0] : int_value(obj_hash(as_obj(a[0])));
+    /* an immediate is its own identity: its hash comes from its bits */
+    a[0] = is_int(a[0]) ? a[0] : is_float(a[0]) ? int_value((int64_t)(a[0] >> 2)) : int_value(obj_hash(as_obj(a[0])));
     return PRIM_OK;
 }
 
 static PrimResult p_object_size(Value *a, uint32_t n)
 {
     (void)n;
-    a[0] = int_value(is_int(a[0]) ? 0 : (int64_t)(8 * (1 + obj_num_slots(as_obj(a[0])))));
+    a[0] = int_value(!is_ptr(a[0]) ? 0 : (int64_t)(8 * (1 + obj_num_slots(as_obj(a[0])))));
     return PRIM_OK;
 }
 
@@ -43,14 +44,14 @@ static PrimResult p_inspect(Value *a, uint32_t n)
     (void)n;
     ClassInfo *c = class_of(a[0]);
     printf("a%s %s\n", strchr("AEIOU", c->name[0]) ? "n" : "", c->name);
-    if (!is_int(a[0]) && c->instFormat == FMT_FIXED && c->fieldNames != G.nil)
+    if (is_ptr(a[0]) && c->instFormat == FMT_FIXED && c->fieldNames != G.nil)
         for (uint32_t i = 0; i < c->numFields; i++)
             printf("  %s: %s\n", sym_cstr(as_obj(c->fieldNames)->slots[i]),
                    class_of(as_obj(a[0])->slots[i])->name);
     return PRIM_OK;
 }
 
-static bool is_symbol(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_SYMBOL; }
+static bool is_symbol(Value v) { return is_ptr(v) && obj_class_index(as_obj(v)) == CLS_SYMBOL; }
 
 /* The perform: family checks what a compiled send cannot get wrong: that the
  * selector takes as many arguments as are given, and, when the lookup starts
@@ -82,7 +83,7 @@ static PrimResult p_perform(Value *a, uint32_t n) { return perform(a, n, NULL); 
 
 static PrimResult spread_args(Value *a, Value arr, uint32_t *count)
 {
-    if (is_int(arr) || obj_class_index(as_obj(arr)) != CLS_ARRAY) return PRIM_FAIL;
+    if (!is_ptr(arr) || obj_class_index(as_obj(arr)) != CLS_ARRAY) return PRIM_FAIL;
     size_t len = array_len(arr);
     if (a + len + 2 >= interp_current->stackLimit) interp_error("Stack overflow (perform:withArguments:)");
     for (size_t i = 0; i < len; i++) a[1 + i] = as_obj(arr)->slots[i];
@@ -124,7 +125,7 @@ static PrimResult p_perform_args_super(Value *a, uint32_t n)
 
 static bool field_index(Value obj, Value idx, size_t *out)
 {
-    if (is_int(obj) || !is_int(idx)) return false;
+    if (!is_ptr(obj) || !is_int(idx)) return false;
     Obj *o = as_obj(obj);
     unsigned f = obj_format(o);
     if (f != FMT_FIXED && f != FMT_INDEXABLE) return false;
@@ -158,7 +159,7 @@ static PrimResult p_instVarAtPut(Value *a, uint32_t n)
 static int field_named(Value obj, Value name)
 {
     ClassInfo *c = class_of(obj);
-    if (is_int(obj) || c->fieldNames == G.nil || !is_string_like(name)) return -1;
+    if (!is_ptr(obj) || c->fieldNames == G.nil || !is_string_like(name)) return -1;
     for (uint32_t i = 0; i < c->numFields; i++)
         if (!strcmp(sym_cstr(as_obj(c->fieldNames)->slots[i]), str_bytes(name))) return (int)i;
     return -1;
@@ -183,6 +184,21 @@ static PrimResult p_instVarNamedPut(Value *a, uint32_t n)
     a[0] = a[2];
     return PRIM_OK;
 }
+
+/* ---- Boolean ---- */
+
+/* && and || as SOM defines them (self and: arg, self or: arg): the argument is
+ * sent value when it decides the result; a Boolean answers itself. */
+static PrimResult logical(Value *a, Value decides)
+{
+    if (a[0] != decides) return PRIM_OK; /* false && x, true || x */
+    if (a[1] == G.trueObj || a[1] == G.falseObj) { a[0] = a[1]; return PRIM_OK; }
+    a[0] = a[1];
+    return interp_send(a, 0, sym_intern_cstr("value"), NULL);
+}
+
+static PrimResult p_bool_and(Value *a, uint32_t n) { (void)n; return logical(a, G.trueObj); }
+static PrimResult p_bool_or(Value *a, uint32_t n) { (void)n; return logical(a, G.falseObj); }
 
 /* ---- Class ---- */
 
@@ -404,7 +420,7 @@ static PrimResult p_invoke(Value *a, uint32_t n)
     Method *m = method_from_mirror(a[0]);
     Value arr = a[2];
     uint32_t count;
-    if (is_int(arr) || obj_class_index(as_obj(arr)) != CLS_ARRAY) return prim_fail(a, "invokeOn:with: needs an Array");
+    if (!is_ptr(arr) || obj_class_index(as_obj(arr)) != CLS_ARRAY) return prim_fail(a, "invokeOn:with: needs an Array");
     if (array_len(arr) != m->nargs) {
         char msg[200];
         snprintf(msg, sizeof msg, "%.80s takes %u argument%s, but %zu %s given", method_print_name(m), m->nargs,
@@ -437,6 +453,7 @@ const PrimDef prims_object[] = {
     {"Object", "perform:withArguments:inSuperclass:", p_perform_args_super},
     {"Object", "instVarAt:", p_instVarAt}, {"Object", "instVarAt:put:", p_instVarAtPut},
     {"Object", "instVarNamed:", p_instVarNamed}, {"Object", "instVarNamed:put:", p_instVarNamedPut},
+    {"Boolean", "&&", p_bool_and}, {"Boolean", "||", p_bool_or},
     {"Class", "new", p_new}, {"Class", "new:", p_new_size}, {"Class", "name", p_class_name},
     {"Class", "superclass", p_superclass}, {"Class", "fields", p_fields}, {"Class", "methods", p_methods},
     {"Class", "selectors", p_selectors}, {"Class", "hasMethod:", p_hasMethod}, {"Class", "isClass", p_true},

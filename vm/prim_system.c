@@ -25,7 +25,7 @@ void prims_system_init(Value args)
     gc_add_root_scanner(scan_roots, false);
 }
 
-static bool is_symbol(Value v) { return !is_int(v) && obj_class_index(as_obj(v)) == CLS_SYMBOL; }
+static bool is_symbol(Value v) { return is_ptr(v) && obj_class_index(as_obj(v)) == CLS_SYMBOL; }
 
 static PrimResult p_global(Value *a, uint32_t n)
 {

@@ -74,7 +74,7 @@ const char *sched_process_name(Process *p)
 
 static Process *handle_of(Value procObj)
 {
-    if (is_int(procObj) || obj_class_index(as_obj(procObj)) != S_.processClass->index) return NULL;
+    if (!is_ptr(procObj) || obj_class_index(as_obj(procObj)) != S_.processClass->index) return NULL;
     Value h = as_obj(procObj)->slots[PROC_HANDLE];
     return h == G.nil || !is_int(h) ? NULL : value_ptr(h);
 }

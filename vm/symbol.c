@@ -77,6 +77,8 @@ void sym_init(void)
     S.mod = sym_intern_cstr("%");
     S.div = sym_intern_cstr("/");
     S.bitAnd = sym_intern_cstr("&");
+    S.logicalAnd = sym_intern_cstr("&&");
+    S.logicalOr = sym_intern_cstr("||");
     S.at = sym_intern_cstr("at:");
     S.atPut = sym_intern_cstr("at:put:");
 }

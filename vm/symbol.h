@@ -13,7 +13,7 @@ int sym_num_args(Value sym);
 /* Selectors the VM sends by itself. */
 typedef struct WellKnownSymbols {
     Value doesNotUnderstand, escapedBlock, unknownGlobal, initialize;
-    Value plus, minus, times, lt, gt, le, ge, eq, ne, mod, div, bitAnd,
+    Value plus, minus, times, lt, gt, le, ge, eq, ne, mod, div, bitAnd, logicalAnd, logicalOr,
           at, atPut;
 } WellKnownSymbols;
 extern WellKnownSymbols S;
