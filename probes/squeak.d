@@ -20,13 +20,15 @@ provider squeak {
 
 	/* The four call probes stay together and in this order: the VM checks their
 	 * semaphores with one load (vm/probes.h). */
-	/* A method is activated / returns (normally, by ^ from a block, or unwound). */
-	probe method__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);
-	probe method__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);
+	/* A method is activated / returns (normally, by ^ from a block, or unwound).
+	 * depth: frames on the process's Smalltalk stack, this one included (1 is the
+	 * outermost), the same for an activation's entry and its return. */
+	probe method__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
+	probe method__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
 
 	/* A block is activated / returns; selector and defining class are its home method's. */
-	probe block__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);
-	probe block__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame);
+	probe block__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
+	probe block__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
 
 	/* Every object the program creates; the allocating method is the running one. */
 	probe object__alloc(char *classname, uint64_t bytes, char *allocclass, char *allocselector);

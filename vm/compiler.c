@@ -741,24 +741,24 @@ static void detect_quick(Method *m)
     const uint8_t *k = m->code;
     uint32_t n = m->codeLen;
     if (m->flags & MF_HAS_CTX) return;
-    if (n == 1 && k[0] == OP_RETURN_SELF) m->quick = QUICK_SELF;
-    else if (n == 3 && k[0] == OP_PUSH_FIELD && k[2] == OP_RETURN_LOCAL) { m->quick = QUICK_FIELD; m->quickIndex = k[1]; }
+    if (n == 1 && k[0] == OP_RETURN_SELF) m->quickKind = QUICK_SELF;
+    else if (n == 3 && k[0] == OP_PUSH_FIELD && k[2] == OP_RETURN_LOCAL) { m->quickKind = QUICK_FIELD; m->quickIndex = k[1]; }
     else if (n == 5 && m->nargs == 1 && k[0] == OP_PUSH_ARG && k[1] == 1 && k[2] == OP_POP_FIELD && k[4] == OP_RETURN_SELF) {
-        m->quick = QUICK_SETTER;
+        m->quickKind = QUICK_SETTER;
         m->quickIndex = k[3];
     } else if (n == 2 && k[1] == OP_RETURN_LOCAL && (k[0] == OP_PUSH_TRUE || k[0] == OP_PUSH_FALSE || k[0] == OP_PUSH_NIL ||
                                                      k[0] == OP_PUSH_0 || k[0] == OP_PUSH_1)) {
-        m->quick = QUICK_CONST;
+        m->quickKind = QUICK_CONST;
         m->quickValue = k[0] == OP_PUSH_TRUE ? G.trueObj : k[0] == OP_PUSH_FALSE ? G.falseObj
                       : k[0] == OP_PUSH_NIL ? G.nil : int_value(k[0] == OP_PUSH_1);
     } else if (n == 3 && k[0] == OP_PUSH_INT8 && k[2] == OP_RETURN_LOCAL) {
-        m->quick = QUICK_CONST;
+        m->quickKind = QUICK_CONST;
         m->quickValue = int_value((int8_t)k[1]);
     } else if (n == 4 && k[0] == OP_PUSH_LIT && k[3] == OP_RETURN_LOCAL) {
-        m->quick = QUICK_CONST;
+        m->quickKind = QUICK_CONST;
         m->quickValue = m->literals[k[1] | k[2] << 8]; /* literals are permanent objects */
     }
-    if (m->quick) m->prim = prim_quick;
+    method_install_quick(m);
 }
 
 static Method *finish_fn(Compiler *c, Fn *fn, Value selector, int line)

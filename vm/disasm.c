@@ -18,7 +18,7 @@ static void print_literal(Value v)
 void disasm_method(Method *m, int indent)
 {
     printf("%*s%s (args %u, locals %u, ctx %u, stack %u)%s\n", indent, "", method_print_name(m), m->nargs,
-           m->nlocals, m->ctxSize, m->maxStack, m->quick ? " quick" : m->prim ? " primitive" : "");
+           m->nlocals, m->ctxSize, m->maxStack, m->quickKind ? " quick" : m->prim ? " primitive" : "");
     for (uint32_t pc = 0; pc < m->codeLen;) {
         uint8_t op = m->code[pc];
         printf("%*s  %4u  %-16s", indent, "", pc, opcode_names[op]);

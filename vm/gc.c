@@ -46,7 +46,6 @@ typedef struct Chunk {
 } Chunk;
 
 char *gc_top, *gc_limit;
-bool gc_pending;
 bool gc_sample_due;
 uint64_t gc_sample_weight;
 uintptr_t gc_young_start, gc_young_size;

@@ -53,7 +53,6 @@ void gc_add_root_scanner(GCRootScanner scanner, bool fullOnly);
  * in a frame, a global or a registered root. So C code never holds an object
  * across a collection, and needs no root protection. */
 extern char *gc_top, *gc_limit;
-extern bool gc_pending;
 /* The allocation sampler: set when an allocation crossed the sample point. */
 extern bool gc_sample_due;
 extern uint64_t gc_sample_weight;

@@ -64,8 +64,10 @@ NORETURN static void stack_overflow(void)
     interp_error("Stack overflow (depth %zu)", interp_depth());
 }
 
-/* Pushes an activation of m just above its arguments; the caller is the current frame. */
-static inline Frame *push_frame(Process *p, Method *m, Value *args, uint32_t nargs, Value closure)
+/* Pushes an activation of m just above its arguments; the caller is the current frame.
+ * The call probes are checked by the caller: the dispatch loop's send together with
+ * its safe point (ACTIVATION_SAFE_POINT), everybody else with activate(). */
+static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Method *m, Value *args, uint32_t nargs, Value closure)
 {
     Frame *caller = p->fp;
     Value *base = args + nargs + 1;
@@ -98,13 +100,21 @@ static inline Frame *push_frame(Process *p, Method *m, Value *args, uint32_t nar
         f->ctx = obj_value(ctx);
     }
     p->fp = f;
-    SQ_PROBE_METHOD_ENTRY(f);
+    return f;
+}
+
+/* push_frame for the activations that primitives make (block value, perform:) and
+ * for a program's first one. */
+static Frame *activate(Process *p, Method *m, Value *args, uint32_t nargs, Value closure)
+{
+    Frame *f = push_frame(p, m, args, nargs, closure);
+    if (sq_call_probes_enabled()) interp_trace_entry(f);
     return f;
 }
 
 PrimResult interp_activate(Method *m, Value *args, Value closure)
 {
-    push_frame(interp_current, m, args, m->nargs, closure);
+    activate(interp_current, m, args, m->nargs, closure);
     return PRIM_ACTIVATED;
 }
 
@@ -140,7 +150,7 @@ PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *l
         if (r != PRIM_FAIL || !m->code) return r;
     }
     if (!m->code) return prim_fail(args, "no primitive implementation");
-    push_frame(interp_current, m, args, nargs, G.nil);
+    activate(interp_current, m, args, nargs, G.nil);
     return PRIM_ACTIVATED;
 }
 
@@ -162,6 +172,54 @@ static bool double_operands(Value a, Value b, double *x, double *y)
     return true;
 }
 
+/* ---- Call probes ----
+ * An untraced VM pays for the call probes one test per activation (in
+ * push_frame), nothing on return and nothing for quick methods. When that test
+ * sees a call probe's semaphore set, the interpreter enters traced mode: the
+ * dispatch entries of the return opcodes point at handlers that fire
+ * method__return / block__return, and quick methods run as real activations so
+ * that they fire too. A traced return that finds no call probe enabled any more
+ * leaves traced mode. The probes carry the frame's depth on its process's stack:
+ * counted per process while traced, and computed by walking the stack when
+ * tracing starts (or a process that was not traced meanwhile runs), so it is
+ * true from the first event of a tracer that attaches to a busy VM. */
+
+static bool callsTraced;
+static void apply_traced_returns(void);
+
+static uint32_t walk_depth(Frame *f)
+{
+    uint32_t n = 0;
+    for (; f && f->method; f = f->caller) n++;
+    return n;
+}
+
+static void set_calls_traced(bool on)
+{
+    if (callsTraced == on) return;
+    callsTraced = on;
+    method_set_quick_enabled(!on);
+    if (on) for (Process *q = sched_all_processes(); q; q = q->allNext) q->traceDepth = 0;
+    apply_traced_returns();
+}
+
+void interp_trace_entry(Frame *f)
+{
+    Process *p = interp_current;
+    if (!callsTraced) set_calls_traced(true);
+    p->traceDepth = p->traceDepth ? p->traceDepth + 1 : walk_depth(f);
+    probe_method_entry(f, p->traceDepth);
+}
+
+static void trace_return(Frame *f)
+{
+    Process *p = interp_current;
+    if (!sq_call_probes_enabled()) { set_calls_traced(false); return; }
+    uint32_t depth = p->traceDepth ? p->traceDepth : walk_depth(f);
+    probe_method_return(f, depth);
+    p->traceDepth = depth - 1;
+}
+
 /* ---- Special sends and redefined kernel methods ----
  * SEND_ADD and its siblings compute Integer and Double arithmetic (SEND_AT
  * and SEND_ATPUT Array access) without a send, which is right only while
@@ -175,7 +233,17 @@ static uint32_t fastPathOff; /* bit (op - OP_SEND_ADD) set: that special send is
 
 #if SQVM_COMPUTED_GOTO
 static const void **dispatchTable; /* run()'s table, once run() has started */
+static const void *returnHandlers[2][2]; /* [traced][RETURN_SELF, RETURN_LOCAL] */
 #endif
+
+static void apply_traced_returns(void)
+{
+#if SQVM_COMPUTED_GOTO
+    if (!dispatchTable) return;
+    dispatchTable[OP_RETURN_SELF] = returnHandlers[callsTraced][0];
+    dispatchTable[OP_RETURN_LOCAL] = returnHandlers[callsTraced][1];
+#endif
+}
 
 static void apply_fast_path_mask(void)
 {
@@ -293,11 +361,29 @@ static Value run(Process *p)
  * scheduler wake expired Delays (which may switch to another process). */
 #define SAFE_POINT()                                   \
     do {                                               \
-        if (UNLIKELY(gc_pending | sched_attention)) {  \
+        if (UNLIKELY(vm_attention.any)) {              \
             SAVE();                                    \
             if (gc_pending) gc_collect();              \
             if (sched_attention && sched_poll()) { p = interp_current; LOAD(); } \
         }                                              \
+    } while (0)
+/* After the dispatch loop's own activations: the safe point and the call probes
+ * (method__entry for the new frame) with one test. */
+#define ACTIVATION_SAFE_POINT()                                            \
+    do {                                                                   \
+        if (UNLIKELY(vm_attention.any | sq_call_semaphores())) {           \
+            if (sq_call_probes_enabled()) interp_trace_entry(fp);          \
+            SAFE_POINT();                                                  \
+        }                                                                  \
+    } while (0)
+/* A backward jump also looks at the call probes' semaphores: a loop of quick
+ * sends, which never activate anything, then enters traced mode too. */
+#define LOOP_SAFE_POINT()                                                  \
+    do {                                                                   \
+        if (UNLIKELY(vm_attention.any | sq_call_semaphores())) {           \
+            if (sq_call_probes_enabled() && !callsTraced) set_calls_traced(true); \
+            SAFE_POINT();                                                  \
+        }                                                                  \
     } while (0)
 
 #if SQVM_COMPUTED_GOTO
@@ -310,7 +396,12 @@ static Value run(Process *p)
     };
     if (UNLIKELY(!dispatchTable)) {
         dispatchTable = dispatch_table;
+        returnHandlers[0][0] = &&op_RETURN_SELF;
+        returnHandlers[0][1] = &&op_RETURN_LOCAL;
+        returnHandlers[1][0] = &&traced_RETURN_SELF;
+        returnHandlers[1][1] = &&traced_RETURN_LOCAL;
         apply_fast_path_mask();
+        apply_traced_returns();
     }
 #define CASE(name) op_##name:
 #define DISPATCH() goto *dispatch_table[*ip++]
@@ -432,7 +523,7 @@ static Value run(Process *p)
 
     invoke:
         if (m->prim) {
-            if (m->quick && !sq_call_probes_enabled()) {
+            if (m->quick) { /* zero in traced mode: quick methods then get frames */
                 args[0] = quick_apply(m, args);
                 sp = args + 1;
                 DISPATCH();
@@ -447,7 +538,7 @@ static Value run(Process *p)
         SAVE();
         push_frame(p, m, args, nargs, G.nil);
         LOAD();
-        SAFE_POINT();
+        ACTIVATION_SAFE_POINT();
         DISPATCH();
 
 #define INT_FAST(opname, ...)                                        \
@@ -592,7 +683,7 @@ static Value run(Process *p)
     CASE(JUMP_BACK) {
         uint16_t off = READ16();
         ip -= off;
-        SAFE_POINT();
+        LOOP_SAFE_POINT();
         DISPATCH();
     }
     CASE(JUMP_IF_TRUE) {
@@ -620,7 +711,7 @@ static Value run(Process *p)
             *v = (Value)r;
             if ((intptr_t)r <= (intptr_t)limit) {
                 ip += 4 - off;
-                SAFE_POINT();
+                LOOP_SAFE_POINT();
             } else {
                 ip += 4;
             }
@@ -635,10 +726,22 @@ static Value run(Process *p)
         DISPATCH();
     }
 
-    CASE(RETURN_SELF) result = fp->self; goto do_return;
-    CASE(RETURN_LOCAL) result = sp[-1]; goto do_return;
+    /* Returns. In traced mode (computed goto: through the dispatch table; the
+     * switch build tests callsTraced) they enter at do_return_traced, which
+     * fires the return probe of the frame that returns. */
+#if SQVM_COMPUTED_GOTO
+    traced_RETURN_SELF: result = fp->self; goto do_return_traced;
+    traced_RETURN_LOCAL: result = sp[-1]; goto do_return_traced;
+#define RETURN_TO(label) goto label
+#else
+#define RETURN_TO(label) do { if (UNLIKELY(callsTraced)) goto do_return_traced; goto label; } while (0)
+#endif
+    CASE(RETURN_SELF) result = fp->self; RETURN_TO(do_return);
+    CASE(RETURN_LOCAL) result = sp[-1]; RETURN_TO(do_return);
+    do_return_traced:
+        SAVE();
+        trace_return(fp);
     do_return: {
-        SQ_PROBE_METHOD_RETURN(fp);
         Frame *caller = fp->caller;
         sp = fp->args;
         fp = caller;
@@ -668,9 +771,10 @@ static Value run(Process *p)
         if (LIKELY(f && f->method)) {
             /* unwind every frame between here and the home method */
             while (fp != home) {
-                SQ_PROBE_METHOD_RETURN(fp);
+                if (UNLIKELY(callsTraced)) { SAVE(); trace_return(fp); }
                 fp = fp->caller;
             }
+            if (UNLIKELY(callsTraced)) goto do_return_traced;
             goto do_return;
         }
         /* The home method has returned: the block's receiver gets escapedBlock:. */
@@ -721,7 +825,7 @@ Value interp_run_method(Process *p, Method *m, Value *args)
 {
     Process *saved = interp_current;
     interp_current = p;
-    push_frame(p, m, start_stack(p, args, m->nargs), m->nargs, G.nil);
+    activate(p, m, start_stack(p, args, m->nargs), m->nargs, G.nil);
     Value result = run(p);
     interp_current = saved;
     return result;

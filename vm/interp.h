@@ -38,6 +38,7 @@ typedef struct Process {
     bool isMain;
     bool started;          /* resumed at least once (process__create has fired) */
     bool ran;              /* has run: its block's block__entry has fired */
+    uint32_t traceDepth;   /* traced mode: frames on the stack (0: not known yet) */
     struct Process *next, *prev;       /* ready queue or delay list */
     struct Process *allNext, *allPrev; /* every live process */
 } Process;
@@ -57,6 +58,9 @@ PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *l
 /* Called by primitives: run method m (or a block's method) on args. */
 PrimResult interp_activate(Method *m, Value *args, Value closure);
 Method *interp_lookup(ClassInfo *c, Value selector);
+/* A call probe's semaphore is set: fire method__entry / block__entry for f (the
+ * active process's new top frame) and make sure returns are traced. */
+void interp_trace_entry(struct Frame *f);
 void interp_flush_caches(void);
 /* After a kernel class loads: turns the special sends whose Integer, Double or
  * Array method is no longer the VM's primitive into plain sends. */

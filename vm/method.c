@@ -1,6 +1,7 @@
 /* method.c - method objects: creation, Smalltalk mirrors, line lookup and GC roots. */
 #include "method.h"
 #include "gc.h"
+#include "prims.h"
 #include "vm.h"
 
 #include <stdlib.h>
@@ -30,6 +31,23 @@ static void scan_roots(GCVisitFn visit)
     }
 }
 
+static bool quickEnabled = true;
+
+/* A method whose quickKind is set runs without a frame, unless call probes are
+ * traced (then it must fire its entry and return like any other). */
+void method_install_quick(Method *m)
+{
+    if (!m->quickKind) return;
+    m->quick = quickEnabled ? m->quickKind : QUICK_NONE;
+    m->prim = quickEnabled ? prim_quick : NULL;
+}
+
+void method_set_quick_enabled(bool on)
+{
+    quickEnabled = on;
+    for (size_t i = 0; i < numAll; i++) method_install_quick(all[i]);
+}
+
 Method *method_new(void)
 {
     static bool registered;
@@ -48,7 +66,7 @@ Method *method_new(void)
 Value method_mirror(Method *m)
 {
     if (m->mirror == G.nil) {
-        bool isPrim = (m->prim && !m->quick) || (!m->code && !(m->flags & MF_BLOCK));
+        bool isPrim = (m->prim && !m->quickKind) || (!m->code && !(m->flags & MF_BLOCK));
         Obj *o = obj_new_perm(isPrim ? CLS_PRIMITIVE : CLS_METHOD,
                               FMT_FIXED, 1);
         o->slots[0] = ptr_value(m);

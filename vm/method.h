@@ -59,7 +59,8 @@ struct Method {
     Method **blocks;
     Method *outer;           /* for blocks: the enclosing method or block */
     PrimFn prim;             /* for primitives: the C function (prim_quick for quick methods) */
-    uint8_t quick, quickIndex;
+    uint8_t quick, quickIndex; /* quick is QUICK_NONE while call probes are traced */
+    uint8_t quickKind;         /* what detect_quick found */
     Value quickValue;        /* QUICK_CONST: an immediate or permanent object */
     /* Copy-in of captured arguments at entry: argCopy[i] = context slot of
      * argument i+1, or 0 when not captured. */
@@ -73,6 +74,10 @@ struct Method {
 };
 
 Method *method_new(void);
+/* Quick methods on (untraced) or off (traced: they run as activations). */
+void method_set_quick_enabled(bool on);
+/* Sets quick and prim of a method whose quickKind the compiler found. */
+void method_install_quick(Method *m);
 Value method_mirror(Method *m);
 Method *method_from_mirror(Value v);
 const char *method_print_name(Method *m);

@@ -31,7 +31,6 @@ PrimResult prim_missing(Value *args, uint32_t nargs)
 PrimResult prim_quick(Value *args, uint32_t nargs)
 {
     (void)nargs;
-    if (sq_call_probes_enabled()) return PRIM_FAIL;
     args[0] = quick_apply(interp_prim, args);
     return PRIM_OK;
 }

@@ -49,28 +49,28 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
 
 static const char *receiver_class_name(Frame *f) { return class_of(f->self)->name; }
 
-void probe_method_entry(Frame *f)
+void probe_method_entry(Frame *f, uint32_t depth)
 {
     if (interp_current && !interp_current->ran) return; /* a new process: fires when it runs */
     Method *m = f->method;
     const char *sel = sym_cstr(m->selector);
     if (m->flags & MF_BLOCK) {
         if (SQ_ENABLED(BLOCK_ENTRY))
-            SQUEAK_BLOCK_ENTRY(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f);
+            SQUEAK_BLOCK_ENTRY(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f, depth);
     } else if (SQ_ENABLED(METHOD_ENTRY)) {
-        SQUEAK_METHOD_ENTRY(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f);
+        SQUEAK_METHOD_ENTRY(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f, depth);
     }
 }
 
-void probe_method_return(Frame *f)
+void probe_method_return(Frame *f, uint32_t depth)
 {
     Method *m = f->method;
     const char *sel = sym_cstr(m->selector);
     if (m->flags & MF_BLOCK) {
         if (SQ_ENABLED(BLOCK_RETURN))
-            SQUEAK_BLOCK_RETURN(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f);
+            SQUEAK_BLOCK_RETURN(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f, depth);
     } else if (SQ_ENABLED(METHOD_RETURN)) {
-        SQUEAK_METHOD_RETURN(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f);
+        SQUEAK_METHOD_RETURN(receiver_class_name(f), sel, m->holder->name, (uintptr_t)f, depth);
     }
 }
 
@@ -185,8 +185,8 @@ void probe_user(const char *name, int64_t arg, const char *str)
 
 #else /* !SQVM_PROBES */
 
-void probe_method_entry(Frame *f) { (void)f; }
-void probe_method_return(Frame *f) { (void)f; }
+void probe_method_entry(Frame *f, uint32_t depth) { (void)f; (void)depth; }
+void probe_method_return(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_object_alloc(Obj *o, size_t bytes) { (void)o; (void)bytes; }
 void probe_alloc_sample(Obj *o, size_t bytes) { (void)o; (void)bytes; gc_sample_due = false; }
 uint64_t probe_sample_gap(void) { return UINT64_MAX / 4; }

@@ -18,8 +18,8 @@ struct GCEvent;
 struct Obj;
 
 /* Out of line, cold: called only when a tracer is attached. */
-void probe_method_entry(struct Frame *f);
-void probe_method_return(struct Frame *f);
+void probe_method_entry(struct Frame *f, uint32_t depth);
+void probe_method_return(struct Frame *f, uint32_t depth);
 void probe_object_alloc(struct Obj *o, size_t bytes);
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes);
 void probe_gc_end(const struct GCEvent *e);
@@ -51,14 +51,11 @@ bool probe_sample_enabled(void);
 /* The linker defines sqvm_call_semaphores at squeak_method__entry_semaphore's address
  * (Makefile: --defsym), an 8-byte view of the four adjacent semaphores. */
 extern const volatile uint64_t sqvm_call_semaphores; /* changed by the kernel: always reload */
-#define sq_call_probes_enabled() UNLIKELY(sqvm_call_semaphores != 0)
+#define sq_call_semaphores() (sqvm_call_semaphores)
 #else
-#define sq_call_probes_enabled() 0
+#define sq_call_semaphores() ((uint64_t)0)
 #endif
+#define sq_call_probes_enabled() UNLIKELY(sq_call_semaphores() != 0)
 
-#define SQ_PROBE_METHOD_ENTRY(frame) \
-    do { if (sq_call_probes_enabled()) probe_method_entry(frame); } while (0)
-#define SQ_PROBE_METHOD_RETURN(frame) \
-    do { if (sq_call_probes_enabled()) probe_method_return(frame); } while (0)
 
 #endif

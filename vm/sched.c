@@ -21,7 +21,6 @@
 
 #define NUM_PRIORITIES (PRIORITY_MAX + 1)
 
-volatile int sched_attention;
 
 static struct {
     Process *readyHead[NUM_PRIORITIES], *readyTail[NUM_PRIORITIES];
@@ -64,6 +63,8 @@ void sched_scan_roots(void (*visit)(Value *))
         }
     }
 }
+
+Process *sched_all_processes(void) { return S_.all; }
 
 const char *sched_process_name(Process *p)
 {
@@ -183,7 +184,7 @@ static void transfer_to(Process *to)
      * fires here, when it first runs, so call-flow tools see it in the right order. */
     if (UNLIKELY(!to->ran)) {
         to->ran = true;
-        SQ_PROBE_METHOD_ENTRY(to->fp);
+        if (sq_call_probes_enabled()) interp_trace_entry(to->fp);
     }
 }
 

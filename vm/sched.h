@@ -11,8 +11,6 @@ enum { PRIORITY_MIN = 1, PRIORITY_USER = 40, PRIORITY_MAX = 80 };
 enum { PROC_NEXT_LINK, PROC_HANDLE, PROC_NAME, PROC_NFIELDS };
 enum { SEM_FIRST, SEM_LAST, SEM_EXCESS, SEM_NFIELDS };
 
-/* Set asynchronously (timer signal) when a Delay may have expired; polled at safe points. */
-extern volatile int sched_attention;
 
 void sched_init(Process *main);
 /* The main process's Smalltalk object, made once the Process class is loaded. */
@@ -25,6 +23,8 @@ void sched_process_finished(void);
 void sched_terminate_active(void);
 bool sched_active_is_main(void);
 const char *sched_process_name(Process *p);
+/* Every live process (linked through allNext). */
+Process *sched_all_processes(void);
 void sched_scan_roots(void (*visit)(Value *));
 
 

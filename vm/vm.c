@@ -10,6 +10,7 @@
 #include <time.h>
 
 VMOptions vm_options;
+VMAttention vm_attention;
 
 void vm_fatal(const char *fmt, ...)
 {

@@ -22,6 +22,21 @@ void *vm_xcalloc(size_t n, size_t size);
 void *vm_xrealloc(void *p, size_t n);
 char *vm_xstrdup(const char *s);
 
+/* What the interpreter must look at when it reaches a safe point: a collection
+ * that allocation asked for (gc.c), or a Delay that may have expired (set by the
+ * timer signal, sched.c). One word, so that a safe point tests both with one
+ * load; each flag is written as its own byte. */
+typedef union VMAttention {
+    struct {
+        volatile uint8_t gc;
+        volatile uint8_t sched;
+    };
+    volatile uint16_t any;
+} VMAttention;
+extern VMAttention vm_attention;
+#define gc_pending (vm_attention.gc)
+#define sched_attention (vm_attention.sched)
+
 /* Collection begin/end: the place the GC probes fire. */
 struct GCEvent;
 void vm_gc_begin_hook(int kind);

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# tests/bench/probes.sh - what the probes cost: the benchmarks on a PROBES=0 build, on the
-# normal build with nothing attached, and with bpftrace attached to each probe group.
-# Prints run times (best of BENCH_RUNS) and ratios against PROBES=0 / unattached.
+# tests/bench/probes.sh - what the probes cost. First the instructions (callgrind, which
+# counts them repeatably on a shared machine) of the normal build with nothing attached
+# against a PROBES=0 build, per benchmark: the unattached probes' overhead, which must
+# stay under 1%. Then run times (best of BENCH_RUNS) of both, and with bpftrace attached
+# to each probe group, as ratios against PROBES=0 / unattached.
 #
 #   tests/bench/probes.sh [Name...]        (as root for the attached columns)
+#   BENCH_CALLGRIND=0 skips the instruction counts
 set -u
 cd "$(dirname "$0")/../.."
 runs=${BENCH_RUNS:-3}
@@ -53,6 +56,28 @@ detach() { kill -INT "$BT" 2>/dev/null; wait "$BT" 2>/dev/null; }
 
 groups=()
 if [ "$(id -u)" = 0 ] && command -v bpftrace >/dev/null; then groups=(gc sample alloc methods); fi
+
+# Unattached probes, in instructions: one iteration of each benchmark (start-up and
+# compiling included, as in any run).
+if [ "${BENCH_CALLGRIND:-1}" = 1 ] && command -v valgrind >/dev/null; then
+    instructions() { # vm name outer inner
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$1" -cp tests/bench tests/bench/BenchmarkHarness.som \
+            "$2" "$3" "$4" 2>&1 >/dev/null | sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p'
+    }
+    cg_benchmarks=("Richards 1 1" "Mandelbrot 1 1" "Json 1 1" "Storage 1 1" "DeltaBlue 1 1" "Queens 1 10" "BinaryTrees 1 1" "NBody 1 1")
+    printf '%-12s %14s %14s %10s\n' benchmark "PROBES=0 instr" "probes instr" "overhead"
+    worst=0
+    for e in "${cg_benchmarks[@]}"; do
+        read -r name outer inner <<<"$e"
+        if (( $# > 0 )) && [[ " $* " != *" $name "* ]]; then continue; fi
+        a=$(instructions "$NOPROBES" "$name" "$outer" "$inner")
+        b=$(instructions "$VM" "$name" "$outer" "$inner")
+        pct=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%+.2f%%", (b / a - 1) * 100 }')
+        worst=$(awk -v w="$worst" -v a="$a" -v b="$b" 'BEGIN { x = (b / a - 1) * 100; print (x > w ? x : w) }')
+        printf '%-12s %14s %14s %10s\n' "$name" "$a" "$b" "$pct"
+    done
+    awk -v w="$worst" 'BEGIN { printf "(unattached probes: at most %+.2f%% instructions; the goal is under 1%%)\n\n", w }'
+fi
 
 printf '%-12s %10s %10s %8s' benchmark "PROBES=0" "probes" "ratio"
 for g in "${groups[@]}"; do printf ' %9s' "+$g"; done
