@@ -65,28 +65,30 @@ static inline void *value_ptr(Value v) { return (void *)(v & ~(Value)1); }
  * itself, so float arithmetic allocates nothing; the others (zero, denormals,
  * huge values, infinities, NaNs) are boxed in a heap object of class Double
  * (+0.0 and -0.0 in two permanent boxes, so they never allocate either).
- * Encoding: subtract 768 from the exponent field, which leaves its top two
- * bits (61-62) zero for the values in range, then rotate left by three: the
- * two zero bits become bits 0-1 and the sign bit 2; set the tag. Decoding is
- * the same backwards: three instructions (sub, ror, add). The mapping is
- * exact both ways (tests/unit/float_test.c). docs/ARCHITECTURE.md has the
- * numbers behind the choice. */
-#define FLOAT_REBASE ((uint64_t)768 << 52)
+ * Encoding: add 256 to the exponent field (1 << 60), which makes its top two
+ * bits (61-62) exactly 10 for the exponents in range, then rotate left by
+ * three: those two bits land in bits 0-1, where 10 is the tag, and the sign in
+ * bit 2. So the encoder's range check is the tag test itself, and decoding is
+ * two instructions (ror, sub). The mapping is exact both ways
+ * (tests/unit/float_test.c). docs/ARCHITECTURE.md has the numbers behind the
+ * choice. */
+#define FLOAT_BIAS ((uint64_t)1 << 60)
 
 static inline bool float_encode(double d, Value *out)
 {
     uint64_t bits;
     memcpy(&bits, &d, 8);
-    uint64_t r = bits - FLOAT_REBASE;
-    if (UNLIKELY(r & ((uint64_t)3 << 61))) return false;
-    *out = ((r << 3) | (r >> 61)) | FLOAT_TAG;
+    uint64_t t = bits + FLOAT_BIAS;
+    Value v = (t << 3) | (t >> 61);
+    if (UNLIKELY((v & VALUE_TAG_MASK) != FLOAT_TAG)) return false;
+    *out = v;
     return true;
 }
 
+
 static inline double float_val(Value v)
 {
-    uint64_t r = v - FLOAT_TAG;
-    uint64_t bits = ((r >> 3) | (r << 61)) + FLOAT_REBASE;
+    uint64_t bits = ((v >> 3) | (v << 61)) - FLOAT_BIAS;
     double d;
     memcpy(&d, &bits, 8);
     return d;

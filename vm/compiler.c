@@ -517,6 +517,17 @@ static void gen_while(Compiler *c, Fn *fn, Node *n, bool whileTrue, bool value)
     if (value) emit_op(fn, OP_PUSH_NIL, 1);
 }
 
+/* A loop's first test, "local <= local", as one SEND_LE_LL. */
+static void emit_le_locals(Compiler *c, Fn *fn, int a, int b)
+{
+    uint32_t site = add_site(c, fn, S.le, 1);
+    emit_op(fn, OP_SEND_LE_LL, 2);
+    adjust(fn, -1);
+    emit_byte(fn, (uint8_t)a);
+    emit_byte(fn, (uint8_t)b);
+    emit_u16(fn, site);
+}
+
 /* "a to: b do: [:i | ...]": i counts up from a while i <= b; the value is a. */
 static void gen_to_do(Compiler *c, Fn *fn, Node *n, bool value)
 {
@@ -531,11 +542,15 @@ static void gen_to_do(Compiler *c, Fn *fn, Node *n, bool value)
     emit_op(fn, OP_POP_LOCAL, -1);
     emit_byte(fn, (uint8_t)limit);
     uint32_t top = fn->len;
-    gen_var_access(c, fn, &ivar, false);
-    emit_op(fn, OP_PUSH_LOCAL, 1);
-    emit_byte(fn, (uint8_t)limit);
-    emit_op(fn, OP_SEND_LE, -1);
-    emit_u16(fn, add_site(c, fn, S.le, 1));
+    if (!iv->captured) {
+        emit_le_locals(c, fn, iv->slot, limit);
+    } else {
+        gen_var_access(c, fn, &ivar, false);
+        emit_op(fn, OP_PUSH_LOCAL, 1);
+        emit_byte(fn, (uint8_t)limit);
+        emit_op(fn, OP_SEND_LE, -1);
+        emit_u16(fn, add_site(c, fn, S.le, 1));
+    }
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
     uint32_t body = fn->len;
     gen_inline_block(c, fn, blk, false);
@@ -563,12 +578,7 @@ static void gen_times_repeat(Compiler *c, Fn *fn, Node *n, bool value)
     emit_op(fn, OP_PUSH_1, 1);
     emit_op(fn, OP_POP_LOCAL, -1);
     emit_byte(fn, (uint8_t)count);
-    emit_op(fn, OP_PUSH_LOCAL, 1);
-    emit_byte(fn, (uint8_t)count);
-    emit_op(fn, OP_PUSH_LOCAL, 1);
-    emit_byte(fn, (uint8_t)limit);
-    emit_op(fn, OP_SEND_LE, -1);
-    emit_u16(fn, add_site(c, fn, S.le, 1));
+    emit_le_locals(c, fn, count, limit);
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
     uint32_t body = fn->len;
     gen_inline_block(c, fn, n->args[0], false);
@@ -612,9 +622,58 @@ static Opcode special_op(Value sel)
     return OP_SEND;
 }
 
+/* The frame-local slot a variable reference reads, or -1 (an argument, a field,
+ * a captured variable...). */
+static int local_slot(Node *n)
+{
+    if (!n || n->kind != N_VAR || n->ref != REF_VAR) return -1;
+    Var *v = n->var;
+    if (v->captured || (v->isArg && v->scope == v->scope->real) || v->slot > 255) return -1;
+    return v->slot;
+}
+
+static bool small_int(Node *n)
+{
+    return n->kind == N_LIT && is_int(n->lit) && int_val(n->lit) >= -128 && int_val(n->lit) <= 127;
+}
+
+/* An arithmetic or comparison send in the operand shape (opcodes.h) that takes
+ * its operands from where they are: frame locals or a small integer argument. */
+static bool gen_special_variant(Compiler *c, Fn *fn, Node *n, Opcode op)
+{
+    if (op < OP_SEND_ADD || op > OP_SEND_NE) return false;
+    Opcode base = (Opcode)(OP_SEND_ADD_L + 3 * (op - OP_SEND_ADD));
+    Node *arg = n->args[0];
+    int ra = local_slot(n->recv), rb = local_slot(arg);
+    uint32_t site;
+    if (ra >= 0 && rb >= 0) { /* (ra >= 0: n->recv is not NULL, so not in a cascade) */
+        site = add_site(c, fn, n->lit, 1);
+        fn->line = n->line;
+        emit_op(fn, (Opcode)(base + 1), 2); /* a miss pushes both operands */
+        adjust(fn, -1);
+        emit_byte(fn, (uint8_t)ra);
+        emit_byte(fn, (uint8_t)rb);
+    } else if (rb >= 0 || small_int(arg)) {
+        if (n->recv) gen(c, fn, n->recv); /* a cascade's message: the receiver is on the stack */
+        site = add_site(c, fn, n->lit, 1);
+        fn->line = n->line;
+        emit_op(fn, rb >= 0 ? base : (Opcode)(base + 2), 1); /* a miss pushes the argument */
+        adjust(fn, -1);
+        emit_byte(fn, rb >= 0 ? (uint8_t)rb : (uint8_t)(int8_t)int_val(arg->lit));
+    } else {
+        return false;
+    }
+    emit_u16(fn, site);
+    return true;
+}
+
 static void gen_send(Compiler *c, Fn *fn, Node *n)
 {
     if (n->inlined) { gen_inlined_send(c, fn, n, true); return; }
+    Opcode op = n->isSuper ? OP_SUPER_SEND : OP_SEND;
+    if (!n->isSuper && n->nargs == 1) op = special_op(n->lit);
+    if (!n->isSuper && n->nargs == 2 && n->lit == S.atPut) op = OP_SEND_ATPUT;
+    if (gen_special_variant(c, fn, n, op)) return;
     if (n->recv) {
         if (n->isSuper) emit_op(fn, OP_PUSH_SELF, 1);
         else gen(c, fn, n->recv);
@@ -625,9 +684,6 @@ static void gen_send(Compiler *c, Fn *fn, Node *n)
         emit_op(fn, OP_IDENTICAL, -1);
         return;
     }
-    Opcode op = n->isSuper ? OP_SUPER_SEND : OP_SEND;
-    if (!n->isSuper && n->nargs == 1) op = special_op(n->lit);
-    if (!n->isSuper && n->nargs == 2 && n->lit == S.atPut) op = OP_SEND_ATPUT;
     emit_op(fn, op, -n->nargs);
     emit_u16(fn, add_site(c, fn, n->lit, n->nargs));
 }

@@ -39,6 +39,13 @@ void disasm_method(Method *m, int indent)
         case OP_FOR_NEXT: printf(" %u %u -> %u", o[0], o[1], pc + 5 - (o[2] | o[3] << 8)); break;
         default:
             if (op >= OP_SEND && op <= OP_SEND_ATPUT) printf(" #%s", sym_cstr(m->sites[o[0] | o[1] << 8].selector));
+            else if (op >= OP_SEND_ADD_L && op <= OP_SEND_NE_I) {
+                int shape = (op - OP_SEND_ADD_L) % 3; /* L, LL, I */
+                int bytes = shape == 1 ? 2 : 1;
+                if (shape == 2) printf(" %d", (int8_t)o[0]);
+                else printf(shape == 1 ? " %u %u" : " %u", o[0], o[1]);
+                printf(" #%s", sym_cstr(m->sites[o[bytes] | o[bytes + 1] << 8].selector));
+            }
             break;
         }
         printf("\n");

@@ -60,6 +60,26 @@ OPCODE(SEND_OR, 2, -1)
 /* SEND_AT site16: rcvr index -> elem (Array fast path);  SEND_ATPUT: rcvr index v -> v */
 OPCODE(SEND_AT, 2, -1)
 OPCODE(SEND_ATPUT, 2, -2)
+/* The arithmetic and comparison sends with their operands not (all) on the stack,
+ * so that "x + 1" or "a < b" on frame locals is one dispatch. The operand bytes
+ * come before the site: a miss pushes the operands and sends, with ip at the site.
+ *   _L  local8 site16: rcvr (stack) op local  -> result
+ *   _LL local8 local8 site16: local op local  -> result
+ *   _I  int8 site16: rcvr (stack) op small integer  -> result */
+#define SPECIAL_VARIANTS(op) \
+    OPCODE(op##_L, 3, 0)     \
+    OPCODE(op##_LL, 4, 1)    \
+    OPCODE(op##_I, 3, 0)
+SPECIAL_VARIANTS(SEND_ADD)
+SPECIAL_VARIANTS(SEND_SUB)
+SPECIAL_VARIANTS(SEND_MUL)
+SPECIAL_VARIANTS(SEND_LT)
+SPECIAL_VARIANTS(SEND_GT)
+SPECIAL_VARIANTS(SEND_LE)
+SPECIAL_VARIANTS(SEND_GE)
+SPECIAL_VARIANTS(SEND_EQ)
+SPECIAL_VARIANTS(SEND_NE)
+#undef SPECIAL_VARIANTS
 /* IDENTICAL: a b -> (a == b), never a real send */
 OPCODE(IDENTICAL, 0, -1)
 /* JUMP off16 forward; JUMP_BACK off16 backward (a safe point) */
