@@ -633,7 +633,17 @@ static Value run(Process *p)
  * with pops operands to replace on the stack and bytes of operands before the
  * site. Anything else goes through the plain opcode's body. (The shapes test
  * FAST_PATH_OFF too: in the switch build that is the only guard.) */
-#define SHAPE_RESULT(pops, bytes, v) do { Value r_ = (v); sp -= (pops); *sp++ = r_; ip += (bytes) + 2; DISPATCH(); } while (0)
+/* A result that the next instruction stores into a frame local goes there
+ * directly ("x := a + b" is one dispatch), as a comparison branches directly. */
+#define SHAPE_RESULT(pops, bytes, v)                                             \
+    do {                                                                         \
+        Value r_ = (v);                                                          \
+        ip += (bytes) + 2;                                                       \
+        sp -= (pops);                                                            \
+        if (*ip == OP_POP_LOCAL) { fp->locals[ip[1]] = r_; ip += 2; DISPATCH(); } \
+        *sp++ = r_;                                                              \
+        DISPATCH();                                                              \
+    } while (0)
 
 #define ARITH(opname, intcode, dop)                               \
     CASE(opname) BODY_LABEL(opname) {                                    \
