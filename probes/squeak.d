@@ -30,7 +30,9 @@ provider squeak {
 	probe block__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
 	probe block__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
 
-	/* Every object the program creates; the allocating method is the running one. */
+	/* The two allocation probes stay together and in this order too: one 32-bit
+	 * load of their semaphores gates both (vm/probes.h).
+	 * Every object the program creates; the allocating method is the running one. */
 	probe object__alloc(char *classname, uint64_t bytes, char *allocclass, char *allocselector);
 
 	/* One allocation in about every N bytes (--alloc-sample N); weight is the bytes it stands for. */

@@ -373,24 +373,35 @@ static Value run(Process *p)
             if (sched_attention && sched_poll()) { p = interp_current; LOAD(); } \
         }                                              \
     } while (0)
+/* The attention word or the call probes' semaphores set? On x86-64 in the
+ * same three instructions as the attention test alone (a load, an or with the
+ * semaphores in memory, a branch), so that an activation or a backward jump
+ * costs nothing more with the probes compiled in than without. */
+#if SQVM_PROBES && defined(__x86_64__)
+#define IF_ATTENTION_OR_CALLS(slowcode)                                          \
+    do {                                                                         \
+        __label__ slow_, done_;                                                  \
+        __asm__ goto("movzwl %0, %%eax\n\torq %1, %%rax\n\tjnz %l[slow_]"        \
+                     : : "m"(vm_attention.any), "m"(sqvm_call_semaphores)         \
+                     : "rax", "cc" : slow_);                                     \
+        goto done_;                                                              \
+    slow_: __attribute__((cold));                                                \
+        slowcode;                                                                \
+    done_:;                                                                      \
+    } while (0)
+#else
+#define IF_ATTENTION_OR_CALLS(slowcode) \
+    do { if (UNLIKELY(vm_attention.any | sq_call_semaphores())) { slowcode; } } while (0)
+#endif
+
 /* After the dispatch loop's own activations: the safe point and the call probes
  * (method__entry for the new frame) with one test. */
-#define ACTIVATION_SAFE_POINT()                                            \
-    do {                                                                   \
-        if (UNLIKELY(vm_attention.any | sq_call_semaphores())) {           \
-            if (sq_call_probes_enabled()) interp_trace_entry(fp);          \
-            SAFE_POINT();                                                  \
-        }                                                                  \
-    } while (0)
+#define ACTIVATION_SAFE_POINT() \
+    IF_ATTENTION_OR_CALLS(if (sq_call_probes_enabled()) interp_trace_entry(fp); SAFE_POINT())
 /* A backward jump also looks at the call probes' semaphores: a loop of quick
  * sends, which never activate anything, then enters traced mode too. */
-#define LOOP_SAFE_POINT()                                                  \
-    do {                                                                   \
-        if (UNLIKELY(vm_attention.any | sq_call_semaphores())) {           \
-            if (sq_call_probes_enabled() && !callsTraced) set_calls_traced(true); \
-            SAFE_POINT();                                                  \
-        }                                                                  \
-    } while (0)
+#define LOOP_SAFE_POINT() \
+    IF_ATTENTION_OR_CALLS(if (sq_call_probes_enabled() && !callsTraced) set_calls_traced(true); SAFE_POINT())
 
 #if SQVM_COMPUTED_GOTO
     /* Not const: interp_check_fast_paths points the entry of a special send

@@ -55,8 +55,10 @@ Obj *obj_new(uint32_t classIndex, unsigned format, size_t numSlots)
     /* Born old (large, or eden overflowed before a safe point): C code may fill
      * it with young objects without a barrier, so remember it at once. */
     if (UNLIKELY(!gc_is_young((Value)o)) && format <= FMT_INDEXABLE) gc_remember(o);
-    if (SQ_ALLOC_ENABLED()) probe_object_alloc(o, alloc_bytes(numSlots));
-    if (UNLIKELY(gc_sample_due)) probe_alloc_sample(o, alloc_bytes(numSlots));
+    SQ_IF_ALLOC_PROBES({
+        if (SQ_ALLOC_ENABLED()) probe_object_alloc(o, alloc_bytes(numSlots));
+        if (gc_sample_due) probe_alloc_sample(o, alloc_bytes(numSlots));
+    });
     return o;
 }
 

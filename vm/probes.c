@@ -98,6 +98,8 @@ void probes_init(uint64_t allocSampleBytes)
     if ((uintptr_t)&squeak_method__return_semaphore != base + 2 || (uintptr_t)&squeak_block__entry_semaphore != base + 4 ||
         (uintptr_t)&squeak_block__return_semaphore != base + 6)
         vm_fatal("the call probes' semaphores are not adjacent (see probes.h)");
+    if ((uintptr_t)&squeak_object__alloc__sample_semaphore != (uintptr_t)&squeak_object__alloc_semaphore + 2)
+        vm_fatal("the allocation probes' semaphores are not adjacent (see probes.h)");
 }
 
 static void allocating_method(const char **cls, const char **sel)

@@ -38,6 +38,33 @@ void probes_init(uint64_t allocSampleBytes);
  * allocation that crosses it takes the slow path and sets gc_sample_due. */
 #define SQ_ALLOC_ENABLED() SQ_ENABLED(OBJECT_ALLOC)
 extern bool gc_sample_due;
+/* After an allocation: is either allocation probe enabled? Their semaphores are
+ * adjacent (squeak.d declares object__alloc, then object__alloc__sample), so one
+ * 32-bit load answers: the same compare-and-branch that the sampler's flag alone
+ * would cost, so allocation pays nothing for the probes being compiled in. With
+ * the sampler attached every allocation takes the (short) out-of-line path to
+ * look at gc_sample_due. probes_init checks the layout. */
+#if SQVM_PROBES
+extern const volatile uint32_t sqvm_alloc_semaphores; /* Makefile: --defsym */
+#if defined(__x86_64__)
+/* A compare with memory: reading the volatile into a register first would cost
+ * an instruction more than the PROBES=0 build's test of gc_sample_due. */
+#define SQ_IF_ALLOC_PROBES(slowcode)                                               \
+    do {                                                                           \
+        __label__ slow_, done_;                                                    \
+        __asm__ goto("cmpl $0, %0\n\tjne %l[slow_]" : : "m"(sqvm_alloc_semaphores) \
+                     : "cc" : slow_);                                              \
+        goto done_;                                                                \
+    slow_: __attribute__((cold));                                                  \
+        slowcode;                                                                  \
+    done_:;                                                                        \
+    } while (0)
+#else
+#define SQ_IF_ALLOC_PROBES(slowcode) do { if (UNLIKELY(sqvm_alloc_semaphores)) { slowcode; } } while (0)
+#endif
+#else
+#define SQ_IF_ALLOC_PROBES(slowcode) do { if (UNLIKELY(gc_sample_due)) { slowcode; } } while (0)
+#endif
 void probe_alloc_sample(struct Obj *o, size_t bytes);
 /* Bytes to the next sample: exponentially distributed with mean --alloc-sample. */
 uint64_t probe_sample_gap(void);
