@@ -46,6 +46,15 @@ typedef struct SqDebugOffsets {
     uint32_t string_length;     /* offset of the byte length in a String/Symbol object */
     uint32_t string_bytes;      /* offset of the NUL-terminated bytes */
     uint32_t method_flag_block; /* method_flags bit set for blocks */
+    /* Values (appended: present when size >= 144): the class of a Value such as frame_self.
+     * (v & value_int_mask) != 0: a small integer, class index class_integer;
+     * else (v & value_tag_mask) == value_float_tag: an immediate Double,
+     * class_double; else (tag 0) a pointer to an object's header word. */
+    uint32_t value_tag_mask;    /* 3 */
+    uint32_t value_int_mask;    /* 1 */
+    uint32_t value_float_tag;   /* 2 */
+    uint32_t class_integer;
+    uint32_t class_double;
 } SqDebugOffsets;
 
 #endif

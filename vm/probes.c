@@ -41,6 +41,11 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .string_length = offsetof(Obj, slots),
     .string_bytes = offsetof(Obj, slots) + sizeof(Value),
     .method_flag_block = MF_BLOCK,
+    .value_tag_mask = VALUE_TAG_MASK,
+    .value_int_mask = 1,
+    .value_float_tag = FLOAT_TAG,
+    .class_integer = CLS_INTEGER,
+    .class_double = CLS_DOUBLE,
 };
 
 #if SQVM_PROBES
