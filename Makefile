@@ -56,10 +56,10 @@ else
 endif
 
 CFLAGS ?=
-CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS_MODE) $(CFLAGS) -DSQVM_PROBES=$(PROBES) -I$(O)/gen -Ivm
+CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS_MODE) $(CFLAGS) -DSQVM_PROBES=$(PROBES) -I$(O)/gen -Ivm -Iprobes
 LDLIBS := -lm
 
-VM_SRC := $(filter-out vm/build-tools/%,$(wildcard vm/*.c))
+VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
@@ -71,8 +71,14 @@ vm: $(O)/sqvm
 $(O)/sqvm: $(VM_OBJ)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_MODE) $(PROBE_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/obj/%.o: vm/%.c $(wildcard vm/*.h) $(PROBE_HDR) | $(O)/obj
-	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+# Each object depends on the headers it includes (-MMD writes them to a .d file; -MP
+# keeps a deleted header from breaking the build). The generated probe header is an
+# order-only prerequisite: it must exist before the first compile, and the .d files
+# then record who includes it.
+$(O)/obj/%.o: vm/%.c | $(O)/obj $(PROBE_HDR)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+-include $(VM_OBJ:.o=.d)
 
 $(O)/gen/squeak_probes.h: probes/squeak.d | $(O)/obj
 	@mkdir -p $(O)/gen
@@ -89,7 +95,7 @@ $(O)/gen/corelib.c: $(CORELIB) build/embed | $(O)/obj
 $(O)/obj/corelib.o: $(O)/gen/corelib.c
 	$(CC) -std=gnu11 -O0 -c -o $@ $<
 
-build/embed: vm/build-tools/embed.c
+build/embed: scripts/embed.c
 	@mkdir -p build
 	$(CC) -O1 -o $@ $<
 
@@ -110,7 +116,6 @@ unit: build/bigint_test build/float_test
 
 # The eBPF tools (bpf/, tools/) have their own rules.
 -include tools/tools.mk
--include tools/sqprof.mk
 
 test: all unit
 	tests/run.sh --vm $(O)/sqvm
@@ -146,7 +151,7 @@ deps:
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace
-	install -m 755 $(O)/sqvm build/sqstack $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(O)/sqvm $(DESTDIR)$(PREFIX)/bin/
 	for t in $(wildcard build/tools/sq*); do [ -f "$$t" ] && [ -x "$$t" ] && install -m 755 "$$t" $(DESTDIR)$(PREFIX)/bin/ || true; done
 	install -m 644 $(wildcard tools/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 644 $(wildcard bpftrace/*.bt bpftrace/*.md) $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace/
@@ -157,10 +162,3 @@ clean:
 # The dispatch loop: keep each opcode's own indirect jump (no cross-jumping or
 # GCSE merging them into one shared, badly predicted dispatch).
 $(O)/obj/interp.o: CFLAGS_ALL += -fno-gcse -fno-crossjumping
-
-# sqstack: print a live VM's Smalltalk stack from outside (reads sqvm_debug_offsets).
-build/sqstack: tools/sqstack.c vm/debug_offsets.h
-	@mkdir -p build
-	$(CC) $(CFLAGS_BASE) -O2 -Ivm -o $@ $<
-
-all: build/sqstack

@@ -43,22 +43,42 @@ probes_compiled_out_test() {
 }
 
 stackwalk_test() {
-    local go="$TMP/sw.go" pid
-    [ -x build/sqstack ] || make -s build/sqstack >/dev/null 2>&1
+    local go="$TMP/sw.go" pid st out sq=build/tools/sqstack
+    [ -x "$sq" ] || make -s "$sq" >/dev/null 2>&1
     "$VM" tests/probes/StackWalk.som "$go" 2>"$TMP/sw.vm" &
     pid=$!
     # the VM prints its backtrace before it waits: wait for that
     for _ in $(seq 200); do [ -s "$TMP/sw.vm" ] && break; sleep 0.02; done
     sleep 0.05
-    build/sqstack -p "$pid" >"$TMP/sw.out" 2>&1
+    "$sq" -p "$pid" >"$TMP/sw.out" 2>&1
+    "$sq" -p "$pid" --nonblocking >"$TMP/sw.nb" 2>&1
+    "$sq" -p "$pid" -j -n 2 >"$TMP/sw.json" 2>&1
+    if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+        out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$sq" -p "$pid" 2>&1); st=$?
+    fi
     touch "$go"
     wait "$pid"
     if [ -s "$TMP/sw.out" ] && diff "$TMP/sw.vm" "$TMP/sw.out" >"$TMP/sw.diff"; then pass "probes/sqstack reproduces the VM backtrace"
     else fail "probes/sqstack reproduces the VM backtrace" "$(cat "$TMP/sw.diff" "$TMP/sw.out")"; fi
-    if build/sqstack -p 999999 >/dev/null 2>&1; then fail "probes/sqstack dead pid" "exit 0"
-    else pass "probes/sqstack dead pid"; fi
-    if build/sqstack -p $$ 2>&1 | grep -q "is not an sqvm"; then pass "probes/sqstack non-VM pid"
-    else fail "probes/sqstack non-VM pid" "$(build/sqstack -p $$ 2>&1)"; fi
+    if [ -s "$TMP/sw.nb" ] && diff "$TMP/sw.vm" "$TMP/sw.nb" >"$TMP/sw.diff"; then pass "probes/sqstack --nonblocking reproduces it too"
+    else fail "probes/sqstack --nonblocking reproduces it too" "$(cat "$TMP/sw.diff" "$TMP/sw.nb")"; fi
+    if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["frames"]) == 2 and d["truncated"] and d["frames"][0]["name"] == "StackWalk>>inner:" and d["frames"][0]["line"] > 0, d' "$TMP/sw.json" 2>"$TMP/sw.err"
+    then pass "probes/sqstack -j -n 2: two frames, truncated, names and lines"
+    else fail "probes/sqstack -j -n 2" "$(cat "$TMP/sw.json" "$TMP/sw.err")"; fi
+    if [ -n "${st:-}" ]; then
+        if [ "$st" = 1 ] && [[ "$out" == *"Permission denied (reading another user's process needs root or CAP_SYS_PTRACE)"* ]]
+        then pass "probes/sqstack as another user: a permission error, not 'not an sqvm'"
+        else fail "probes/sqstack as another user" "status $st: $out"; fi
+    fi
+    out=$("$sq" -p 999999 2>&1); st=$?
+    if [ "$st" = 1 ] && [ "$out" = "sqstack: PID 999999 does not exist" ]; then pass "probes/sqstack dead pid"
+    else fail "probes/sqstack dead pid" "status $st: $out"; fi
+    out=$("$sq" -p $$ 2>&1); st=$?
+    if [ "$st" = 1 ] && [[ "$out" == *"not an sqvm process: its executable has no sqvm_debug_offsets symbol" ]]; then pass "probes/sqstack non-VM pid"
+    else fail "probes/sqstack non-VM pid" "status $st: $out"; fi
+    out=$("$sq" 2>&1); st=$?
+    if [ "$st" = 2 ] && [[ "$out" == *"which process? give -p PID"* ]]; then pass "probes/sqstack without -p: usage error"
+    else fail "probes/sqstack without -p" "status $st: $out"; fi
 }
 
 # One bpftrace session over tests/probes/Counts.som: exact counts of every kind of event.

@@ -21,7 +21,7 @@
 #include "sqprof_native.h"
 #include "sqprof_report.h"
 #include "sqprof_svg.h"
-#include "sqprof_vm.h"
+#include "sqvm_proc.h"
 #include "sqtool.h"
 
 #ifndef SYS_pidfd_open
@@ -171,12 +171,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* The VMs                                                               */
 /* ===================================================================== */
 
-static struct sqp_vm *vms;
+static struct sq_vm *vms;
 static int nvms;
 static dev_t only_dev;		/* --vm: only processes running this file */
 static ino_t only_ino;
 
-static struct sqp_vm *vm_of(pid_t pid)
+static struct sq_vm *vm_of(pid_t pid)
 {
 	for (int i = 0; i < nvms; i++)
 		if (vms[i].pid == pid)
@@ -188,7 +188,7 @@ static struct sqp_vm *vm_of(pid_t pid)
  * scanning (it may be starting, or exiting); else errors are the user's to see. */
 static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 {
-	struct sqp_vm vm;
+	struct sq_vm vm;
 	struct sqprof_vm bv;
 	__u32 key = pid;
 	int err;
@@ -196,20 +196,16 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 	if (vm_of(pid))
 		return 0;
 	for (int tries = 0;; tries++) {
-		err = sqp_vm_open(pid, &vm);
-		if (err != SQP_VM_STARTING || tries == 50 || quiet)
+		err = sq_vm_open(pid, &vm);
+		if (err != SQ_VM_STARTING || tries == 50 || quiet)
 			break;
 		usleep(10000);
 	}
 	if (err) {
 		if (!quiet && vm.exe[0])
-			fprintf(stderr, "sqprof: PID %d (%s): %s%s%s\n", pid, vm.exe,
-				sqp_vm_strerror(err), err == SQP_VM_NO_ACCESS ? ": " : "",
-				err == SQP_VM_NO_ACCESS ? strerror(errno) : "");
+			fprintf(stderr, "sqprof: PID %d (%s): %s\n", pid, vm.exe, sq_vm_strerror(err));
 		else if (!quiet)
-			fprintf(stderr, "sqprof: PID %d: %s%s%s\n", pid, sqp_vm_strerror(err),
-				err == SQP_VM_NO_ACCESS ? ": " : "",
-				err == SQP_VM_NO_ACCESS ? strerror(errno) : "");
+			fprintf(stderr, "sqprof: PID %d: %s\n", pid, sq_vm_strerror(err));
 		return -1;
 	}
 	if (nvms == SQPROF_MAX_VMS) {
@@ -239,7 +235,7 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 static void scan_vms(struct sqprof_bpf *skel)
 {
 	pid_t pids[SQPROF_MAX_VMS];
-	int n = sqp_scan_vms(pids, SQPROF_MAX_VMS, only_dev, only_ino);
+	int n = sq_scan_vms(pids, SQPROF_MAX_VMS, only_dev, only_ino);
 
 	for (int i = 0; i < n; i++)
 		add_vm(skel, pids[i], true);
@@ -361,7 +357,7 @@ static const char *method_name(struct sqprof_bpf *skel, pid_t pid, __u64 m)
 	struct sqprof_name_key nk = { .pid = pid, .method = m };
 	struct sqprof_name copy;
 	char buf[1024];
-	struct sqp_vm *vm;
+	struct sq_vm *vm;
 	size_t j;
 
 	if ((names_used + 1) * 2 > names_cap) {
@@ -386,7 +382,7 @@ static const char *method_name(struct sqprof_bpf *skel, pid_t pid, __u64 m)
 		if (names[j].method == m && names[j].pid == pid)
 			return names[j].name;
 	vm = vm_of(pid);
-	if (!vm || !sqp_method_name(vm, m, buf, sizeof(buf))) {
+	if (!vm || !sq_method_name(vm, m, buf, sizeof(buf))) {
 		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &nk, &copy) == 0) {
 			copy.name[sizeof(copy.name) - 1] = 0;
 			snprintf(buf, sizeof(buf), "%s", copy.name);
@@ -637,7 +633,7 @@ static int check_targets(void)
 			fprintf(stderr, "sqprof: --vm %s: %s\n", env.c.vm, strerror(errno));
 			return -1;
 		}
-		if (!sqp_is_sqvm_file(env.c.vm)) {
+		if (!sq_is_sqvm_file(env.c.vm)) {
 			fprintf(stderr, "sqprof: --vm %s is not an sqvm: it has no sqvm_debug_offsets "
 				"symbol\n", env.c.vm);
 			return -1;

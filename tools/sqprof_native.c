@@ -1,7 +1,7 @@
 /* sqprof_native.c - symbolizing kernel and C stacks for -K and -U; see sqprof_native.h. */
 #define _GNU_SOURCE
 #include "sqprof_native.h"
-#include "sqprof_vm.h"
+#include "sqvm_proc.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -154,7 +154,7 @@ static bool file_sym(void *ctx, const void *s, const char *name)
 /* The executable segments and function symbols of one mapped file. */
 static void load_file(struct file *fl)
 {
-	sqp_elf_walk(fl->path, file_phdr, file_sym, fl);
+	sq_elf_walk(fl->path, file_phdr, file_sym, fl);
 	if (fl->syms.n)
 		qsort(fl->syms.syms, fl->syms.n, sizeof(*fl->syms.syms), by_addr);
 }

@@ -1,6 +1,7 @@
 /* sqtool.c - the user-space helpers the sqvm tools share; see sqtool.h. */
 #define _GNU_SOURCE
 #include "sqtool.h"
+#include "sqvm_proc.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -331,29 +332,6 @@ out:
 	return err;
 }
 
-/* Is the file an sqvm (built without probes)? Its usage text says so. */
-static bool looks_like_sqvm(const char *path)
-{
-	static const char mark[] = "Usage: sqvm";
-	struct stat st;
-	bool found = false;
-	void *p;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) == 0 && st.st_size > 0) {
-		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p != MAP_FAILED) {
-			found = memmem(p, st.st_size, mark, sizeof(mark) - 1) != NULL;
-			munmap(p, st.st_size);
-		}
-	}
-	close(fd);
-	return found;
-}
-
 /* Adds path to the targets after checking that it has squeak probes; what names the
  * binary in messages ("PID 42 (/usr/bin/sqvm)" or "/usr/bin/sqvm"). quiet: skip silently
  * a binary without probes (found by scanning, not asked for). */
@@ -382,7 +360,7 @@ static int add_binary(struct sq_common *c, const char *path, const char *shown,
 	if (err == 0 && b->probes.nsites == 0) {
 		if (quiet)
 			return 0;
-		if (looks_like_sqvm(path))
+		if (sq_is_sqvm_file(path))
 			error("%s is sqvm built without probes: its executable has no .note.stapsdt "
 			      "squeak notes (rebuild it with probes: make, not make PROBES=0)", what);
 		else

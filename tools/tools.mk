@@ -1,10 +1,15 @@
 # tools/tools.mk - the eBPF tools (bpf/, tools/), included by the top Makefile.
 #
-#   make tools        build/tools/sqalloc, sqgc, sqflow
+#   make tools        build/tools/sqalloc, sqgc, sqflow, sqprof, sqstack, ...
 #
-# Each tool is bpf/<tool>.bpf.c (compiled with clang -target bpf, CO-RE), turned into a
-# skeleton header by bpftool (build/gen/<tool>.skel.h), and tools/<tool>.c, linked with
-# tools/sqtool.c against the system's libbpf. Everything built goes under build/.
+# One set of rules for the family. A BPF tool NAME is bpf/NAME.bpf.c (compiled with clang
+# -target bpf, CO-RE), turned into a skeleton header by bpftool (build/gen/NAME.skel.h),
+# and tools/NAME.c plus the files listed in NAME_SRCS, linked with the shared user-space
+# library (tools/sqtool.c: options, targets, attaching, the event loop, output; and
+# tools/sqvm_proc.c: reading a VM process from outside) against the system's libbpf. A
+# tool without a BPF program (sqstack) is listed in TOOLS_NOBPF. The tools include only
+# the probe contract (probes/debug_offsets.h, bpf/*.h), never the VM's headers.
+# Everything built goes under build/.
 #
 # vmlinux.h is generated from the running kernel's BTF (/sys/kernel/btf/vmlinux) into
 # build/gen/, not checked in: the programs only need struct pt_regs (for usdt.bpf.h) and
@@ -18,7 +23,12 @@
 # (build/gen/sqkernel.h); a tool running on that same kernel relocates against them, and
 # on any other kernel loads the kernel's own BTF as usual.
 
-TOOLS := sqalloc sqgc sqflow
+TOOLS_BPF := sqalloc sqgc sqflow sqprof
+TOOLS_NOBPF := sqstack
+TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
+# Extra user-space files of a tool, beside tools/NAME.c.
+sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c
+
 TOOLS_DIR := build/tools
 TOOLS_OBJ := build/tools/obj
 TOOLS_GEN := build/gen
@@ -33,33 +43,36 @@ TOOLS_MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
 BPF_CFLAGS := -target bpf -g -O2 -Wall -D__TARGET_ARCH_$(TOOLS_ARCH) \
               -I$(TOOLS_GEN) -Ibpf -I/usr/include/$(TOOLS_MULTIARCH)
 TOOLS_CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-                -I$(TOOLS_GEN) -Ibpf -Itools
+                -I$(TOOLS_GEN) -Ibpf -Itools -Iprobes
 TOOLS_LDLIBS := -lbpf -lelf -lz -lm
 
 TOOLS_BIN := $(addprefix $(TOOLS_DIR)/,$(TOOLS))
-BPF_HDRS := $(wildcard bpf/*.bpf.h) bpf/sqcommon.h
+TOOLS_LIB_OBJ := $(TOOLS_OBJ)/sqtool.o $(TOOLS_OBJ)/sqvm_proc.o
+TOOLS_ALL_BPF_OBJ := $(patsubst %,$(TOOLS_OBJ)/%.bpf.o,$(TOOLS_BPF))
+TOOLS_ALL_OBJ := $(TOOLS_LIB_OBJ) $(patsubst %,$(TOOLS_OBJ)/%.o,$(TOOLS)) \
+                 $(foreach t,$(TOOLS),$(patsubst %.c,$(TOOLS_OBJ)/%.o,$($(t)_SRCS)))
 
-.PHONY: tools clean-tools
+.PHONY: tools clean-tools $(TOOLS)
 all: tools
 tools: $(TOOLS_BIN)
+# make sqprof, make sqstack, ...: one tool
+$(TOOLS): %: $(TOOLS_DIR)/%
 
 $(TOOLS_GEN)/vmlinux.h:
 	@mkdir -p $(TOOLS_GEN)
 	@test -r $(VMLINUX_BTF) || { echo "tools: $(VMLINUX_BTF) missing: the kernel has no BTF (CONFIG_DEBUG_INFO_BTF)" >&2; exit 1; }
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(TOOLS_OBJ)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(BPF_HDRS) $(TOOLS_GEN)/vmlinux.h
+# The BPF side includes only bpf/ headers; -MMD records which.
+$(TOOLS_OBJ)/%.bpf.o: bpf/%.bpf.c $(TOOLS_GEN)/vmlinux.h
 	@mkdir -p $(TOOLS_OBJ)
-	$(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(BPF_CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(TOOLS_OBJ)/$*.bpf.d -c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp -o $@ && rm -f $@.tmp
 
-$(TOOLS_GEN)/%.skel.h: $(TOOLS_OBJ)/%.bpf.o tools/tools.mk
+$(TOOLS_GEN)/%.skel.h: $(TOOLS_OBJ)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
-# The BTF subset of the relocations of every BPF object in bpf/ (tools with their own
-# makefile fragment link sqtool.o too, and sq_open_opts hands this to them as well), and
-# the kernel it was taken from.
-TOOLS_ALL_BPF_OBJ := $(patsubst bpf/%.bpf.c,$(TOOLS_OBJ)/%.bpf.o,$(wildcard bpf/*.bpf.c))
+# The BTF subset of the relocations of every BPF object, and the kernel it was taken from.
 $(TOOLS_OBJ)/sqtools.min.btf: $(TOOLS_ALL_BPF_OBJ)
 	$(BPFTOOL) gen min_core_btf $(VMLINUX_BTF) $@ $^
 
@@ -69,20 +82,25 @@ $(TOOLS_GEN)/sqkernel.h: $(TOOLS_GEN)/vmlinux.h
 	   printf '#define SQ_BUILD_BTF_SIZE %sULL\n' "$$(wc -c < $(VMLINUX_BTF))"; \
 	   echo '#define SQ_MIN_BTF_PATH "$(TOOLS_OBJ)/sqtools.min.btf"'; } > $@.tmp && mv $@.tmp $@
 
-$(TOOLS_OBJ)/sqtool.o: tools/sqtool.c tools/sqtool.h bpf/sqcommon.h $(TOOLS_GEN)/sqkernel.h \
-                       $(TOOLS_OBJ)/sqtools.min.btf
+$(TOOLS_OBJ)/sqtool.o: $(TOOLS_GEN)/sqkernel.h $(TOOLS_OBJ)/sqtools.min.btf
+
+# Every user-space object: its headers from -MMD; a BPF tool's objects wait for its
+# skeleton (generated, so it must exist before the first compile).
+$(TOOLS_OBJ)/%.o: tools/%.c
 	@mkdir -p $(TOOLS_OBJ)
-	$(CC) $(TOOLS_CFLAGS) -c $< -o $@
+	$(CC) $(TOOLS_CFLAGS) -MMD -MP -c $< -o $@
 
-$(TOOLS_OBJ)/%.o: tools/%.c $(TOOLS_GEN)/%.skel.h bpf/%.h tools/sqtool.h
-	$(CC) $(TOOLS_CFLAGS) -c $< -o $@
+define tool_rules
+$$(TOOLS_DIR)/$(1): $$(TOOLS_OBJ)/$(1).o $$(patsubst %.c,$$(TOOLS_OBJ)/%.o,$$($(1)_SRCS)) $$(TOOLS_LIB_OBJ)
+	$$(CC) $$(TOOLS_CFLAGS) -o $$@ $$^ $$(TOOLS_LDLIBS)
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rules,$(t))))
+$(foreach t,$(TOOLS_BPF),$(eval $(TOOLS_OBJ)/$(t).o $(patsubst %.c,$(TOOLS_OBJ)/%.o,$($(t)_SRCS)): $(TOOLS_GEN)/$(t).skel.h))
 
-$(TOOLS_DIR)/%: $(TOOLS_OBJ)/%.o $(TOOLS_OBJ)/sqtool.o
-	$(CC) $(TOOLS_CFLAGS) -o $@ $^ $(TOOLS_LDLIBS)
+-include $(TOOLS_ALL_OBJ:.o=.d) $(TOOLS_ALL_BPF_OBJ:.bpf.o=.bpf.d)
 
 # Keep the intermediate objects and skeletons (make would delete them as temporaries).
-.SECONDARY: $(addprefix $(TOOLS_OBJ)/,$(addsuffix .bpf.o,$(TOOLS)) $(addsuffix .o,$(TOOLS))) \
-            $(addprefix $(TOOLS_GEN)/,$(addsuffix .skel.h,$(TOOLS)))
+.SECONDARY: $(TOOLS_ALL_BPF_OBJ) $(TOOLS_ALL_OBJ) $(addprefix $(TOOLS_GEN)/,$(addsuffix .skel.h,$(TOOLS_BPF)))
 
 clean-tools:
-	rm -rf $(TOOLS_DIR) $(addprefix $(TOOLS_GEN)/,vmlinux.h sqkernel.h $(addsuffix .skel.h,$(TOOLS)))
+	rm -rf $(TOOLS_DIR) $(addprefix $(TOOLS_GEN)/,vmlinux.h sqkernel.h $(addsuffix .skel.h,$(TOOLS_BPF)))

@@ -99,7 +99,10 @@ static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Metho
             if (m->argCopy[i]) ctx->slots[m->argCopy[i]] = args[i];
         f->ctx = obj_value(ctx);
     }
-    p->fp = f;
+    /* Published last, with release order: a reader that stops the thread (sqstack,
+     * sqprof's sampler) finds either the old frame or the new one complete. On x86-64
+     * this is a plain store. */
+    __atomic_store_n(&p->fp, f, __ATOMIC_RELEASE);
     return f;
 }
 

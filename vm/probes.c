@@ -46,6 +46,8 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .value_float_tag = FLOAT_TAG,
     .class_integer = CLS_INTEGER,
     .class_double = CLS_DOUBLE,
+    .process_stack_limit = offsetof(Process, stackLimit),
+    .method_code_len = offsetof(Method, codeLen),
 };
 
 #if SQVM_PROBES

@@ -55,6 +55,10 @@ typedef struct SqDebugOffsets {
     uint32_t value_float_tag;   /* 2 */
     uint32_t class_integer;
     uint32_t class_double;
+    /* For validating a stack read from outside (appended: size >= 152): a frame lies in
+     * [stackBase, stackLimit) of its process, and its ip in [code, code + codeLen]. */
+    uint32_t process_stack_limit; /* Value *: one past the process's stack memory */
+    uint32_t method_code_len;     /* uint32_t: bytes of bytecode */
 } SqDebugOffsets;
 
 #endif
