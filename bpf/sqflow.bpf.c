@@ -1,7 +1,9 @@
 /* sqflow.bpf.c - method (and block) entries and returns of sqvm processes, as events in a
- * ring buffer, with the call depth per thread and each call's duration worked out here.
- * Filters by class and selector prefix and by depth run here too, so what user space
- * does not want is never copied to it. */
+ * ring buffer, with each call's duration worked out here. The depth is the VM's own (the
+ * probes' depth argument: frames on the Smalltalk stack), so it is right from the first
+ * event even when tracing starts deep in a running program. Filters by class and
+ * selector prefix and by depth run here too, so what user space does not want is never
+ * copied to it. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -29,8 +31,6 @@ struct frame_key {
 
 struct frame_info {
 	__u64 ts_ns;
-	__u32 depth;
-	__u32 pad;
 };
 
 struct {
@@ -39,14 +39,6 @@ struct {
 	__type(key, struct frame_key);
 	__type(value, struct frame_info);
 } frames SEC(".maps");
-
-/* Current call depth per thread (calls entered since tracing began and not returned). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u32);
-} depths SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -86,24 +78,15 @@ static __always_inline int emit(struct sqflow_event *e)
 }
 
 static __always_inline int on_entry(const char *recv, const char *sel, const char *def,
-				    __u64 frame, __u8 block)
+				    __u64 frame, __u32 vm_depth, __u8 block)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0, depth = 0, next;
+	__u32 tid = (__u32)id, zero = 0, depth = vm_depth ? vm_depth - 1 : 0;
 	struct frame_key key = { .tid = tid, .frame = frame };
 	struct frame_info info = {};
 	struct sqflow_event *e;
-	__u32 *dp;
 
-	dp = bpf_map_lookup_elem(&depths, &tid);
-	if (dp)
-		depth = *dp;
 	info.ts_ns = bpf_ktime_get_ns();
-	info.depth = depth;
-	bpf_map_update_elem(&frames, &key, &info, BPF_ANY);
-	next = depth + 1;
-	bpf_map_update_elem(&depths, &tid, &next, BPF_ANY);
-
 	if (max_depth && depth >= max_depth)
 		return 0;
 	e = bpf_map_lookup_elem(&scratch, &zero);
@@ -111,9 +94,14 @@ static __always_inline int on_entry(const char *recv, const char *sel, const cha
 		return 0;
 	if (!read_and_filter(e, recv, sel, def))
 		return 0;
+	/* Only wanted calls are remembered: their returns are the only ones to time. */
+	bpf_map_update_elem(&frames, &key, &info, BPF_ANY);
 	e->ts_ns = info.ts_ns;
 	e->duration_ns = 0;
 	e->frame = frame;
+	e->recv_addr = (__u64)recv;
+	e->sel_addr = (__u64)sel;
+	e->def_addr = (__u64)def;
 	e->pid = id >> 32;
 	e->tid = tid;
 	e->depth = depth;
@@ -124,33 +112,23 @@ static __always_inline int on_entry(const char *recv, const char *sel, const cha
 }
 
 static __always_inline int on_return(const char *recv, const char *sel, const char *def,
-				     __u64 frame, __u8 block)
+				     __u64 frame, __u32 vm_depth, __u8 block)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), duration = 0;
-	__u32 tid = (__u32)id, zero = 0, depth = 0;
+	__u32 tid = (__u32)id, zero = 0, depth = vm_depth ? vm_depth - 1 : 0;
 	struct frame_key key = { .tid = tid, .frame = frame };
 	struct frame_info *info;
 	struct sqflow_event *e;
 	__u8 paired = 0;
-	__u32 *dp;
-
-	info = bpf_map_lookup_elem(&frames, &key);
-	if (info) {
-		/* The entry's depth: also resynchronises after returns we did not see. */
-		depth = info->depth;
-		duration = now - info->ts_ns;
-		paired = 1;
-		bpf_map_delete_elem(&frames, &key);
-	} else {
-		/* Entered before tracing began: one level up from where we are, never below 0. */
-		dp = bpf_map_lookup_elem(&depths, &tid);
-		if (dp && *dp > 0)
-			depth = *dp - 1;
-	}
-	bpf_map_update_elem(&depths, &tid, &depth, BPF_ANY);
 
 	if (max_depth && depth >= max_depth)
 		return 0;
+	info = bpf_map_lookup_elem(&frames, &key);
+	if (info) {
+		duration = now - info->ts_ns;
+		paired = 1;
+		bpf_map_delete_elem(&frames, &key);
+	}
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return 0;
@@ -159,6 +137,9 @@ static __always_inline int on_return(const char *recv, const char *sel, const ch
 	e->ts_ns = now;
 	e->duration_ns = duration;
 	e->frame = frame;
+	e->recv_addr = (__u64)recv;
+	e->sel_addr = (__u64)sel;
+	e->def_addr = (__u64)def;
 	e->pid = id >> 32;
 	e->tid = tid;
 	e->depth = depth;
@@ -169,27 +150,27 @@ static __always_inline int on_return(const char *recv, const char *sel, const ch
 }
 
 SEC("usdt")
-int BPF_USDT(method_entry, char *recv, char *sel, char *def, __u64 frame)
+int BPF_USDT(method_entry, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	return on_entry(recv, sel, def, frame, 0);
+	return on_entry(recv, sel, def, frame, depth, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(method_return, char *recv, char *sel, char *def, __u64 frame)
+int BPF_USDT(method_return, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	return on_return(recv, sel, def, frame, 0);
+	return on_return(recv, sel, def, frame, depth, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(block_entry, char *recv, char *sel, char *def, __u64 frame)
+int BPF_USDT(block_entry, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	return on_entry(recv, sel, def, frame, 1);
+	return on_entry(recv, sel, def, frame, depth, 1);
 }
 
 SEC("usdt")
-int BPF_USDT(block_return, char *recv, char *sel, char *def, __u64 frame)
+int BPF_USDT(block_return, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	return on_return(recv, sel, def, frame, 1);
+	return on_return(recv, sel, def, frame, depth, 1);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

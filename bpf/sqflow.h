@@ -14,12 +14,14 @@ struct sqflow_event {
 	__u64 ts_ns;		/* CLOCK_MONOTONIC */
 	__u64 duration_ns;	/* returns: since the matching entry; 0 if it was not seen */
 	__u64 frame;		/* the activation's frame address (pairs entry and return) */
+	__u64 recv_addr, sel_addr, def_addr;	/* the names' addresses in the VM (full names) */
 	__u32 pid, tid;
-	__u32 depth;		/* calls open on this thread below this one, since tracing began */
+	__u32 depth;		/* frames below this one on the process's Smalltalk stack (0: outermost) */
 	__u8 type;		/* enum sqflow_type */
 	__u8 block;		/* 1: a block activation, 0: a method */
 	__u8 paired;		/* returns: 1 if the entry was seen (duration_ns is valid) */
 	__u8 pad;
+	/* The names' first SQ_NAME_LEN - 1 bytes (user space reads longer ones whole). */
 	char recv_class[SQ_NAME_LEN];	/* class of the receiver */
 	char selector[SQ_NAME_LEN];	/* of the method (of the home method, for a block) */
 	char def_class[SQ_NAME_LEN];	/* class that defines that method */

@@ -270,8 +270,8 @@ tt_sqflow() {
             "$TT_DIR/sqflow-pid.expected" "$TT_TMP/out" "$TT_VM_PID"
     else tt_failed_start "tools/sqflow -p"; fi
 
-    if tt_run_pid -- FlowTree -- sqflow --no-blocks -D 2 -M b; then
-        tt_expect "tools/sqflow --no-blocks -D 2 -M b (filters in the kernel)" \
+    if tt_run_pid -- FlowTree -- sqflow --no-blocks -D 4 -M b; then
+        tt_expect "tools/sqflow --no-blocks -D 4 -M b (filters in the kernel)" \
             "$TT_DIR/sqflow-filtered.expected" "$TT_TMP/out" "$TT_VM_PID"
     else tt_failed_start "tools/sqflow filters"; fi
 
@@ -299,10 +299,11 @@ tt_sqflow() {
         got=$(jq -c '[(.traceEvents | map(select(.ph == "X")) | length),
                       (.traceEvents | map(select(.name == "FlowTree>>leaf")) | length),
                       (.traceEvents | map(select(.name == "FlowTree(FlowBase)>>describe" and .dur > 0)) | length),
+                      (.traceEvents | map(select(.args.began_before_trace)) | map(.name + "@" + (.ts | tostring)) | join(" ")),
                       .otherData.lost_events]' "$TT_TMP/out" 2>&1)
-        # 12 calls enter and return while traced, 4 of them leaf (waitFor:, run: and
-        # initialize: were entered before the tool attached: no slices)
-        if [ "$TT_STATUS" = 0 ] && [ "$got" = '[12,4,1,"0"]' ]; then
+        # 12 calls enter and return while traced, 4 of them leaf; waitFor:, run: and
+        # initialize: were entered before the tool attached: slices from ts 0
+        if [ "$TT_STATUS" = 0 ] && [ "$got" = '[15,4,1,"FlowTree>>waitFor:@0 FlowTree>>run:@0 System>>initialize:@0","0"]' ]; then
             pass "tools/sqflow --format=chrome (trace-event JSON parses)"
         else fail "tools/sqflow --format=chrome" "status $TT_STATUS, jq: $got"; fi
     else tt_failed_start "tools/sqflow --format=chrome"; fi

@@ -242,14 +242,14 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 
 static void print_json(struct row *rows, size_t n, __u64 lost)
 {
-	char time[32], method[2 * SQ_NAME_LEN + 4];
+	char time[48], method[2 * SQ_NAME_LEN + 4];
 	__u64 count = 0, bytes = 0;
 	long top = env.top_size >= 0 ? env.top_size : env.top_count;
 	size_t shown;
 
 	qsort(rows, n, sizeof(*rows), env.top_size >= 0 && env.top_count < 0 ? by_bytes : by_count);
 	shown = top > 0 && (size_t)top < n ? (size_t)top : n;
-	sq_format_time(time, sizeof(time), sq_mono_ns(), true);
+	sq_format_iso_time(time, sizeof(time), sq_mono_ns());
 	printf("{\"time\":\"%s\",\"pid\":", time);
 	if (env.c.pid)
 		printf("%d", env.c.pid);

@@ -12,6 +12,7 @@
 
 #include "sqflow.h"
 #include "sqflow.skel.h"
+#include "sqnames.h"
 #include "sqtool.h"
 
 #define OPT_NO_BLOCKS 0x2001
@@ -48,7 +49,7 @@ static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
 	{ "class", 'C', "CLASS", 0, "Only calls whose receiver's or defining class begins with CLASS", 0 },
 	{ "selector", 'M', "SELECTOR", 0, "Only calls whose selector begins with SELECTOR", 0 },
-	{ "max-depth", 'D', "DEPTH", 0, "Only calls less than DEPTH levels deep (depth 0: outermost seen)", 0 },
+	{ "max-depth", 'D', "DEPTH", 0, "Only calls less than DEPTH frames deep in the Smalltalk stack (0: the outermost)", 0 },
 	{ "no-blocks", OPT_NO_BLOCKS, NULL, 0, "Methods only: do not trace block activations", 0 },
 	{ "format", SQ_OPT_FORMAT, "FORMAT", 0, "text (default), json (JSON lines, as -j), or chrome", 0 },
 	{ "buffer", OPT_BUFFER, "SIZE", 0, "Ring buffer size (default 8M; K and M suffixes)", 0 },
@@ -83,8 +84,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'C':
 	case 'M':
-		if (!*arg || strlen(arg) >= SQ_NAME_LEN)
-			argp_error(state, "invalid prefix '%s'", arg);
+		if (!*arg)
+			argp_error(state, "empty %s prefix", key == 'C' ? "class" : "selector");
 		*(key == 'C' ? &env.class_prefix : &env.sel_prefix) = arg;
 		break;
 	case 'D':
@@ -114,15 +115,44 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* "Point>>x", "Point(Object)>>printString", "[] in Point>>foo". */
-static void call_name(const struct sqflow_event *e, char *buf, size_t len)
+/* The event's names, whole (sqnames.h): the BPF side copies SQ_NAME_LEN - 1 bytes. */
+struct names {
+	const char *recv, *sel, *def;
+};
+
+static void names_of(const struct sqflow_event *e, struct names *n)
+{
+	n->recv = sq_name(e->pid, e->recv_addr, e->recv_class, sizeof(e->recv_class), NULL);
+	n->sel = sq_name(e->pid, e->sel_addr, e->selector, sizeof(e->selector), NULL);
+	n->def = sq_name(e->pid, e->def_addr, e->def_class, sizeof(e->def_class), NULL);
+}
+
+/* The BPF side compared the first SQ_NAME_LEN - 1 bytes of a -C or -M prefix; a longer
+ * one is checked here against the whole names. */
+static bool wanted(const struct names *n)
+{
+	if (env.sel_prefix && strlen(env.sel_prefix) >= SQ_NAME_LEN &&
+	    strncmp(n->sel, env.sel_prefix, strlen(env.sel_prefix)) != 0)
+		return false;
+	if (env.class_prefix && strlen(env.class_prefix) >= SQ_NAME_LEN &&
+	    strncmp(n->recv, env.class_prefix, strlen(env.class_prefix)) != 0 &&
+	    strncmp(n->def, env.class_prefix, strlen(env.class_prefix)) != 0)
+		return false;
+	return true;
+}
+
+/* "Point>>x", "Point(Object)>>printString", "[] in Point>>foo"; malloc'ed. */
+static char *call_name(const struct sqflow_event *e, const struct names *n)
 {
 	const char *block = e->block ? "[] in " : "";
+	char *s = NULL;
+	int r;
 
-	if (strcmp(e->recv_class, e->def_class) == 0 || !e->def_class[0])
-		snprintf(buf, len, "%s%s>>%s", block, e->recv_class, e->selector);
+	if (strcmp(n->recv, n->def) == 0 || !n->def[0])
+		r = asprintf(&s, "%s%s>>%s", block, n->recv, n->sel);
 	else
-		snprintf(buf, len, "%s%s(%s)>>%s", block, e->recv_class, e->def_class, e->selector);
+		r = asprintf(&s, "%s%s(%s)>>%s", block, n->recv, n->def, n->sel);
+	return r < 0 ? NULL : s;
 }
 
 /* ===================================================================== */
@@ -131,18 +161,17 @@ static void call_name(const struct sqflow_event *e, char *buf, size_t len)
 
 static __u64 nevents;
 
-static void print_text(const struct sqflow_event *e)
+static void print_text(const struct sqflow_event *e, const struct names *n)
 {
-	char name[3 * SQ_NAME_LEN + 16], time[32];
+	char *name = call_name(e, n), time[48];
 	int indent = e->depth > 200 ? 200 : (int)e->depth;
 
-	call_name(e, name, sizeof(name));
 	if (env.c.timestamp) {
 		sq_format_time(time, sizeof(time), e->ts_ns, true);
 		printf("%-15s ", time);
 	}
 	printf("%-7u %-7u %*s%s %s", e->pid, e->tid, 2 * indent, "",
-	       e->type == SQFLOW_ENTRY ? "->" : "<-", name);
+	       e->type == SQFLOW_ENTRY ? "->" : "<-", name ? name : "?");
 	if (e->type == SQFLOW_RETURN && e->paired) {
 		if (e->duration_ns < 1000000)
 			printf("  %.3f us", e->duration_ns / 1e3);
@@ -152,28 +181,29 @@ static void print_text(const struct sqflow_event *e)
 			printf("  %.3f s", e->duration_ns / 1e9);
 	}
 	putchar('\n');
+	free(name);
 }
 
-static void print_json(const struct sqflow_event *e)
+static void print_json(const struct sqflow_event *e, const struct names *n)
 {
-	char name[3 * SQ_NAME_LEN + 16], time[32];
+	char *name = call_name(e, n), time[48];
 
-	call_name(e, name, sizeof(name));
-	sq_format_time(time, sizeof(time), e->ts_ns, true);
+	sq_format_iso_time(time, sizeof(time), e->ts_ns);
 	printf("{\"time\":\"%s\",\"ts_ns\":%llu,\"pid\":%u,\"tid\":%u,\"event\":\"%s\",\"kind\":\"%s\","
 	       "\"depth\":%u,\"name\":", time, (unsigned long long)e->ts_ns, e->pid, e->tid,
 	       e->type == SQFLOW_ENTRY ? "entry" : "return", e->block ? "block" : "method", e->depth);
-	sq_json_str(stdout, name);
+	sq_json_str(stdout, name ? name : "?");
 	printf(",\"class\":");
-	sq_json_str(stdout, e->recv_class);
+	sq_json_str(stdout, n->recv);
 	printf(",\"selector\":");
-	sq_json_str(stdout, e->selector);
+	sq_json_str(stdout, n->sel);
 	printf(",\"defining_class\":");
-	sq_json_str(stdout, e->def_class);
+	sq_json_str(stdout, n->def);
 	printf(",\"frame\":\"0x%llx\"", (unsigned long long)e->frame);
 	if (e->type == SQFLOW_RETURN && e->paired)
 		printf(",\"duration_ns\":%llu", (unsigned long long)e->duration_ns);
 	printf("}\n");
+	free(name);
 }
 
 /* ===================================================================== */
@@ -184,7 +214,7 @@ static void print_json(const struct sqflow_event *e)
  * stops are written too (as slices up to the last event). */
 struct open_call {
 	__u64 frame, ts_ns;
-	char name[3 * SQ_NAME_LEN + 16];
+	char *name;
 	bool block;
 };
 
@@ -232,25 +262,38 @@ static struct thread_calls *thread_of(__u32 pid, __u32 tid)
 	return t;
 }
 
-static void chrome_slice(const struct thread_calls *t, const struct open_call *c, __u64 end_ns,
-			 bool unfinished)
+/* Times are microseconds from the trace's start, taken before the probes were attached,
+ * so no event is older than it. A call under way when tracing began has no entry: its
+ * return writes it as a slice from 0, marked began_before_trace. */
+static double chrome_us(__u64 ts_ns)
 {
-	printf(",\n{\"name\":");
-	sq_json_str(stdout, c->name);
-	printf(",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%u,\"tid\":%u%s}",
-	       c->block ? "block" : "method", (c->ts_ns - chrome_base_ns) / 1e3,
-	       (end_ns - c->ts_ns) / 1e3, t->pid, t->tid,
-	       unfinished ? ",\"args\":{\"unfinished\":true}" : "");
+	return ts_ns > chrome_base_ns ? (ts_ns - chrome_base_ns) / 1e3 : 0;
 }
 
-static void chrome_event(const struct sqflow_event *e)
+static void chrome_slice(const struct thread_calls *t, const char *name, bool block, __u64 begin_ns,
+			 __u64 end_ns, const char *note)
+{
+	double ts = chrome_us(begin_ns), end = chrome_us(end_ns);
+
+	printf(",\n{\"name\":");
+	sq_json_str(stdout, name);
+	printf(",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%u,\"tid\":%u",
+	       block ? "block" : "method", ts, end > ts ? end - ts : 0, t->pid, t->tid);
+	if (note)
+		printf(",\"args\":{\"%s\":true}", note);
+	printf("}");
+}
+
+static void chrome_event(const struct sqflow_event *e, const struct names *n)
 {
 	struct thread_calls *t = thread_of(e->pid, e->tid);
 	struct open_call *c;
+	char *name;
 
 	if (!t)
 		return;
-	last_ts_ns = e->ts_ns;
+	if (e->ts_ns > last_ts_ns)
+		last_ts_ns = e->ts_ns;
 	if (e->type == SQFLOW_ENTRY) {
 		if (t->n == t->cap) {
 			size_t cap = t->cap ? 2 * t->cap : 64;
@@ -264,7 +307,7 @@ static void chrome_event(const struct sqflow_event *e)
 		c->frame = e->frame;
 		c->ts_ns = e->ts_ns;
 		c->block = e->block;
-		call_name(e, c->name, sizeof(c->name));
+		c->name = call_name(e, n);
 		return;
 	}
 	/* A return closes its own call, and any above it whose return was not seen. */
@@ -273,24 +316,34 @@ static void chrome_event(const struct sqflow_event *e)
 			continue;
 		while (t->n >= i) {
 			c = &t->calls[--t->n];
-			chrome_slice(t, c, e->ts_ns, false);
+			chrome_slice(t, c->name ? c->name : "?", c->block, c->ts_ns, e->ts_ns, NULL);
+			free(c->name);
 		}
 		return;
 	}
+	/* Entered before tracing began: only calls deeper than every open one can return
+	 * now without closing them, and those were entered before the trace too. */
+	name = call_name(e, n);
+	chrome_slice(t, name ? name : "?", e->block, chrome_base_ns, e->ts_ns, "began_before_trace");
+	free(name);
 }
 
 static void chrome_begin(void)
 {
-	chrome_base_ns = sq_mono_ns();
 	printf("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 }
 
 static void chrome_end(__u64 lost)
 {
+	__u64 end_ns = sq_mono_ns();
+
 	for (size_t i = 0; i < nthreads; i++) {
 		struct thread_calls *t = &threads[i];
-		while (t->n > 0)
-			chrome_slice(t, &t->calls[--t->n], last_ts_ns, true);
+		while (t->n > 0) {
+			struct open_call *c = &t->calls[--t->n];
+			chrome_slice(t, c->name ? c->name : "?", c->block, c->ts_ns, end_ns, "unfinished");
+			free(c->name);
+		}
 		free(t->calls);
 	}
 	free(threads);
@@ -305,14 +358,18 @@ static void chrome_end(__u64 lost)
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	const struct sqflow_event *e = data;
+	struct names n;
 
+	names_of(e, &n);
+	if (!wanted(&n))
+		return 0;
 	nevents++;
 	if (env.c.format == SQ_FORMAT_CHROME)
-		chrome_event(e);
+		chrome_event(e, &n);
 	else if (env.c.format == SQ_FORMAT_JSON)
-		print_json(e);
+		print_json(e, &n);
 	else
-		print_text(e);
+		print_text(e, &n);
 	return 0;
 }
 
@@ -362,13 +419,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sqflow: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;
 	}
+	/* The kernel compares at most SQ_NAME_LEN - 1 bytes; wanted() does the rest. */
 	if (env.class_prefix) {
 		strncpy((char *)skel->rodata->class_prefix, env.class_prefix, SQ_NAME_LEN - 1);
-		skel->rodata->class_prefix_len = strlen(env.class_prefix);
+		skel->rodata->class_prefix_len = strnlen(env.class_prefix, SQ_NAME_LEN - 1);
 	}
 	if (env.sel_prefix) {
 		strncpy((char *)skel->rodata->sel_prefix, env.sel_prefix, SQ_NAME_LEN - 1);
-		skel->rodata->sel_prefix_len = strlen(env.sel_prefix);
+		skel->rodata->sel_prefix_len = strnlen(env.sel_prefix, SQ_NAME_LEN - 1);
 	}
 	skel->rodata->max_depth = env.max_depth;
 	bpf_map__set_max_entries(skel->maps.rb, round_up_pow2(env.buffer));
@@ -389,11 +447,16 @@ int main(int argc, char **argv)
 	err = sq_loop_add_ringbuf(&loop, rb);
 	if (err)
 		goto cleanup;
-	err = sq_attach(&env.c, skel->progs.method_entry, "method__entry") ||
-	      sq_attach(&env.c, skel->progs.method_return, "method__return");
+	/* Returns first: an entry seen before its return probe is attached would never be
+	 * closed. Chrome times count from here, so that every event is later. */
+	chrome_base_ns = sq_mono_ns();
+	err = sq_attach(&env.c, skel->progs.method_return, "method__return");
 	if (!err && !env.no_blocks)
-		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry") ||
-		      sq_attach(&env.c, skel->progs.block_return, "block__return");
+		err = sq_attach(&env.c, skel->progs.block_return, "block__return");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.method_entry, "method__entry");
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry");
 	if (err)
 		goto cleanup;
 	sq_print_tracing(&env.c, env.no_blocks ? "method calls" : "method and block calls");
@@ -413,7 +476,7 @@ int main(int argc, char **argv)
 			break;
 		/* An interval: a progress line; count intervals end the trace. */
 		if (env.c.format == SQ_FORMAT_TEXT) {
-			char time[32];
+			char time[48];
 			sq_format_time(time, sizeof(time), sq_mono_ns(), false);
 			printf("--- %s: %llu events, %llu lost ---\n", time, (unsigned long long)nevents,
 			       (unsigned long long)skel->bss->lost);
@@ -433,6 +496,7 @@ int main(int argc, char **argv)
 
 cleanup:
 	sq_detach_all();
+	sq_names_free();
 	ring_buffer__free(rb);
 	sq_loop_close(&loop);
 	sqflow_bpf__destroy(skel);

@@ -109,9 +109,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 	const struct sqgc_event *e = data;
 	__u64 before = e->young_before + e->old_before, after = e->young_after + e->old_after;
 	const char *kind = kind_names[e->kind & 1];
-	char time[32];
+	char time[48];
 
-	sq_format_time(time, sizeof(time), e->begin_ns, true);
+	if (env.c.format == SQ_FORMAT_JSON)
+		sq_format_iso_time(time, sizeof(time), e->begin_ns);
+	else
+		sq_format_time(time, sizeof(time), e->begin_ns, true);
 	if (env.c.format == SQ_FORMAT_JSON) {
 		printf("{\"type\":\"gc\",\"time\":\"%s\",\"begin_ns\":%llu,\"end_ns\":%llu,\"pid\":%u,"
 		       "\"tid\":%u,\"kind\":\"%s\",\"seq\":%llu,\"pause_ns\":%llu,"
@@ -180,9 +183,9 @@ static void print_text_summary(const struct sqgc_stats *s, __u64 lost)
 
 static void print_json_summary(const struct sqgc_stats *s, __u64 lost)
 {
-	char time[32];
+	char time[48];
 
-	sq_format_time(time, sizeof(time), sq_mono_ns(), true);
+	sq_format_iso_time(time, sizeof(time), sq_mono_ns());
 	printf("{\"type\":\"summary\",\"time\":\"%s\",\"pid\":", time);
 	if (env.c.pid)
 		printf("%d", env.c.pid);

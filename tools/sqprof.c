@@ -505,6 +505,22 @@ out:
 /* Output                                                                */
 /* ===================================================================== */
 
+/* Output files are opened before sampling, so that a path that cannot be written fails
+ * at once, not after the profile was taken. */
+static FILE *svg_file;
+
+static int open_outputs(void)
+{
+	if (!env.svg)
+		return 0;
+	svg_file = strcmp(env.svg, "-") == 0 ? stdout : fopen(env.svg, "w");
+	if (!svg_file) {
+		fprintf(stderr, "sqprof: cannot write %s: %s\n", env.svg, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int write_svg(struct sqp_profile *p, const struct sqp_info *info)
 {
 	char title[256], subtitle[256];
@@ -528,11 +544,7 @@ static int write_svg(struct sqp_profile *p, const struct sqp_info *info)
 			 info->pid ? "PID " : "", info->pid ? info->pid : info->nvms,
 			 info->pid ? "" : (info->nvms == 1 ? " VM" : " VMs"), info->hz, info->seconds,
 			 (unsigned long long)sqp_total_samples(p));
-	f = strcmp(env.svg, "-") == 0 ? stdout : fopen(env.svg, "w");
-	if (!f) {
-		fprintf(stderr, "sqprof: cannot write %s: %s\n", env.svg, strerror(errno));
-		return -1;
-	}
+	f = svg_file;
 	err = sqp_write_svg(f, p, title, subtitle, info->alloc);
 	if (f != stdout && fclose(f) != 0 && !err)
 		err = -errno;
@@ -701,6 +713,9 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 	if (env.alloc ? sq_attach(&env.c, skel->progs.alloc_sample, "object__alloc__sample")
 		      : attach_perf(skel))
 		return -1;
+	/* The duration counts from now, not from before attaching (which can take a while). */
+	if (sq_loop_restart_timer(loop))
+		return -1;
 	start = sq_mono_ns();
 	deadline = env.duration_ns ? start + env.duration_ns : 0;
 	if (env.c.verbose)
@@ -739,6 +754,8 @@ int main(int argc, char **argv)
 	sq_init(&env.c, "sqprof");
 	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL))
 		return SQ_EXIT_USAGE;
+	if (open_outputs())
+		return SQ_EXIT_ERROR;
 	if (env.input)
 		return from_file();
 	sq_setup_libbpf(&env.c);

@@ -80,7 +80,7 @@ static void print_stack(const struct sq_frame *frames, int n, bool truncated)
 	char when[64];
 
 	if (env.c.format == SQ_FORMAT_JSON) {
-		sq_format_time(when, sizeof(when), sq_mono_ns(), true);
+		sq_format_iso_time(when, sizeof(when), sq_mono_ns());
 		printf("{\"time\":\"%s\",\"pid\":%d,\"frames\":[", when, env.c.pid);
 		for (int i = 0; i < n; i++) {
 			printf("%s{\"name\":", i ? "," : "");

@@ -538,8 +538,12 @@ int sq_find_targets(struct sq_common *c)
 	err = add_binary(c, path, path, path, false);
 	if (err)
 		return err;
-	base = strrchr(path, '/') + 1;
-	scan_containers(c, base);
+	/* --vm names one file: trace exactly it. Without it, "sqvm" means the VM wherever
+	 * it runs: also the sqvm binaries of processes in other roots (containers). */
+	if (!c->vm) {
+		base = strrchr(path, '/') + 1;
+		scan_containers(c, base);
+	}
 	return 0;
 }
 
@@ -673,6 +677,22 @@ fail:
 	return -errno;
 }
 
+int sq_loop_restart_timer(struct sq_loop *l)
+{
+	struct itimerspec its;
+
+	if (l->timerfd < 0)
+		return 0;
+	its.it_value.tv_sec = l->c->interval_ns / 1000000000ULL;
+	its.it_value.tv_nsec = l->c->interval_ns % 1000000000ULL;
+	its.it_interval = its.it_value;
+	if (timerfd_settime(l->timerfd, 0, &its, NULL) < 0) {
+		error("cannot set the interval timer: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 int sq_loop_add_ringbuf(struct sq_loop *l, struct ring_buffer *rb)
 {
 	l->rb = rb;
@@ -778,6 +798,31 @@ void sq_format_time(char *buf, size_t len, __u64 mono_ns, bool micros)
 	n = strftime(buf, len, "%H:%M:%S", &tm);
 	if (micros && n < len)
 		snprintf(buf + n, len - n, ".%06lld", (long long)(wall % 1000000000LL) / 1000);
+}
+
+void sq_format_iso_time(char *buf, size_t len, __u64 mono_ns)
+{
+	static __s64 offset;
+	struct timespec rt;
+	struct tm tm;
+	__s64 wall;
+	time_t secs;
+	size_t n;
+	char zone[8];
+
+	if (!offset) {
+		clock_gettime(CLOCK_REALTIME, &rt);
+		offset = (rt.tv_sec * 1000000000LL + rt.tv_nsec) - (__s64)sq_mono_ns();
+	}
+	wall = (__s64)mono_ns + offset;
+	secs = wall / 1000000000LL;
+	localtime_r(&secs, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	/* strftime's %z is +hhmm; RFC 3339 wants +hh:mm */
+	strftime(zone, sizeof(zone), "%z", &tm);
+	if (n < len)
+		snprintf(buf + n, len - n, ".%06lld%.3s:%.2s", (long long)(wall % 1000000000LL) / 1000,
+			 zone, zone + 3);
 }
 
 void sq_print_time_header(const struct sq_common *c, FILE *f)

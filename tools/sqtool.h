@@ -100,9 +100,10 @@ void sq_setup_libbpf(const struct sq_common *c);
 struct bpf_object_open_opts;
 void sq_open_opts(const struct sq_common *c, struct bpf_object_open_opts *opts);
 
-/* The binaries to attach to: /proc/PID/exe's file with -p, else the VM binary (--vm,
- * PATH, or the sqvm beside the tool's build folder) and the VM binaries of processes
- * running in other root file systems (containers). Each must carry squeak probes. */
+/* The binaries to attach to: /proc/PID/exe's file with -p; the --vm file (that file only);
+ * else the sqvm on PATH (or beside the tool's build folder) and the sqvm binaries of
+ * processes running in other root file systems (containers). Each must carry squeak
+ * probes. */
 int sq_find_targets(struct sq_common *c);
 
 /* What every USDT tool does between parsing its arguments and opening its skeleton:
@@ -141,6 +142,9 @@ struct sq_loop {
 
 int sq_loop_open(struct sq_loop *l, const struct sq_common *c);
 int sq_loop_add_ringbuf(struct sq_loop *l, struct ring_buffer *rb);
+/* Starts the interval over from now: the loop is opened before attaching (so that Ctrl-C
+ * is caught from the start), and attaching can take a while. */
+int sq_loop_restart_timer(struct sq_loop *l);
 int sq_loop_wait(struct sq_loop *l);
 void sq_loop_close(struct sq_loop *l);
 
@@ -148,6 +152,9 @@ void sq_loop_close(struct sq_loop *l);
 __u64 sq_mono_ns(void);
 void sq_format_time(char *buf, size_t len, __u64 mono_ns, bool micros);
 void sq_print_time_header(const struct sq_common *c, FILE *f);
+/* The same instant for JSON: RFC 3339 local time with its offset,
+ * "2026-12-01T11:05:02.123456+00:00". */
+void sq_format_iso_time(char *buf, size_t len, __u64 mono_ns);
 
 /* A duration as the user would write it: "2 s", "500 ms", "1.5 us", "100 ns". */
 void sq_format_duration(char *buf, size_t len, __u64 ns);

@@ -6,7 +6,8 @@
 # -target bpf, CO-RE), turned into a skeleton header by bpftool (build/gen/NAME.skel.h),
 # and tools/NAME.c plus the files listed in NAME_SRCS, linked with the shared user-space
 # library (tools/sqtool.c: options, targets, attaching, the event loop, output; and
-# tools/sqvm_proc.c: reading a VM process from outside) against the system's libbpf. A
+# tools/sqvm_proc.c: reading a VM process from outside; tools/sqnames.c: full names by
+# address) against the system's libbpf. A
 # tool without a BPF program (sqstack) is listed in TOOLS_NOBPF. The tools include only
 # the probe contract (probes/debug_offsets.h, bpf/*.h), never the VM's headers.
 # Everything built goes under build/.
@@ -47,7 +48,7 @@ TOOLS_CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missi
 TOOLS_LDLIBS := -lbpf -lelf -lz -lm
 
 TOOLS_BIN := $(addprefix $(TOOLS_DIR)/,$(TOOLS))
-TOOLS_LIB_OBJ := $(TOOLS_OBJ)/sqtool.o $(TOOLS_OBJ)/sqvm_proc.o
+TOOLS_LIB_OBJ := $(TOOLS_OBJ)/sqtool.o $(TOOLS_OBJ)/sqvm_proc.o $(TOOLS_OBJ)/sqnames.o
 TOOLS_ALL_BPF_OBJ := $(patsubst %,$(TOOLS_OBJ)/%.bpf.o,$(TOOLS_BPF))
 TOOLS_ALL_OBJ := $(TOOLS_LIB_OBJ) $(patsubst %,$(TOOLS_OBJ)/%.o,$(TOOLS)) \
                  $(foreach t,$(TOOLS),$(patsubst %.c,$(TOOLS_OBJ)/%.o,$($(t)_SRCS)))
