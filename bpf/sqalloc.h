@@ -5,16 +5,27 @@
 #include "sqcommon.h"
 
 #define SQALLOC_MAX_KEYS 10240
+#define SQALLOC_MAX_CALLERS 16		/* --callers N, N at most this */
+#define SQALLOC_CLASS_MAX 1024		/* -C CLASS: the longest name it can match */
 
 /* Fixed-point scale of est_count: the sampled mode adds weight/bytes per sample, a fraction. */
 #define SQALLOC_EST_SCALE 1024
 
-/* What allocations are aggregated by: the class created, and (with -m) the method that
- * created it. Unused fields stay zero so equal keys are equal bytes. */
+/* Key flags. */
+#define SQALLOC_NO_STACK 1	/* --callers: the VM's stack could not be walked */
+
+/* What allocations are aggregated by: the process and the addresses of the names (the VM
+ * keeps names where they never move, so an address is a name, exactly, however long),
+ * and with --callers the Method * of the innermost frames. User space turns addresses
+ * into names (tools/sqnames.h). Unused fields stay zero so equal keys are equal bytes. */
 struct sqalloc_key {
-	char cls[SQ_NAME_LEN];		/* class of the new object */
-	char alloc_class[SQ_NAME_LEN];	/* -m: class defining the allocating method */
-	char alloc_sel[SQ_NAME_LEN];	/* -m: its selector */
+	__u32 pid;
+	__u16 ncallers;			/* --callers: frames in callers[] */
+	__u16 flags;			/* SQALLOC_* */
+	__u64 cls;			/* the new object's class name */
+	__u64 alloc_class;		/* -b: the class defining the allocating method */
+	__u64 alloc_sel;		/* -b: its selector */
+	__u64 callers[SQALLOC_MAX_CALLERS];	/* --callers: Method *, innermost first */
 };
 
 struct sqalloc_val {

@@ -7,7 +7,10 @@
 #ifndef SQVM_DEBUG_OFFSETS_H
 #define SQVM_DEBUG_OFFSETS_H
 
+/* A BPF program (compiled against vmlinux.h) defines uint32_t and uint64_t itself. */
+#ifndef __bpf__
 #include <stdint.h>
+#endif
 
 #define SQVM_DEBUG_MAGIC "SQVMDBG"
 #define SQVM_DEBUG_VERSION 1

@@ -12,7 +12,9 @@
 
 provider squeak {
 	/* The VM starts (after bootstrap) and exits. */
-	probe vm__start(char *version);
+	/* debugoffsets: the run-time address of sqvm_debug_offsets (probes/debug_offsets.h),
+	 * so that a system-wide tool can walk the stacks of a VM that starts after it. */
+	probe vm__start(char *version, uintptr_t debugoffsets);
 	probe vm__exit(int status);
 
 	/* A class was loaded: its name and the file it came from. */

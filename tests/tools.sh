@@ -164,6 +164,24 @@ tt_sqalloc() {
             "$TT_DIR/sqalloc-method-point.expected" "$TT_TMP/out" "$TT_VM_PID"
     else tt_failed_start "tools/sqalloc -m -c Point"; fi
 
+    # the family's spellings: -b -C CLASS (the old -m -c CLASS above still works)
+    if tt_run_pid -- AllocCount -- sqalloc -b -C Point; then
+        tt_expect "tools/sqalloc -b -C Point (the same, new spelling)" \
+            "$TT_DIR/sqalloc-method-point.expected" "$TT_TMP/out" "$TT_VM_PID"
+    else tt_failed_start "tools/sqalloc -b -C Point"; fi
+
+    # --callers 2: the allocating frame and its caller, counted exactly in the kernel
+    if tt_run_pid -- AllocCount -- sqalloc -C Point --callers 2; then
+        tt_expect "tools/sqalloc -C Point --callers 2 (exact counts by caller chain)" \
+            "$TT_DIR/sqalloc-callers.expected" "$TT_TMP/out" "$TT_VM_PID"
+    else tt_failed_start "tools/sqalloc --callers 2"; fi
+
+    # --skip-class-side: past Point class>>x:y:, to the method that asked for the Point
+    if tt_run_pid -- AllocCount -- sqalloc -C Point --callers 1 --skip-class-side -n 1; then
+        tt_expect "tools/sqalloc --callers 1 --skip-class-side -n 1 (the constructor's caller)" \
+            "$TT_DIR/sqalloc-skip.expected" "$TT_TMP/out" "$TT_VM_PID"
+    else tt_failed_start "tools/sqalloc --skip-class-side"; fi
+
     if tt_run_pid -- AllocCount -- sqalloc -m -C 2 -S 1; then
         tt_expect "tools/sqalloc -m -C 2 -S 1 (top tables)" \
             "$TT_DIR/sqalloc-top.expected" "$TT_TMP/out" "$TT_VM_PID"
@@ -379,12 +397,13 @@ tt_containers() {
         pass "tools/sqalloc -p of a VM in a chroot"
     else fail "tools/sqalloc -p of a VM in a chroot" "status $TT_STATUS: $(cat "$TT_TMP/out" "$TT_TMP/err")"; fi
 
-    # system-wide: the VM in the chroot, already running, is found by scanning /proc
+    # system-wide, "sqvm" from PATH: the VM in the chroot, already running, is found by
+    # scanning /proc, and its binary (another file of the same name) is traced too
     rm -f "$root/go"
     chroot "$root" /sqvm /w/AllocCount.som /go >/dev/null 2>&1 </dev/null &
     vm=$!
     tt_wait_vm_waiting "$vm"
-    tt_start_tool "$TT_TMP/out" "$TT_TMP/err" sqalloc -v -c Point --vm "$TT_TMP/sqvm"
+    PATH="$TT_TMP:$PATH" tt_start_tool "$TT_TMP/out" "$TT_TMP/err" sqalloc -v -C Point
     tt_wait_attached "$TT_TMP/out" "$TT_TMP/err"
     touch "$root/go"
     wait "$vm"
@@ -394,6 +413,22 @@ tt_containers() {
         grep -q "in 2 binaries" "$TT_TMP/err"; then
         pass "tools/sqalloc system-wide finds a VM in a chroot"
     else fail "tools/sqalloc system-wide finds a VM in a chroot" "status $TT_STATUS: $(cat "$TT_TMP/out"; grep -v '^libbpf' "$TT_TMP/err")"; fi
+
+    # --vm PATH is that file only: the chroot's sqvm, another file, is not traced
+    rm -f "$root/go"
+    chroot "$root" /sqvm /w/AllocCount.som /go >/dev/null 2>&1 </dev/null &
+    vm=$!
+    tt_wait_vm_waiting "$vm"
+    tt_start_tool "$TT_TMP/out" "$TT_TMP/err" sqalloc -v -C Point --vm "$TT_TMP/sqvm"
+    tt_wait_attached "$TT_TMP/out" "$TT_TMP/err"
+    touch "$root/go"
+    wait "$vm"
+    kill -INT "$TT_TOOL_PID"
+    tt_wait_tool
+    if [ "$TT_STATUS" = 0 ] && grep -q '^0 objects, 0 bytes in 0 classes$' "$TT_TMP/out" &&
+        grep -q "in 1 binary," "$TT_TMP/err"; then
+        pass "tools/sqalloc --vm PATH traces that file only, not one of the same name in a chroot"
+    else fail "tools/sqalloc --vm PATH traces that file only" "status $TT_STATUS: $(cat "$TT_TMP/out"; grep -v '^libbpf' "$TT_TMP/err")"; fi
 }
 
 # ---- what every tool does ------------------------------------------------------

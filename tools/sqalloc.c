@@ -1,6 +1,7 @@
-/* sqalloc - object allocations of sqvm processes by class, or by allocating method,
- * counted in the kernel from the squeak:object__alloc probe (or estimated from
- * squeak:object__alloc__sample with --sample). */
+/* sqalloc - object allocations of sqvm processes by class, or by allocating method, or by
+ * the innermost frames of the Smalltalk stack, counted in the kernel from the
+ * squeak:object__alloc probe (or estimated from squeak:object__alloc__sample with
+ * --sample). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -12,45 +13,83 @@
 
 #include "sqalloc.h"
 #include "sqalloc.skel.h"
+#include "sqnames.h"
 #include "sqtool.h"
+#include "sqvm_proc.h"
 
 #define OPT_SAMPLE 0x2001
+#define OPT_CALLERS 0x2002
+#define OPT_SKIP_CLASS_SIDE 0x2003
+#define OPT_TOP_COUNT 0x2004
+#define OPT_TOP_SIZE 0x2005
+
+/* Extra frames walked with --skip-class-side, to leave N once the constructors are off. */
+#define SKIP_SLACK 4
 
 static struct env {
 	struct sq_common c;
-	bool by_method;		/* -m */
-	const char *cls;	/* -c */
+	bool by_method;		/* -b */
+	const char *cls;	/* -C */
 	bool sample;		/* --sample */
-	long top_count;		/* -C; -1: not given */
-	long top_size;		/* -S; -1: not given */
+	long callers;		/* --callers N; 0: none */
+	bool skip_class_side;	/* --skip-class-side */
+	long top_count;		/* rows of the table by count; -1: not asked for */
+	long top_size;		/* rows of the table by bytes; -1: not asked for */
 } env = { .top_count = -1, .top_size = -1 };
 
 const char *argp_program_version = "sqalloc (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
-"Count the objects sqvm processes allocate, by class or by allocating method.\n"
+"Count the objects sqvm processes allocate: by class, by allocating method, or by\n"
+"the innermost frames of the Smalltalk stack.\n"
 "\n"
-"USAGE: sqalloc [-h] [-p PID] [--vm PATH] [-m] [-c CLASS] [--sample]\n"
-"               [-C N] [-S N] [-T] [-j] [-v] [interval [count]]\n"
+"USAGE: sqalloc [-h] [-p PID] [--vm PATH] [-C CLASS] [-b] [--callers N]\n"
+"               [--skip-class-side] [--sample] [-n N] [-s count|bytes]\n"
+"               [-T] [-j] [-v] [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqalloc -p 185              # by class, until Ctrl-C or the VM exits\n"
-"    sqalloc -p 185 -C 10 5      # the 10 most allocated classes, every 5 s\n"
-"    sqalloc -p 185 -S 10        # the 10 classes with the most bytes allocated\n"
-"    sqalloc -p 185 -m -c Point  # which methods created the Points?\n"
+"    sqalloc -p 185 -n 10 5      # the 10 most allocated classes, every 5 s\n"
+"    sqalloc -p 185 -n 10 -s bytes  # the 10 classes with the most bytes\n"
+"    sqalloc -p 185 -b -C Point  # which methods created the Points?\n"
+"    sqalloc -p 185 -C Point --callers 2   # ... and who called them\n"
+"    sqalloc -p 185 -C Point --callers 1 --skip-class-side  # past Point class>>x:y:\n"
 "    sqalloc -p 185 --sample     # estimate from sampled allocations (cheaper)\n"
 "    sqalloc --vm build/sqvm     # every process of build/sqvm, new ones too\n"
 "    sqalloc -p 185 -j 1         # JSON lines, one per second\n";
 
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
-	{ "by-method", 'm', NULL, 0, "Count by allocating method (Class>>selector) and class", 0 },
-	{ "class", 'c', "CLASS", 0, "Only allocations of CLASS (exact name)", 0 },
+	{ "class", 'C', "CLASS", 0, "Only allocations of CLASS (the exact name); filtered in the kernel", 0 },
+	{ "by-method", 'b', NULL, 0, "Count by allocating method (Class>>selector) and class", 0 },
+	{ "callers", OPT_CALLERS, "N", 0,
+	  "Count by the N innermost Smalltalk frames (1 to 16) and class", 0 },
+	{ "skip-class-side", OPT_SKIP_CLASS_SIDE, NULL, 0,
+	  "With --callers: leave out the innermost class-side frames (constructors)", 0 },
 	{ "sample", OPT_SAMPLE, NULL, 0,
 	  "Estimate from object__alloc__sample (see sqvm --alloc-sample); much cheaper", 0 },
-	{ "top-count", 'C', "N", 0, "Show the N rows with most objects (0: all)", 0 },
-	{ "top-size", 'S', "N", 0, "Show the N rows with most bytes (0: all)", 0 },
+	{ "top", 'n', "N", 0, "Show the top N rows (0: all)", 0 },
+	{ "sort", 's', "ORDER", 0, "Order rows by count (default) or bytes", 0 },
+	/* the spellings of sqalloc 0.1, kept working */
+	{ "c", 'c', "CLASS", OPTION_HIDDEN, "Old spelling of -C CLASS", 0 },
+	{ "m", 'm', NULL, OPTION_HIDDEN, "Old spelling of -b", 0 },
+	{ "top-count", OPT_TOP_COUNT, "N", 0, "Old spelling: a table of the top N by count (also -C N)", 0 },
+	{ "top-size", OPT_TOP_SIZE, "N", 0, "Old spelling: a table of the top N by bytes (also -S N)", 0 },
+	{ "S", 'S', "N", OPTION_HIDDEN, "Old spelling of --top-size", 0 },
 	{},
 };
+
+static bool is_number(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static long sort_bytes = -1;	/* -s: 1 bytes, 0 count */
+static long top_n = -1;		/* -n */
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -60,22 +99,58 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	if (ret != ARGP_ERR_UNKNOWN)
 		return ret;
 	switch (key) {
+	case 'b':
 	case 'm':
 		env.by_method = true;
 		break;
+	case 'C':
 	case 'c':
-		if (!*arg || strlen(arg) >= SQ_NAME_LEN)
-			argp_error(state, "invalid class name '%s'", arg);
+		/* A class name never starts with a digit: -C 10 is the old --top-count. */
+		if (key == 'C' && is_number(arg)) {
+			if (sq_parse_long(arg, 0, 1000000, &env.top_count))
+				argp_error(state, "invalid number of rows '%s'", arg);
+			break;
+		}
+		if (!*arg || strlen(arg) >= SQALLOC_CLASS_MAX)
+			argp_error(state, "invalid class name '%s' (1 to %d bytes)", arg, SQALLOC_CLASS_MAX - 1);
 		env.cls = arg;
+		break;
+	case OPT_CALLERS:
+		if (sq_parse_long(arg, 1, SQALLOC_MAX_CALLERS, &env.callers))
+			argp_error(state, "invalid --callers '%s' (1 to %d frames)", arg, SQALLOC_MAX_CALLERS);
+		break;
+	case OPT_SKIP_CLASS_SIDE:
+		env.skip_class_side = true;
 		break;
 	case OPT_SAMPLE:
 		env.sample = true;
 		break;
-	case 'C':
+	case 'n':
+		if (sq_parse_long(arg, 0, 1000000, &top_n))
+			argp_error(state, "invalid number of rows '%s'", arg);
+		break;
+	case 's':
+		if (strcmp(arg, "count") && strcmp(arg, "bytes") && strcmp(arg, "size"))
+			argp_error(state, "invalid sort order '%s' (count or bytes)", arg);
+		sort_bytes = strcmp(arg, "count") != 0;
+		break;
+	case OPT_TOP_COUNT:
+	case OPT_TOP_SIZE:
 	case 'S':
 		if (sq_parse_long(arg, 0, 1000000, &v))
 			argp_error(state, "invalid number of rows '%s'", arg);
-		*(key == 'C' ? &env.top_count : &env.top_size) = v;
+		*(key == OPT_TOP_COUNT ? &env.top_count : &env.top_size) = v;
+		break;
+	case ARGP_KEY_END:
+		if (env.skip_class_side && !env.callers)
+			argp_error(state, "--skip-class-side goes with --callers N");
+		if (env.callers && env.by_method)
+			argp_error(state, "-b and --callers: choose one (--callers 1 is the allocating method)");
+		if (top_n >= 0 || sort_bytes >= 0) {
+			if (env.top_count >= 0 || env.top_size >= 0)
+				argp_error(state, "-n/-s and the old --top-count/--top-size: choose one");
+			*(sort_bytes == 1 ? &env.top_size : &env.top_count) = top_n >= 0 ? top_n : 0;
+		}
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -84,12 +159,57 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 /* ===================================================================== */
-/* Reports                                                               */
+/* The VMs' stack offsets (--callers)                                    */
+/* ===================================================================== */
+
+/* The VMs running now get their walk offsets from here; the ones that start later hand
+ * them to the BPF program themselves (squeak:vm__start). */
+static void add_vm_offsets(struct sqalloc_bpf *skel, pid_t pid, bool quiet)
+{
+	struct sq_vm_offsets o;
+	struct sq_vm vm;
+	__u32 key = pid;
+	int err = sq_vm_open(pid, &vm);
+
+	if (err) {
+		if (!quiet)
+			fprintf(stderr, "sqalloc: PID %d: %s: --callers cannot walk its stack\n", pid,
+				sq_vm_strerror(err));
+		return;
+	}
+	o.current_process = vm.d.current_process;
+	o.process_fp = vm.d.process_fp;
+	o.frame_caller = vm.d.frame_caller;
+	o.frame_method = vm.d.frame_method;
+	o.method_print_name = vm.d.method_print_name;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.vms), &key, &o, BPF_ANY);
+}
+
+static void add_running_vms(struct sqalloc_bpf *skel)
+{
+	pid_t pids[1024];
+
+	if (env.c.pid) {
+		add_vm_offsets(skel, env.c.pid, false);
+		return;
+	}
+	for (int b = 0; b < env.c.nbins; b++) {
+		int n = sq_scan_vms(pids, 1024, env.c.bins[b].dev, env.c.bins[b].ino);
+		for (int i = 0; i < n; i++)
+			add_vm_offsets(skel, pids[i], true);
+	}
+}
+
+/* ===================================================================== */
+/* Rows                                                                  */
 /* ===================================================================== */
 
 struct row {
 	struct sqalloc_key key;
 	struct sqalloc_val val;
+	const char *cls;	/* the names, whole (sqnames.h) */
+	char *method;		/* -b: Class>>selector; --callers: the frames joined by " <- " */
+	bool complete;		/* every name whole: rows with equal names may merge */
 };
 
 /* Takes every entry out of the map (lookup-and-delete: an allocation counted while we
@@ -124,6 +244,76 @@ static int take_rows(int fd, struct row **out, size_t *n)
 	return 0;
 }
 
+static const char *name_at(struct sqalloc_bpf *skel, __u32 pid, __u64 addr, bool *complete)
+{
+	struct sq_name_key k = { .pid = pid, .addr = addr };
+	struct sq_name_copy copy;
+	bool have = bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &k, &copy) == 0;
+
+	return sq_name(pid, addr, have ? copy.name : NULL, sizeof(copy.name), complete);
+}
+
+static const char *method_at(struct sqalloc_bpf *skel, __u32 pid, __u64 method, bool *complete)
+{
+	struct sq_name_key k = { .pid = pid, .addr = method };
+	struct sq_vm_offsets o;
+	struct sq_name_copy copy;
+	__u32 key = pid;
+	bool have = bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &k, &copy) == 0;
+	int off = bpf_map_lookup_elem(bpf_map__fd(skel->maps.vms), &key, &o) == 0 ? (int)o.method_print_name : -1;
+
+	return sq_method_name_of(pid, method, off, have ? copy.name : NULL, sizeof(copy.name), complete);
+}
+
+/* "Point class>>x:y:", "[] in Point class>>foo": a method of a metaclass. */
+static bool class_side(const char *name)
+{
+	const char *arrows = strstr(name, ">>");
+
+	return arrows && arrows - name >= 6 && strncmp(arrows - 6, " class", 6) == 0;
+}
+
+static void resolve(struct sqalloc_bpf *skel, struct row *r)
+{
+	bool ok, all = true;
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	r->cls = name_at(skel, r->key.pid, r->key.cls, &ok);
+	all &= ok;
+	if (env.by_method) {
+		if (!r->key.alloc_class && !r->key.alloc_sel) {
+			r->method = strdup("(no method)");
+		} else {
+			const char *c = name_at(skel, r->key.pid, r->key.alloc_class, &ok);
+			all &= ok;
+			const char *sel = name_at(skel, r->key.pid, r->key.alloc_sel, &ok);
+			all &= ok;
+			if (asprintf(&r->method, "%s>>%s", c, sel) < 0)
+				r->method = NULL;
+		}
+	} else if (env.callers) {
+		int first = 0, shown = 0;
+		f = open_memstream(&s, &len);
+		if (!f)
+			return;
+		if (r->key.flags & SQALLOC_NO_STACK)
+			fputs("(stack unknown)", f);
+		if (env.skip_class_side)
+			while (first + 1 < r->key.ncallers &&
+			       class_side(method_at(skel, r->key.pid, r->key.callers[first], &ok)))
+				first++;
+		for (int i = first; i < r->key.ncallers && shown < env.callers; i++, shown++) {
+			fprintf(f, "%s%s", shown ? " <- " : "", method_at(skel, r->key.pid, r->key.callers[i], &ok));
+			all &= ok;
+		}
+		fclose(f);
+		r->method = s;
+	}
+	r->complete = all;
+}
+
 /* What a row counts, for sorting and showing: estimates in --sample mode. */
 static __u64 row_count(const struct row *r)
 {
@@ -133,12 +323,42 @@ static __u64 row_count(const struct row *r)
 
 static int cmp_names(const struct row *a, const struct row *b)
 {
-	int d = strcmp(a->key.alloc_class, b->key.alloc_class);
+	int d = strcmp(a->method ? a->method : "", b->method ? b->method : "");
 	if (!d)
-		d = strcmp(a->key.alloc_sel, b->key.alloc_sel);
-	if (!d)
-		d = strcmp(a->key.cls, b->key.cls);
+		d = strcmp(a->cls, b->cls);
 	return d;
+}
+
+static int by_names(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	int d = cmp_names(a, b);
+
+	/* rows whose names may be cut stay apart, by process and address */
+	if (!d && !(a->complete && b->complete))
+		d = memcmp(&a->key, &b->key, sizeof(a->key));
+	return d;
+}
+
+/* System-wide, the same class (or method) in several processes is one row: rows merge
+ * when their names are equal and whole. And --skip-class-side or a shorter chain can
+ * make two keys one row too. */
+static size_t merge_rows(struct row *rows, size_t n)
+{
+	size_t out = 0;
+
+	qsort(rows, n, sizeof(*rows), by_names);
+	for (size_t i = 0; i < n; i++) {
+		if (out && rows[out - 1].complete && rows[i].complete && cmp_names(&rows[out - 1], &rows[i]) == 0) {
+			rows[out - 1].val.count += rows[i].val.count;
+			rows[out - 1].val.bytes += rows[i].val.bytes;
+			rows[out - 1].val.est_count += rows[i].val.est_count;
+			free(rows[i].method);
+			continue;
+		}
+		rows[out++] = rows[i];
+	}
+	return out;
 }
 
 static int by_count(const void *pa, const void *pb)
@@ -150,7 +370,7 @@ static int by_count(const void *pa, const void *pb)
 		return ca < cb ? 1 : -1;
 	if (a->val.bytes != b->val.bytes)
 		return a->val.bytes < b->val.bytes ? 1 : -1;
-	return cmp_names(a, b);
+	return by_names(a, b);
 }
 
 static int by_bytes(const void *pa, const void *pb)
@@ -162,33 +382,31 @@ static int by_bytes(const void *pa, const void *pb)
 	return by_count(pa, pb);
 }
 
-static void method_name(const struct row *r, char *buf, size_t len)
+/* ===================================================================== */
+/* Reports                                                               */
+/* ===================================================================== */
+
+static bool has_method_column(void)
 {
-	if (!r->key.alloc_class[0] && !r->key.alloc_sel[0])
-		snprintf(buf, len, "(no method)");
-	else
-		snprintf(buf, len, "%s>>%s", r->key.alloc_class, r->key.alloc_sel);
+	return env.by_method || env.callers;
 }
 
-static void print_table(const struct row *rows, size_t n, long top, const char *order)
+static void print_table(const struct row *rows, size_t n, long top, bool bytes_order)
 {
 	size_t shown = top > 0 && (size_t)top < n ? (size_t)top : n;
 	const char *cnt = env.sample ? "~COUNT" : "COUNT", *bytes = env.sample ? "~BYTES" : "BYTES";
-	char method[2 * SQ_NAME_LEN + 4];
 
-	if (env.by_method)
-		printf("%-40s %-24s %12s %14s", "METHOD", "CLASS", cnt, bytes);
+	if (has_method_column())
+		printf("%-40s %-24s %12s %14s", env.callers ? "CALLERS" : "METHOD", "CLASS", cnt, bytes);
 	else
 		printf("%-32s %12s %14s", "CLASS", cnt, bytes);
 	printf(env.sample ? " %9s\n" : "\n", "SAMPLES");
 	for (size_t i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
-		if (env.by_method) {
-			method_name(r, method, sizeof(method));
-			printf("%-40s %-24s", method, r->key.cls);
-		} else {
-			printf("%-32s", r->key.cls);
-		}
+		if (has_method_column())
+			printf("%-40s %-24s", r->method ? r->method : "?", r->cls);
+		else
+			printf("%-32s", r->cls);
 		printf(" %12llu %14llu", (unsigned long long)row_count(r),
 		       (unsigned long long)r->val.bytes);
 		if (env.sample)
@@ -196,8 +414,8 @@ static void print_table(const struct row *rows, size_t n, long top, const char *
 		printf("\n");
 	}
 	if (shown < n)
-		printf("... %zu more row%s (the top %zu by %s shown; -%c 0 shows all)\n", n - shown,
-		       n - shown == 1 ? "" : "s", shown, order, order[0] == 'c' ? 'C' : 'S');
+		printf("... %zu more row%s (the top %zu by %s shown; -n 0 shows all)\n", n - shown,
+		       n - shown == 1 ? "" : "s", shown, bytes_order ? "size" : "count");
 }
 
 static void print_text(struct row *rows, size_t n, __u64 lost)
@@ -218,21 +436,22 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 		       (unsigned long long)samples);
 	if (env.top_count < 0 && env.top_size < 0) {
 		qsort(rows, n, sizeof(*rows), by_count);
-		print_table(rows, n, 0, "count");
+		print_table(rows, n, 0, false);
 	}
 	if (env.top_count >= 0) {
 		qsort(rows, n, sizeof(*rows), by_count);
-		print_table(rows, n, env.top_count, "count");
+		print_table(rows, n, env.top_count, false);
 	}
 	if (env.top_size >= 0) {
 		if (env.top_count >= 0)
 			printf("\n");
 		qsort(rows, n, sizeof(*rows), by_bytes);
-		print_table(rows, n, env.top_size, "size");
+		print_table(rows, n, env.top_size, true);
 	}
 	printf("%s%llu objects, %llu bytes in %zu %s\n", env.sample ? "~" : "",
 	       (unsigned long long)count, (unsigned long long)bytes, n,
 	       env.by_method ? (n == 1 ? "method/class pair" : "method/class pairs")
+	       : env.callers ? (n == 1 ? "caller chain/class pair" : "caller chain/class pairs")
 			     : (n == 1 ? "class" : "classes"));
 	if (lost)
 		printf("Lost %llu allocations (the kernel map of %d entries was full)\n",
@@ -242,7 +461,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 
 static void print_json(struct row *rows, size_t n, __u64 lost)
 {
-	char time[48], method[2 * SQ_NAME_LEN + 4];
+	char time[48];
 	__u64 count = 0, bytes = 0;
 	long top = env.top_size >= 0 ? env.top_size : env.top_count;
 	size_t shown;
@@ -255,26 +474,40 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 		printf("%d", env.c.pid);
 	else
 		printf("null");
-	printf(",\"by\":\"%s\",\"estimate\":%s,\"rows\":[", env.by_method ? "method" : "class",
-	       env.sample ? "true" : "false");
+	printf(",\"by\":\"%s\",\"estimate\":%s,\"rows\":[",
+	       env.by_method ? "method" : env.callers ? "callers" : "class", env.sample ? "true" : "false");
 	for (size_t i = 0; i < n; i++) {
-		count += row_count(&rows[i]);
-		bytes += rows[i].val.bytes;
+		const struct row *r = &rows[i];
+		count += row_count(r);
+		bytes += r->val.bytes;
 		if (i >= shown)
 			continue;
 		printf("%s{", i ? "," : "");
 		if (env.by_method) {
-			method_name(&rows[i], method, sizeof(method));
 			printf("\"method\":");
-			sq_json_str(stdout, method);
+			sq_json_str(stdout, r->method ? r->method : "?");
 			printf(",");
+		} else if (env.callers) {
+			/* the chain again as an array: split at the arrows */
+			printf("\"callers\":[");
+			const char *p = r->method ? r->method : "";
+			for (int k = 0; *p; k++) {
+				const char *arrow = strstr(p, " <- ");
+				size_t len = arrow ? (size_t)(arrow - p) : strlen(p);
+				char *one = strndup(p, len);
+				printf("%s", k ? "," : "");
+				sq_json_str(stdout, one ? one : "?");
+				free(one);
+				p += len + (arrow ? 4 : 0);
+			}
+			printf("],");
 		}
 		printf("\"class\":");
-		sq_json_str(stdout, rows[i].key.cls);
-		printf(",\"count\":%llu,\"bytes\":%llu", (unsigned long long)row_count(&rows[i]),
-		       (unsigned long long)rows[i].val.bytes);
+		sq_json_str(stdout, r->cls);
+		printf(",\"count\":%llu,\"bytes\":%llu", (unsigned long long)row_count(r),
+		       (unsigned long long)r->val.bytes);
 		if (env.sample)
-			printf(",\"samples\":%llu", (unsigned long long)rows[i].val.count);
+			printf(",\"samples\":%llu", (unsigned long long)r->val.count);
 		printf("}");
 	}
 	printf("],\"total\":{\"count\":%llu,\"bytes\":%llu,\"rows\":%zu},\"lost\":%llu}\n",
@@ -293,10 +526,15 @@ static int report(struct sqalloc_bpf *skel)
 		fprintf(stderr, "sqalloc: reading the counts: %s\n", strerror(-err));
 		return err;
 	}
+	for (size_t i = 0; i < n; i++)
+		resolve(skel, &rows[i]);
+	n = merge_rows(rows, n);
 	if (env.c.format == SQ_FORMAT_JSON)
 		print_json(rows, n, lost);
 	else
 		print_text(rows, n, lost);
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].method);
 	free(rows);
 	return 0;
 }
@@ -311,7 +549,7 @@ int main(int argc, char **argv)
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct sqalloc_bpf *skel = NULL;
 	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
-	char what[128];
+	char what[SQALLOC_CLASS_MAX + 128];
 	long reports = 0;
 	int err, wake;
 
@@ -327,10 +565,15 @@ int main(int argc, char **argv)
 		return SQ_EXIT_ERROR;
 	}
 	skel->rodata->by_method = env.by_method;
+	skel->rodata->ncallers = env.callers ? env.callers + (env.skip_class_side ? SKIP_SLACK : 0) : 0;
+	if (skel->rodata->ncallers > SQALLOC_MAX_CALLERS)
+		skel->rodata->ncallers = SQALLOC_MAX_CALLERS;
 	if (env.cls) {
 		skel->rodata->filter_class = true;
-		strncpy((char *)skel->rodata->target_class, env.cls, SQ_NAME_LEN - 1);
+		memcpy((char *)skel->rodata->target_class, env.cls, strlen(env.cls) + 1);
 	}
+	if (!env.callers)
+		bpf_program__set_autoload(skel->progs.vm_start, false);
 	err = sqalloc_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "sqalloc: cannot load the BPF programs: %s\n", strerror(-err));
@@ -339,13 +582,24 @@ int main(int argc, char **argv)
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;
+	/* --callers: new VMs announce their offsets (attached first, so none is missed
+	 * between the scan and the attach), then the running ones are read. */
+	if (env.callers) {
+		err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
+		if (err)
+			goto cleanup;
+		add_running_vms(skel);
+	}
 	err = env.sample ? sq_attach(&env.c, skel->progs.object_alloc_sample, "object__alloc__sample")
 			 : sq_attach(&env.c, skel->progs.object_alloc, "object__alloc");
 	if (err)
 		goto cleanup;
+	err = sq_loop_restart_timer(&loop);
+	if (err)
+		goto cleanup;
 	snprintf(what, sizeof(what), "%s%s%s%s", env.sample ? "sampled allocations" : "allocations",
 		 env.cls ? " of class " : "", env.cls ? env.cls : "",
-		 env.by_method ? " by method" : " by class");
+		 env.by_method ? " by method" : env.callers ? " by caller chain" : " by class");
 	sq_print_tracing(&env.c, what);
 
 	for (;;) {
@@ -363,5 +617,6 @@ cleanup:
 	sq_detach_all();
 	sq_loop_close(&loop);
 	sqalloc_bpf__destroy(skel);
+	sq_names_free();
 	return err ? SQ_EXIT_ERROR : 0;
 }

@@ -46,49 +46,86 @@ static bool grow(void)
 	return true;
 }
 
-const char *sq_name(pid_t pid, __u64 addr, const char *prefix, size_t prefix_len, bool *complete)
+#define NO_READ (-2)
+
+/* The cached name of (pid, addr), or a new entry read from the process: the string at
+ * addr (ptr_off -1), or (ptr_off >= 0) the string addr + ptr_off points to, or nothing
+ * (NO_READ: only the prefix). */
+static const char *lookup(pid_t pid, __u64 addr, int ptr_off, const char *prefix, size_t prefix_len,
+			  bool *complete)
 {
 	char buf[SQ_FULL_NAME_MAX];
-	size_t i, plen = strnlen(prefix, prefix_len);
-	int n;
+	size_t i, plen = prefix ? strnlen(prefix, prefix_len) : 0;
+	bool whole = prefix && plen + 1 < prefix_len;	/* room to spare: the whole name */
+	struct entry e = { .pid = pid, .addr = addr };
+	__u64 str = addr;
+	int n = -1;
 
-	/* A prefix with room to spare is the whole name. */
-	if (plen + 1 < prefix_len || !addr) {
-		if (complete)
-			*complete = true;
-		return prefix;
-	}
 	if (cap) {
 		for (i = slot_of(pid, addr, cap - 1); table[i].name; i = (i + 1) & (cap - 1))
 			if (table[i].pid == pid && table[i].addr == addr) {
-				if (complete)
-					*complete = table[i].complete;
+				*complete = table[i].complete;
 				return table[i].name;
 			}
 	}
 	if ((used + 1) * 2 > cap && !grow()) {
-		if (complete)
-			*complete = false;
-		return prefix;
+		*complete = whole;
+		return prefix ? prefix : "?";
 	}
-	n = sq_read_str(pid, addr, buf, sizeof(buf));
-	struct entry e = { .pid = pid, .addr = addr, .complete = n >= 0 };
-	if (n == -2)
-		strcpy(buf + sizeof(buf) - 4, "...");
-	else if (n < 0 || strncmp(buf, prefix, plen) != 0)
-		snprintf(buf, sizeof(buf), "%.*s...", (int)plen, prefix), e.complete = false;
+	if (whole) {
+		snprintf(buf, sizeof(buf), "%s", prefix);
+		e.complete = true;
+	} else {
+		if (ptr_off == -1 || (ptr_off >= 0 && sq_read_mem(pid, addr + (__u64)ptr_off, &str, sizeof(str))))
+			n = sq_read_str(pid, str, buf, sizeof(buf));
+		e.complete = n >= 0;
+		if (n == -2)
+			strcpy(buf + sizeof(buf) - 4, "...");
+		else if (n < 0 || (prefix && strncmp(buf, prefix, plen) != 0)) {
+			/* gone (or not what the kernel saw): the copy is all there is */
+			if (plen)
+				snprintf(buf, sizeof(buf), "%.*s...", (int)plen, prefix);
+			else
+				snprintf(buf, sizeof(buf), "?");
+			e.complete = false;
+		}
+	}
 	if (!(e.name = strdup(buf))) {
-		if (complete)
-			*complete = false;
-		return prefix;
+		*complete = false;
+		return "?";
 	}
 	for (i = slot_of(pid, addr, cap - 1); table[i].name; i = (i + 1) & (cap - 1))
 		;
 	table[i] = e;
 	used++;
-	if (complete)
-		*complete = e.complete;
+	*complete = e.complete;
 	return e.name;
+}
+
+const char *sq_name(pid_t pid, __u64 addr, const char *prefix, size_t prefix_len, bool *complete)
+{
+	bool c;
+
+	if (!addr) {
+		if (complete)
+			*complete = true;
+		return prefix ? prefix : "";
+	}
+	return lookup(pid, addr, -1, prefix, prefix_len, complete ? complete : &c);
+}
+
+const char *sq_method_name_of(pid_t pid, __u64 method, int print_name_off, const char *prefix,
+			      size_t prefix_len, bool *complete)
+{
+	bool c;
+
+	if (print_name_off < 0 && !prefix) {
+		if (complete)
+			*complete = false;
+		return "?";
+	}
+	return lookup(pid, method, print_name_off < 0 ? NO_READ : print_name_off, prefix, prefix_len,
+		      complete ? complete : &c);
 }
 
 void sq_names_free(void)

@@ -18,9 +18,14 @@
 #define SQ_FULL_NAME_MAX 4096
 
 /* The name at addr in pid, given the prefix the BPF side copied (prefix_len bytes,
- * NUL-padded). *complete (if not NULL) says whether it is the whole name. The answer
- * lives until sq_names_free. */
+ * NUL-padded; NULL if it has none). *complete (if not NULL) says whether it is the whole
+ * name. The answer lives until sq_names_free. */
 const char *sq_name(pid_t pid, __u64 addr, const char *prefix, size_t prefix_len, bool *complete);
+
+/* The same for a method, whose name (its printName) is a string the Method at addr points
+ * to from offset print_name_off (a negative offset: use the prefix only). */
+const char *sq_method_name_of(pid_t pid, __u64 method, int print_name_off, const char *prefix,
+			      size_t prefix_len, bool *complete);
 
 void sq_names_free(void);
 

@@ -42,7 +42,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 TOOLS_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
 TOOLS_MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
 BPF_CFLAGS := -target bpf -g -O2 -Wall -D__TARGET_ARCH_$(TOOLS_ARCH) \
-              -I$(TOOLS_GEN) -Ibpf -I/usr/include/$(TOOLS_MULTIARCH)
+              -I$(TOOLS_GEN) -Ibpf -Iprobes -I/usr/include/$(TOOLS_MULTIARCH)
 TOOLS_CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
                 -I$(TOOLS_GEN) -Ibpf -Itools -Iprobes
 TOOLS_LDLIBS := -lbpf -lelf -lz -lm

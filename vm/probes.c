@@ -170,7 +170,7 @@ void probe_gc_end(const GCEvent *e)
 /* ---- Lifecycle, loading, errors ---- */
 
 void probe_class_load(const char *name, const char *path) { SQUEAK_CLASS_LOAD(name, path); }
-void probe_vm_start(void) { SQUEAK_VM_START(SQVM_VERSION); }
+void probe_vm_start(void) { SQUEAK_VM_START(SQVM_VERSION, (uintptr_t)&sqvm_debug_offsets); }
 void probe_vm_exit(int status) { SQUEAK_VM_EXIT(status); }
 void probe_dnu(Value receiver, Value selector) { SQUEAK_METHOD_DNU(class_of(receiver)->name, sym_cstr(selector)); }
 
