@@ -223,6 +223,20 @@ at_lifecycle() {
         pass "attach/sqalloc --callers 2 system-wide: a VM started mid-trace, exact chain and count"
     else fail "attach/sqalloc --callers 2, VM started mid-trace" "status $AT_STATUS: '$got' $(head -3 "$AT_TMP/sw.err")"; fi
 
+    # -d: every tool of the family traces for that long, reports and exits
+    local t0 t1 tool
+    at_start_busy
+    sleep 1
+    for tool in sqalloc sqgc sqflow; do
+        t0=$(date +%s%N)
+        at_tool "$tool" -p "$AT_BUSY" -d 1 -j
+        t1=$(date +%s%N)
+        if [ "$AT_STATUS" = 0 ] && [ -s "$AT_TMP/out" ] && (( (t1 - t0) / 1000000 < 2500 )); then
+            pass "attach/$tool -d 1: reported and exited after $(( (t1 - t0) / 1000000 )) ms"
+        else fail "attach/$tool -d 1" "status $AT_STATUS after $(( (t1 - t0) / 1000000 )) ms: $(head -3 "$AT_TMP/err")"; fi
+    done
+    at_stop_busy
+
     # Attached to a busy VM that then exits (the stop file): the tool prints its totals
     # and exits 0 by itself.
     at_start_busy

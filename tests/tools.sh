@@ -252,6 +252,10 @@ $(cat "$TT_TMP/out")"; fi
         tt_expect "tools/sqgc -M 1s (filtered in the kernel, counted)" \
             "$TT_DIR/sqgc-min.expected" "$TT_TMP/out" "$TT_VM_PID"
     else tt_failed_start "tools/sqgc -M"; fi
+    if tt_run_pid --young 1G -- GcCount -- sqgc --min 1s; then
+        tt_expect "tools/sqgc --min 1s (filtered in the kernel, counted)" \
+            "$TT_DIR/sqgc-min.expected" "$TT_TMP/out" "$TT_VM_PID"
+    else tt_failed_start "tools/sqgc --min"; fi
 
     if ! tt_have_jq "tools/sqgc -j -e -m"; then :
     elif tt_run_pid --young 1G -- GcCount -- sqgc -j -e -m; then

@@ -44,7 +44,7 @@ static const char doc[] =
 "\n"
 "USAGE: sqalloc [-h] [-p PID] [--vm PATH] [-C CLASS] [-b] [--callers N]\n"
 "               [--skip-class-side] [--sample] [-n N] [-s count|bytes]\n"
-"               [-T] [-j] [-v] [interval [count]]\n"
+"               [-d DURATION] [-T] [-j] [-v] [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqalloc -p 185              # by class, until Ctrl-C or the VM exits\n"

@@ -33,7 +33,7 @@ static const char doc[] =
 "\n"
 "USAGE: sqflow [-h] [-p PID] [--vm PATH] [-C CLASS] [-M SELECTOR] [-D DEPTH]\n"
 "              [--no-blocks] [--format=text|json|chrome] [--buffer SIZE]\n"
-"              [-T] [-j] [-v] [interval [count]]\n"
+"              [-d DURATION] [-T] [-j] [-v] [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqflow -p 185                  # every method and block call until Ctrl-C\n"
@@ -370,7 +370,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		print_json(e, &n);
 	else
 		print_text(e, &n);
-	return 0;
+	return sq_rb_yield();
 }
 
 static void print_lost(__u64 lost)
@@ -485,9 +485,12 @@ int main(int argc, char **argv)
 		if (env.c.count && ++intervals >= env.c.count)
 			break;
 	}
-	/* Whatever is still in the buffer belongs to the trace. */
+	/* Whatever is still in the buffer belongs to the trace: detach, so that it ends,
+	 * then read it out (in batches: see sq_rb_yield). */
+	sq_detach_all();
 	if (!err)
-		ring_buffer__consume(rb);
+		while (ring_buffer__consume(rb) == -EINTR)
+			;
 	lost = skel->bss->lost;
 	if (env.c.format == SQ_FORMAT_CHROME)
 		chrome_end(lost);

@@ -14,6 +14,8 @@
 #include "sqgc.skel.h"
 #include "sqtool.h"
 
+#define OPT_MIN 0x2001
+
 static struct env {
 	struct sq_common c;
 	bool millis;		/* -m */
@@ -30,14 +32,14 @@ const char *argp_program_version = "sqgc (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
 "Summarize the GC pauses of sqvm processes as histograms, or show each one.\n"
 "\n"
-"USAGE: sqgc [-h] [-p PID] [--vm PATH] [-m] [-e] [-M MIN] [-T] [-j] [-v]\n"
+"USAGE: sqgc [-h] [-p PID] [--vm PATH] [-m] [-e] [--min MIN] [-d DURATION] [-T] [-j] [-v]\n"
 "            [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqgc -p 185            # pause histograms until Ctrl-C or the VM exits\n"
 "    sqgc -p 185 -m 5       # in milliseconds, every 5 seconds\n"
 "    sqgc -p 185 -e         # one line per collection, then the histograms\n"
-"    sqgc -p 185 -e -M 2ms  # only collections that paused 2 ms or more\n"
+"    sqgc -p 185 -e --min 2ms  # only collections that paused 2 ms or more\n"
 "    sqgc --vm build/sqvm   # every process running build/sqvm, also new ones\n"
 "    sqgc -p 185 -j 10 6    # JSON lines, every 10 seconds, for a minute\n";
 
@@ -45,8 +47,9 @@ static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
 	{ "milliseconds", 'm', NULL, 0, "Histograms and pauses in milliseconds (default: us)", 0 },
 	{ "events", 'e', NULL, 0, "Print one line per collection", 0 },
-	{ "min", 'M', "MIN", 0,
+	{ "min", OPT_MIN, "MIN", 0,
 	  "Ignore collections that paused less than MIN (a bare number is in us, ms with -m)", 0 },
+	{ "M", 'M', "MIN", OPTION_HIDDEN, "Old spelling of --min", 0 },
 	{},
 };
 
@@ -64,6 +67,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.events = true;
 		break;
 	case 'M':
+	case OPT_MIN:
 		env.min_arg = arg;
 		break;
 	case ARGP_KEY_END:
@@ -136,7 +140,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	       (unsigned long long)before / 1024, (unsigned long long)after / 1024,
 	       (unsigned long long)e->survived / 1024, (unsigned long long)e->tenured / 1024,
 	       (unsigned long long)e->freed / 1024);
-	return 0;
+	return sq_rb_yield();
 }
 
 /* ===================================================================== */

@@ -31,7 +31,6 @@
 #define OPT_MAX_DEPTH 0x2001
 #define OPT_SVG 0x2002
 #define OPT_TITLE 0x2003
-#define OPT_SORT 0x2004
 #define OPT_ALLOC 0x2005
 
 /* How often the VMs are looked for again when profiling every VM. */
@@ -60,7 +59,7 @@ static const char doc[] =
 "with --alloc, where the bytes are allocated. Prints a table of methods (self\n"
 "and total), folded stacks, JSON, or an interactive flame graph (SVG).\n"
 "\n"
-"USAGE: sqprof [-h] [-p PID] [--vm PATH] [-F HZ] [-d SECONDS] [--max-depth N]\n"
+"USAGE: sqprof [-h] [-p PID] [--vm PATH] [-F HZ] [-d DURATION] [--max-depth N]\n"
 "              [-f | -j] [--svg FILE] [--title TEXT] [-n N] [--sort self|total]\n"
 "              [--alloc] [-K] [-U] [-P] [-T] [-v] [duration]\n"
 "       sqprof -i FOLDED [--svg FILE] [-f | -j] [-n N] [--alloc]\n"
@@ -81,14 +80,13 @@ static const char doc[] =
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
 	{ "frequency", 'F', "HZ", 0, "Samples a second of CPU time (default 99)", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Sample this long (default: until Ctrl-C or the VM exits)", 0 },
 	{ "max-depth", OPT_MAX_DEPTH, "N", 0,
 	  "Frames kept per stack (default 127, at most 1024); deeper stacks are kept, truncated", 0 },
 	{ "folded", 'f', NULL, 0, "Print folded stacks: one 'frame;frame;frame count' line each", 0 },
 	{ "svg", OPT_SVG, "FILE", 0, "Also write an interactive flame graph (SVG) to FILE", 0 },
 	{ "title", OPT_TITLE, "TEXT", 0, "The flame graph's title", 0 },
 	{ "top", 'n', "N", 0, "Methods in the table (default 20; 0: all)", 0 },
-	{ "sort", OPT_SORT, "ORDER", 0, "Table order: self (default) or total", 0 },
+	{ "sort", 's', "ORDER", 0, "Table order: self (default) or total", 0 },
 	{ "alloc", OPT_ALLOC, NULL, 0,
 	  "Allocation profile: sample at squeak:object__alloc__sample, weighted by bytes", 0 },
 	{ "kernel-stacks", 'K', NULL, 0, "Add the kernel's stack (frames marked _[k])", 0 },
@@ -133,7 +131,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid number of methods '%s'", arg);
 		env.top = v;
 		return 0;
-	case OPT_SORT:
+	case 's':
 		if (strcmp(arg, "self") != 0 && strcmp(arg, "total") != 0)
 			argp_error(state, "invalid --sort '%s' (self or total)", arg);
 		env.sort_total = strcmp(arg, "total") == 0;

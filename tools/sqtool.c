@@ -86,6 +86,7 @@ int sq_parse_duration(const char *s, __u64 unit_ns, __u64 *ns)
 {
 	static const struct { const char *suffix; __u64 ns; } units[] = {
 		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "m", 60000000000ULL }, { "h", 3600000000000ULL },
 	};
 	char *end;
 	double v;
@@ -129,6 +130,10 @@ int sq_parse_common_opt(int key, char *arg, struct argp_state *state, struct sq_
 		return 0;
 	case 'v':
 		c->verbose = verbose = true;
+		return 0;
+	case 'd':
+		if (sq_parse_duration(arg, 1000000000ULL, &c->duration_ns) || !c->duration_ns)
+			argp_error(state, "invalid duration '%s' (seconds, or with a unit: 500ms, 2m)", arg);
 		return 0;
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
@@ -643,7 +648,7 @@ int sq_loop_open(struct sq_loop *l, const struct sq_common *c)
 
 	memset(l, 0, sizeof(*l));
 	l->c = c;
-	l->sigfd = l->timerfd = -1;
+	l->sigfd = l->timerfd = l->deadlinefd = -1;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (l->epfd < 0)
 		goto fail;
@@ -669,6 +674,14 @@ int sq_loop_open(struct sq_loop *l, const struct sq_common *c)
 		    epoll_add(l->epfd, l->timerfd) < 0)
 			goto fail;
 	}
+	if (c->duration_ns) {
+		struct itimerspec its = { .it_value = { (time_t)(c->duration_ns / 1000000000ULL),
+							(long)(c->duration_ns % 1000000000ULL) } };
+		l->deadlinefd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (l->deadlinefd < 0 || timerfd_settime(l->deadlinefd, 0, &its, NULL) < 0 ||
+		    epoll_add(l->epfd, l->deadlinefd) < 0)
+			goto fail;
+	}
 	if (c->pidfd >= 0 && epoll_add(l->epfd, c->pidfd) < 0)
 		goto fail;
 	return 0;
@@ -681,6 +694,14 @@ int sq_loop_restart_timer(struct sq_loop *l)
 {
 	struct itimerspec its;
 
+	if (l->deadlinefd >= 0) {
+		struct itimerspec d = { .it_value = { (time_t)(l->c->duration_ns / 1000000000ULL),
+						      (long)(l->c->duration_ns % 1000000000ULL) } };
+		if (timerfd_settime(l->deadlinefd, 0, &d, NULL) < 0) {
+			error("cannot set the duration timer: %s", strerror(errno));
+			return -errno;
+		}
+	}
 	if (l->timerfd < 0)
 		return 0;
 	its.it_value.tv_sec = l->c->interval_ns / 1000000000ULL;
@@ -703,6 +724,19 @@ int sq_loop_add_ringbuf(struct sq_loop *l, struct ring_buffer *rb)
 	return 0;
 }
 
+/* ring_buffer__consume reads until the buffer is empty, which a busy VM can keep it from
+ * ever being: every SQ_RB_BATCH records the callbacks answer sq_rb_yield's -EINTR, which
+ * stops the consumer, so the loop looks at Ctrl-C, the timers and the process between
+ * batches. */
+#define SQ_RB_BATCH 4096
+
+int sq_rb_yield(void)
+{
+	static unsigned n;
+
+	return ++n % SQ_RB_BATCH == 0 ? -EINTR : 0;
+}
+
 static int consume(struct sq_loop *l)
 {
 	int n;
@@ -710,6 +744,8 @@ static int consume(struct sq_loop *l)
 	if (!l->rb)
 		return 0;
 	n = ring_buffer__consume(l->rb);
+	if (n == -EINTR)
+		n = 0;
 	fflush(stdout);		/* what the callbacks printed, in whole batches */
 	if (n < 0) {
 		error("reading the ring buffer: %s", strerror(-n));
@@ -722,7 +758,7 @@ int sq_loop_wait(struct sq_loop *l)
 {
 	for (;;) {
 		struct epoll_event evs[8];
-		bool tick = false, stop = false, exited = false;
+		bool tick = false, stop = false, exited = false, over = false;
 		int n = epoll_wait(l->epfd, evs, 8, -1);
 
 		if (n < 0 && errno == EINTR)
@@ -741,6 +777,8 @@ int sq_loop_wait(struct sq_loop *l)
 				__u64 expirations;
 				if (read(l->timerfd, &expirations, sizeof(expirations)) > 0)
 					tick = true;
+			} else if (fd == l->deadlinefd) {
+				over = true;
 			} else if (fd == l->c->pidfd) {
 				exited = true;
 			}
@@ -752,6 +790,8 @@ int sq_loop_wait(struct sq_loop *l)
 			return SQ_WAKE_STOP;
 		if (exited)
 			return SQ_WAKE_EXITED;
+		if (over)
+			return SQ_WAKE_DEADLINE;
 		if (tick)
 			return SQ_WAKE_TICK;
 	}
@@ -759,6 +799,8 @@ int sq_loop_wait(struct sq_loop *l)
 
 void sq_loop_close(struct sq_loop *l)
 {
+	if (l->c && l->deadlinefd >= 0)
+		close(l->deadlinefd);
 	if (l->timerfd >= 0)
 		close(l->timerfd);
 	if (l->sigfd >= 0)

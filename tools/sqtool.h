@@ -56,6 +56,7 @@ struct sq_common {
 	bool timestamp;			/* -T */
 	enum sq_format format;		/* -j, --format */
 	__u64 interval_ns;		/* [interval]: 0 means one report at the end */
+	__u64 duration_ns;		/* -d: trace this long, then report and exit; 0: no limit */
 	long count;			/* [count]: reports before exiting; 0 means no limit */
 	int npositional;
 	__u64 start_ns;			/* CLOCK_MONOTONIC when main() began */
@@ -75,6 +76,7 @@ struct sq_common {
 	{ "timestamp", 'T', NULL, 0, "Include timestamps on output", 0 }, \
 	{ "json", 'j', NULL, 0, "Machine-readable output: one JSON object per line", 0 }, \
 	{ "verbose", 'v', NULL, 0, "Verbose: libbpf debug output and start-up timing", 0 }, \
+	{ "duration", 'd', "DURATION", 0, "Trace this long (seconds, or 500ms, 2m...), then report and exit", 0 }, \
 	{ "help", 'h', NULL, 0, "Show this help", 0 }, \
 	{ "version", SQ_OPT_VERSION, NULL, 0, "Show the version", 0 }
 
@@ -131,19 +133,24 @@ enum sq_wake {
 	SQ_WAKE_TICK = 1,	/* an interval ended */
 	SQ_WAKE_STOP,		/* SIGINT or SIGTERM */
 	SQ_WAKE_EXITED,		/* the -p process exited (its ring buffer records consumed) */
+	SQ_WAKE_DEADLINE,	/* -d: the duration is over */
 };
 
 struct ring_buffer;
 struct sq_loop {
 	int epfd, sigfd, timerfd;
+	int deadlinefd;		/* -d: one-shot timer, or -1 */
 	const struct sq_common *c;
 	struct ring_buffer *rb;
 };
 
 int sq_loop_open(struct sq_loop *l, const struct sq_common *c);
 int sq_loop_add_ringbuf(struct sq_loop *l, struct ring_buffer *rb);
-/* Starts the interval over from now: the loop is opened before attaching (so that Ctrl-C
- * is caught from the start), and attaching can take a while. */
+/* What a ring buffer callback answers after handling a record: 0, or now and then
+ * -EINTR, to let the loop look at its other events between batches. */
+int sq_rb_yield(void);
+/* Starts the interval (and the -d duration) over from now: the loop is opened before
+ * attaching (so that Ctrl-C is caught from the start), and attaching can take a while. */
 int sq_loop_restart_timer(struct sq_loop *l);
 int sq_loop_wait(struct sq_loop *l);
 void sq_loop_close(struct sq_loop *l);
