@@ -15,6 +15,18 @@
 #define SQVM_DEBUG_MAGIC "SQVMDBG"
 #define SQVM_DEBUG_VERSION 1
 
+/* Counters the VM keeps for outside readers (sqstat), at the address debug offsets'
+ * `counters` names. Each is an aligned 64-bit word that only the VM's thread writes, so
+ * a reader never sees one torn. Fields are only ever appended. */
+typedef struct SqVMCounters {
+    uint64_t activations;        /* method and block activations (frames pushed) */
+    uint64_t allocations;        /* objects allocated in the collected heap */
+    uint64_t process_switches;   /* the scheduler handed the CPU to another process */
+    uint64_t dnus;               /* messages not understood */
+    uint64_t class_loads;        /* classes defined from files */
+    uint64_t primitive_failures;
+} SqVMCounters;
+
 typedef struct SqDebugOffsets {
     char magic[8];              /* "SQVMDBG\0" */
     uint32_t version;           /* SQVM_DEBUG_VERSION: bumped on any incompatible change */
@@ -62,6 +74,16 @@ typedef struct SqDebugOffsets {
      * [stackBase, stackLimit) of its process, and its ip in [code, code + codeLen]. */
     uint32_t process_stack_limit; /* Value *: one past the process's stack memory */
     uint32_t method_code_len;     /* uint32_t: bytes of bytecode */
+    /* Rates for sqstat (appended: size >= 216). The heap's allocated bytes are
+     * *gc_bytes_allocated (up to the last collection) + *gc_top - *gc_eden. */
+    uint64_t counters;            /* SqVMCounters * */
+    uint64_t gc_top;              /* char **: eden's allocation pointer */
+    uint64_t gc_eden;             /* char **: eden's start */
+    uint64_t gc_bytes_allocated;  /* uint64_t * */
+    uint64_t gc_young_count;      /* uint64_t *: young collections */
+    uint64_t gc_full_count;       /* uint64_t * */
+    uint64_t gc_young_pause_ns;   /* uint64_t *: their pauses, summed */
+    uint64_t gc_full_pause_ns;    /* uint64_t * */
 } SqDebugOffsets;
 
 #endif

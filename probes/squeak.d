@@ -54,6 +54,13 @@ provider squeak {
 	probe process__activate(uint64_t id, char *name, int priority);
 	probe process__create(uint64_t id, char *name, int priority);
 	probe process__exit(uint64_t id, char *name);
+	/* A process is put on its ready queue. reason: 0 resumed (its first run too),
+	 * 1 a Semaphore it waited on was signalled, 2 its Delay expired, 3 it was running
+	 * and yielded or was preempted. */
+	probe process__ready(uint64_t id, char *name, int reason);
+	/* The running process blocks: on a Semaphore (semaphore: the Semaphore's identity
+	 * hash, timeoutns 0) or a Delay (semaphore 0, timeoutns: the Delay's length). */
+	probe process__wait(uint64_t id, char *name, uint64_t semaphore, uint64_t timeoutns);
 
 	/* Fired from Smalltalk: Probe fire: 'name' with: 42 / Probe fire: 'name' withString: 'text'. */
 	probe user__probe(char *name, int64_t arg);

@@ -94,4 +94,12 @@ static inline double float_val(Value v)
     return d;
 }
 
+/* ---- Counters for outside readers ----
+ * Activations, allocations, process switches, ...: probes/debug_offsets.h's
+ * SqVMCounters, which sqstat reads from the process's memory. Each is one
+ * increment where the event happens anyway (the activation count is the frame
+ * serial), so counting costs next to nothing and attaching costs nothing. */
+#include "debug_offsets.h"
+extern SqVMCounters vm_counters;
+
 #endif

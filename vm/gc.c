@@ -52,7 +52,6 @@ uintptr_t gc_young_start, gc_young_size;
 
 static struct {
     GCConfig cfg;
-    GCStats stats;
     GCRootScanner scanners[MAX_SCANNERS];
     bool fullOnly[MAX_SCANNERS];
     int numScanners;
@@ -94,6 +93,10 @@ static struct {
     size_t sizeBefore;
 } H;
 
+/* Global (not in H) so that sqvm_debug_offsets can give outside readers their addresses. */
+GCStats gc_stats_data;
+char *gc_eden;
+
 static void set_limit(void);
 
 /* ---- Set-up ---- */
@@ -118,7 +121,7 @@ void gc_init(const GCConfig *cfg)
     /* populated up front: first-touch page faults would otherwise land in the first pauses */
     char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (m == MAP_FAILED) vm_out_of_memory("cannot map the young space");
-    H.eden = m;
+    H.eden = gc_eden = m;
     H.edenEnd = m + H.cfg.youngBytes;
     size_t reserve = H.cfg.youngBytes / 8 < (64u << 10) ? H.cfg.youngBytes / 8 : (64u << 10);
     H.softLimit = H.edenEnd - reserve;
@@ -130,7 +133,7 @@ void gc_init(const GCConfig *cfg)
     gc_young_size = total;
     gc_top = H.syncTop = H.eden;
     H.edenLimit = H.softLimit;
-    H.stats.heapBytes = total;
+    gc_stats_data.heapBytes = total;
     H.hashSeed = 2463534242u;
     init_size_classes();
     set_limit();
@@ -185,13 +188,13 @@ static void new_page(int sc)
     }
     p->next = H.pages;
     H.pages = p;
-    H.stats.heapBytes += PAGE_BYTES;
+    gc_stats_data.heapBytes += PAGE_BYTES;
 }
 
 static void note_old_growth(size_t bytes)
 {
     H.oldBytes += bytes;
-    if (H.oldBytes > H.stats.oldPeak) H.stats.oldPeak = H.oldBytes;
+    if (H.oldBytes > gc_stats_data.oldPeak) gc_stats_data.oldPeak = H.oldBytes;
     if (H.oldBytes > H.fullThreshold && !H.fullPending) {
         H.fullPending = true;
         gc_pending = true;
@@ -206,7 +209,7 @@ static void *old_alloc(size_t bytes)
         l->bytes = bytes;
         l->next = H.large;
         H.large = l;
-        H.stats.heapBytes += bytes;
+        gc_stats_data.heapBytes += bytes;
         note_old_growth(bytes);
         return l->data;
     }
@@ -277,7 +280,7 @@ void *gc_alloc_slow(size_t bytes)
     if (H.cfg.stress) gc_pending = true;
     char *p = gc_top;
     if (bytes > MAX_CELL || bytes > H.cfg.youngBytes / 8) {
-        H.stats.bytesAllocated += bytes;
+        gc_stats_data.bytesAllocated += bytes;
         p = old_alloc(bytes);
     } else if ((size_t)(H.edenLimit - gc_top) >= bytes) {
         gc_top += bytes;
@@ -287,7 +290,7 @@ void *gc_alloc_slow(size_t bytes)
         gc_top += bytes;
     } else {
         gc_pending = true;
-        H.stats.bytesAllocated += bytes;
+        gc_stats_data.bytesAllocated += bytes;
         p = old_alloc(bytes);
     }
     set_limit();
@@ -457,7 +460,7 @@ static void scavenge(void)
     }
     H.from = 1 - H.from;
     H.survTop = H.toTop;
-    H.stats.bytesAllocated += (uint64_t)(gc_top - H.eden);
+    gc_stats_data.bytesAllocated += (uint64_t)(gc_top - H.eden);
     if (H.sampling) sample_sync();
     gc_top = H.eden;
     H.edenLimit = H.softLimit;
@@ -543,7 +546,7 @@ static size_t sweep(void)
         }
         if (pageLive == 0) {
             *pp = p->next;
-            H.stats.heapBytes -= PAGE_BYTES;
+            gc_stats_data.heapBytes -= PAGE_BYTES;
             free(p);
             continue;
         }
@@ -565,7 +568,7 @@ static size_t sweep(void)
         } else {
             *lp = l->next;
             freed += l->bytes;
-            H.stats.heapBytes -= l->bytes;
+            gc_stats_data.heapBytes -= l->bytes;
             free(l);
         }
     }
@@ -583,18 +586,18 @@ static void finish_event(GCEvent *e, uint64_t t0)
     e->rememberedCount = H.nrem;
     e->survivedBytes = evtSurvived;
     e->tenuredBytes = evtTenured;
-    H.stats.bytesTenured += evtTenured;
-    H.stats.oldBytes = H.oldBytes;
+    gc_stats_data.bytesTenured += evtTenured;
+    gc_stats_data.oldBytes = H.oldBytes;
     if (e->kind == GC_YOUNG) {
-        H.stats.youngCount++;
-        H.stats.youngPauseNs += e->pauseNs;
-        if (e->pauseNs > H.stats.maxYoungPauseNs) H.stats.maxYoungPauseNs = e->pauseNs;
-        e->seq = H.stats.youngCount;
+        gc_stats_data.youngCount++;
+        gc_stats_data.youngPauseNs += e->pauseNs;
+        if (e->pauseNs > gc_stats_data.maxYoungPauseNs) gc_stats_data.maxYoungPauseNs = e->pauseNs;
+        e->seq = gc_stats_data.youngCount;
     } else {
-        H.stats.fullCount++;
-        H.stats.fullPauseNs += e->pauseNs;
-        if (e->pauseNs > H.stats.maxFullPauseNs) H.stats.maxFullPauseNs = e->pauseNs;
-        e->seq = H.stats.fullCount;
+        gc_stats_data.fullCount++;
+        gc_stats_data.fullPauseNs += e->pauseNs;
+        if (e->pauseNs > gc_stats_data.maxFullPauseNs) gc_stats_data.maxFullPauseNs = e->pauseNs;
+        e->seq = gc_stats_data.fullCount;
     }
     vm_gc_end_hook(e);
 }
@@ -653,8 +656,8 @@ void gc_collect(void)
 
 const GCStats *gc_stats(void)
 {
-    H.stats.oldBytes = H.oldBytes;
-    return &H.stats;
+    gc_stats_data.oldBytes = H.oldBytes;
+    return &gc_stats_data;
 }
 
 void gc_print_stats(void)

@@ -35,6 +35,9 @@ typedef struct GCStats {
     size_t heapBytes;          /* memory held from the system (young + old) */
 } GCStats;
 
+extern GCStats gc_stats_data; /* read through gc_stats(); global for sqvm_debug_offsets */
+extern char *gc_eden;         /* eden's start (it never moves) */
+
 typedef struct GCConfig {
     size_t youngBytes;   /* eden size */
     size_t maxHeapBytes; /* ceiling on old space after a full collection */

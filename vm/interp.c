@@ -48,7 +48,6 @@ Process *interp_new_process(size_t stackWords)
     p->stackWords = stackWords;
     p->stackBase = vm_xmalloc(stackWords * sizeof(Value));
     p->stackLimit = p->stackBase + stackWords - 64; /* slack for DNU/perform: argument shuffles */
-    p->nextSerial = 1;
     return p;
 }
 
@@ -86,7 +85,7 @@ static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Metho
         f->ctx = as_obj(closure)->slots[BLK_CTX];
     }
     f->closure = closure;
-    f->serial = p->nextSerial++;
+    f->serial = ++vm_counters.activations; /* unique: every activation counts */
     Value nil = G.nil;
     for (uint32_t i = 0; i < m->nlocals; i++) f->locals[i] = nil;
     f->sp = f->locals + m->nlocals;
@@ -124,6 +123,7 @@ PrimResult interp_activate(Method *m, Value *args, Value closure)
 /* Rewrites args[0..nargs] into doesNotUnderstand: selector arguments: #(args). */
 static Method *prepare_dnu(Value *args, uint32_t *nargs, Value selector)
 {
+    vm_counters.dnus++;
     if (SQ_ENABLED(METHOD_DNU)) probe_dnu(args[0], selector);
     Value arr = array_new(*nargs);
     for (uint32_t i = 0; i < *nargs; i++) as_obj(arr)->slots[i] = args[i + 1];

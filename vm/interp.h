@@ -26,7 +26,6 @@ typedef struct Frame {
 typedef struct Process {
     Value *stackBase, *stackLimit;
     Frame *fp;             /* current frame: stored on every call and return */
-    uint64_t nextSerial;
     size_t stackWords;
     /* scheduling (sched.c) */
     Value obj;             /* the Smalltalk Process object */

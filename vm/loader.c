@@ -143,6 +143,7 @@ static ClassInfo *define_class(ClassDef *cd)
     meta->classObj = obj_value(mo);
     c->loaded = meta->loaded = true;
     globals_define(c->nameSym, c->classObj);
+    vm_counters.class_loads++;
     if (SQ_ENABLED(CLASS_LOAD)) probe_class_load(c->name, c->sourcePath);
     compile_into(c, cd->methods, cd->nmethods, c->sourcePath);
     compile_into(meta, cd->classMethods, cd->nclassMethods, c->sourcePath);

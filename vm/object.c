@@ -50,6 +50,7 @@ static void fill_body(Obj *o, unsigned format, size_t numSlots)
 Obj *obj_new(uint32_t classIndex, unsigned format, size_t numSlots)
 {
     if (numSlots > ((size_t)1 << 40)) vm_out_of_memory("object too large");
+    vm_counters.allocations++;
     Obj *o = init_obj(gc_alloc(alloc_bytes(numSlots)), classIndex, format, numSlots, 0);
     fill_body(o, format, numSlots);
     /* Born old (large, or eden overflowed before a safe point): C code may fill

@@ -154,6 +154,7 @@ static inline Obj *obj_alloc_small(uint32_t classIndex, unsigned format, size_t 
     size_t bytes = (1 + numSlots) * 8;
     char *p = gc_top;
     Obj *o;
+    vm_counters.allocations++;
     if (LIKELY((size_t)(gc_limit - p) >= bytes)) {
         gc_top = p + bytes;
         o = (Obj *)p;

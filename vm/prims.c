@@ -53,6 +53,7 @@ static void describe(Value v, char *buf, size_t n)
 PrimResult prim_fail(Value *args, const char *why)
 {
     const char *prim = interp_prim ? method_print_name(interp_prim) : "?";
+    vm_counters.primitive_failures++;
     if (SQ_ENABLED(PRIMITIVE_FAIL)) probe_primitive_fail(args[0], prim, why);
     char rcvr[96];
     describe(args[0], rcvr, sizeof rcvr);

@@ -48,6 +48,14 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .class_double = CLS_DOUBLE,
     .process_stack_limit = offsetof(Process, stackLimit),
     .method_code_len = offsetof(Method, codeLen),
+    .counters = (uint64_t)(uintptr_t)&vm_counters,
+    .gc_top = (uint64_t)(uintptr_t)&gc_top,
+    .gc_eden = (uint64_t)(uintptr_t)&gc_eden,
+    .gc_bytes_allocated = (uint64_t)(uintptr_t)&gc_stats_data.bytesAllocated,
+    .gc_young_count = (uint64_t)(uintptr_t)&gc_stats_data.youngCount,
+    .gc_full_count = (uint64_t)(uintptr_t)&gc_stats_data.fullCount,
+    .gc_young_pause_ns = (uint64_t)(uintptr_t)&gc_stats_data.youngPauseNs,
+    .gc_full_pause_ns = (uint64_t)(uintptr_t)&gc_stats_data.fullPauseNs,
 };
 
 #if SQVM_PROBES
@@ -186,6 +194,12 @@ void probe_process(int what, uint64_t id, const char *name, int priority)
     else if (what == PROBE_PROCESS_EXIT && SQ_ENABLED(PROCESS_EXIT)) SQUEAK_PROCESS_EXIT(id, name);
 }
 
+void probe_process_ready(uint64_t id, const char *name, int reason) { SQUEAK_PROCESS_READY(id, name, reason); }
+void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs)
+{
+    SQUEAK_PROCESS_WAIT(id, name, semaphore, timeoutNs);
+}
+
 void probe_user(const char *name, int64_t arg, const char *str)
 {
     if (str) { if (SQ_ENABLED(USER_PROBE_STR)) SQUEAK_USER_PROBE_STR(name, str); }
@@ -208,6 +222,11 @@ void probe_vm_exit(int status) { (void)status; }
 void probe_dnu(Value receiver, Value selector) { (void)receiver; (void)selector; }
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason) { (void)receiver; (void)primitive; (void)reason; }
 void probe_process(int what, uint64_t id, const char *name, int priority) { (void)what; (void)id; (void)name; (void)priority; }
+void probe_process_ready(uint64_t id, const char *name, int reason) { (void)id; (void)name; (void)reason; }
+void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs)
+{
+    (void)id; (void)name; (void)semaphore; (void)timeoutNs;
+}
 void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
 void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
 

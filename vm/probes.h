@@ -30,6 +30,10 @@ void probe_dnu(Value receiver, Value selector);
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason);
 void probe_process(int what, uint64_t id, const char *name, int priority);
 enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
+/* process__ready's reasons (probes/squeak.d). */
+enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED = 3 };
+void probe_process_ready(uint64_t id, const char *name, int reason);
+void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs);
 void probe_user(const char *name, int64_t arg, const char *str);
 void probes_init(uint64_t allocSampleBytes);
 

@@ -82,9 +82,10 @@ static Process *handle_of(Value procObj)
 
 /* ---- Ready queues ---- */
 
-static void make_ready(Process *p, bool front)
+static void make_ready(Process *p, bool front, int reason)
 {
     int pr = p->priority;
+    if (SQ_ENABLED(PROCESS_READY)) probe_process_ready(p->id, sched_process_name(p), reason);
     p->state = PS_READY;
     if (front) {
         p->prev = NULL;
@@ -161,7 +162,7 @@ static void wake_expired(void)
     while (S_.delays && S_.delays->wakeNs <= now) {
         Process *p = S_.delays;
         S_.delays = p->next;
-        make_ready(p, false);
+        make_ready(p, false, READY_DELAY);
     }
     arm_timer();
 }
@@ -177,6 +178,7 @@ static void transfer_to(Process *to)
 {
     if (to != interp_current) {
         interp_current = to;
+        vm_counters.process_switches++;
         fire_activate(to);
     }
     to->state = PS_RUNNING;
@@ -230,14 +232,14 @@ static PrimResult switch_away(void)
     return PRIM_ACTIVATED;
 }
 
-/* p became ready: run it now if it outranks the active process. */
-static PrimResult ready_and_maybe_preempt(Process *p, Value *args)
+/* p became ready (why: a READY_* reason): run it now if it outranks the active process. */
+static PrimResult ready_and_maybe_preempt(Process *p, Value *args, int why)
 {
     Process *cur = interp_current;
-    make_ready(p, false);
+    make_ready(p, false, why);
     if (p->priority <= cur->priority) return PRIM_OK;
     suspend_active_at(args, PS_READY);
-    make_ready(cur, true);
+    make_ready(cur, true, READY_PREEMPTED);
     unready(p);
     transfer_to(p);
     return PRIM_ACTIVATED;
@@ -252,7 +254,7 @@ bool sched_poll(void)
     int pr = highest_ready();
     if (pr <= cur->priority) return false;
     cur->state = PS_READY;
-    make_ready(cur, true);
+    make_ready(cur, true, READY_PREEMPTED);
     transfer_to(pick_next());
     return true;
 }
@@ -269,7 +271,6 @@ static Process *new_process(size_t stackWords)
     p->stackBase = stack;
     p->stackWords = stackWords;
     p->stackLimit = p->stackBase + stackWords - 64;
-    p->nextSerial = 1;
     p->obj = p->waitingOn = G.nil;
     p->id = ++S_.nextId;
     link_all(p);
@@ -405,7 +406,7 @@ static PrimResult p_resume(Value *a, uint32_t n)
         p->started = true;
         if (SQ_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, p->id, sched_process_name(p), p->priority);
     }
-    return ready_and_maybe_preempt(p, a);
+    return ready_and_maybe_preempt(p, a, READY_RESUMED);
 }
 
 static PrimResult p_suspend(Value *a, uint32_t n)
@@ -456,12 +457,12 @@ static PrimResult p_set_priority(Value *a, uint32_t n)
     if (p->state == PS_READY) {
         unready(p);
         p->priority = pr;
-        return ready_and_maybe_preempt(p, a);
+        return ready_and_maybe_preempt(p, a, READY_PREEMPTED);
     }
     p->priority = pr;
     if (p == interp_current && highest_ready() > pr) {
         suspend_active_at(a, PS_READY);
-        make_ready(p, true);
+        make_ready(p, true, READY_PREEMPTED);
         return switch_away();
     }
     return PRIM_OK;
@@ -495,7 +496,7 @@ static PrimResult p_yield(Value *a, uint32_t n)
     Process *cur = interp_current;
     if (!S_.readyHead[cur->priority] && highest_ready() <= cur->priority) return PRIM_OK;
     suspend_active_at(a, PS_READY);
-    make_ready(cur, false);
+    make_ready(cur, false, READY_PREEMPTED);
     return switch_away();
 }
 
@@ -529,6 +530,7 @@ static PrimResult p_wait(Value *a, uint32_t n)
     sem->slots[SEM_LAST] = me;
     gc_write_barrier(sem, me);
     cur->waitingOn = a[0];
+    if (SQ_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), obj_hash(sem), 0);
     suspend_active_at(a, PS_WAITING);
     return switch_away();
 }
@@ -551,7 +553,7 @@ static PrimResult p_signal(Value *a, uint32_t n)
     Process *p = handle_of(first);
     if (!p) return PRIM_OK;
     p->waitingOn = G.nil;
-    return ready_and_maybe_preempt(p, a);
+    return ready_and_maybe_preempt(p, a, READY_SIGNALLED);
 }
 
 static PrimResult p_delay_wait(Value *a, uint32_t n)
@@ -561,6 +563,8 @@ static PrimResult p_delay_wait(Value *a, uint32_t n)
     if (!is_int(ms)) return prim_fail(a, "a Delay needs an Integer number of milliseconds");
     if (int_val(ms) <= 0) return PRIM_OK;
     Process *cur = interp_current;
+    if (SQ_ENABLED(PROCESS_WAIT))
+        probe_process_wait(cur->id, sched_process_name(cur), 0, (uint64_t)int_val(ms) * 1000000ull);
     suspend_active_at(a, PS_WAITING);
     add_delay(cur, vm_now_ns() + (uint64_t)int_val(ms) * 1000000ull);
     return switch_away();

@@ -11,6 +11,7 @@
 
 VMOptions vm_options;
 VMAttention vm_attention;
+SqVMCounters vm_counters;
 
 void vm_fatal(const char *fmt, ...)
 {
