@@ -5,9 +5,7 @@
 #ifndef SQVM_BPF_H
 #define SQVM_BPF_H
 
-typedef __u32 uint32_t;
-typedef __u64 uint64_t;
-#include "debug_offsets.h"
+#include "sqdebug.bpf.h"
 
 #ifndef SQ_MAX_VMS
 #define SQ_MAX_VMS 1024
@@ -47,7 +45,7 @@ static __always_inline int sq_learn_vm(__u64 offsets_addr)
 
 	if (bpf_probe_read_user(&d, sizeof(d), (void *)offsets_addr))
 		return 0;
-	if (d.magic[0] != 'S' || d.magic[1] != 'Q' || d.magic[2] != 'V' || d.version != SQVM_DEBUG_VERSION)
+	if (!sq_offsets_ok(&d))
 		return 0;
 	v.current_process = d.current_process;
 	v.process_fp = d.process_fp;

@@ -386,6 +386,11 @@ static int add_binary(struct sq_common *c, const char *path, const char *shown,
 	return 0;
 }
 
+int sq_add_target(struct sq_common *c, const char *path, const char *shown)
+{
+	return add_binary(c, path, shown, shown, true);
+}
+
 static bool same_file(const char *path, const struct stat *want)
 {
 	struct stat st;
@@ -537,6 +542,8 @@ int sq_find_targets(struct sq_common *c)
 			return -ENOENT;
 		}
 	} else if (!search_path("sqvm", path) && !beside_tool(path)) {
+		if (c->targets_optional)
+			return 0;
 		error("no sqvm binary on PATH: give one with --vm PATH, or a process with -p PID");
 		return -ENOENT;
 	}

@@ -64,6 +64,7 @@ struct sq_common {
 	int nbins;			/* filled by sq_find_targets */
 	struct sq_binary bins[SQ_MAX_BINARIES];
 	int pidfd;			/* -p: readable once the process has exited; else -1 */
+	bool targets_optional;		/* no VM binary found is no error (sqstat: VMs may come) */
 };
 
 /* Options of every tool, to put first in the tool's argp option table. */
@@ -107,6 +108,10 @@ void sq_open_opts(const struct sq_common *c, struct bpf_object_open_opts *opts);
  * processes running in other root file systems (containers). Each must carry squeak
  * probes. */
 int sq_find_targets(struct sq_common *c);
+
+/* Adds one more binary (if it carries squeak probes and is not there already): a VM
+ * found running. 0, or a negative errno. */
+int sq_add_target(struct sq_common *c, const char *path, const char *shown);
 
 /* What every USDT tool does between parsing its arguments and opening its skeleton:
  * libbpf set-up, the privilege and kernel checks, finding the VMs, the open options.

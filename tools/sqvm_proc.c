@@ -209,7 +209,8 @@ int sq_vm_open(pid_t pid, struct sq_vm *vm)
 	if (!load_base(pid, st.st_ino, &base))
 		return kill(pid, 0) != 0 ? SQ_VM_GONE : SQ_VM_NO_ACCESS;
 	vm->bias = base - info->first_vaddr;
-	if (!sq_read_mem(pid, info->symbol + vm->bias, &vm->d, sizeof(vm->d)))
+	vm->offsets_addr = info->symbol + vm->bias;
+	if (!sq_read_mem(pid, vm->offsets_addr, &vm->d, sizeof(vm->d)))
 		return errno == ESRCH ? SQ_VM_GONE : SQ_VM_NO_ACCESS;
 	if (memcmp(vm->d.magic, SQVM_DEBUG_MAGIC, sizeof(SQVM_DEBUG_MAGIC)) != 0 ||
 	    vm->d.version != SQVM_DEBUG_VERSION || vm->d.size < sizeof(SqDebugOffsets))

@@ -20,6 +20,7 @@ struct sq_vm {
 	ino_t ino;
 	char exe[PATH_MAX];		/* as /proc/PID/exe names it */
 	uint64_t bias;			/* load bias of the executable */
+	uint64_t offsets_addr;		/* run-time address of its sqvm_debug_offsets */
 	SqDebugOffsets d;		/* address fields: run-time addresses */
 };
 

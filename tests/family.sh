@@ -1,0 +1,108 @@
+# tests/family.sh - the family's newer tools on real VMs: sqstat (a live top of every VM,
+# and its Prometheus file), sqcalls (calls, inclusive and self time per method) and
+# sqsched (green-process scheduling), with exact expectations from the workloads of
+# tests/family/. Sourced by tests/run.sh (uses its pass/fail/skip, $VM and $TMP). Needs
+# root. Like tests/tools.sh, every case runs a private copy of the VM binary.
+
+FA_TOOLS=build/tools
+FA_DIR=tests/family
+FA_TMP="$TMP/family"
+FA_TIMEOUT=60
+
+fa_start_tool() { # out err tool args...: starts it, waits for its "Tracing" line
+    local out=$1 err=$2 i
+    shift 2
+    : >"$out"
+    : >"$err"
+    timeout -s KILL "$FA_TIMEOUT" "$FA_TOOLS/$@" >>"$out" 2>>"$err" </dev/null &
+    FA_TOOL=$!
+    for ((i = 0; i < 1000; i++)); do
+        grep -q '^Tracing ' "$out" "$err" 2>/dev/null && return 0
+        kill -0 "$FA_TOOL" 2>/dev/null || return 1
+        sleep 0.01
+    done
+    return 1
+}
+
+fa_wait_tool() {
+    wait "$FA_TOOL"
+    FA_STATUS=$?
+}
+
+fa_tool() { # tool args...: runs it to the end
+    timeout -s KILL "$FA_TIMEOUT" "$FA_TOOLS/$@" >"$FA_TMP/out" 2>"$FA_TMP/err" </dev/null
+    FA_STATUS=$?
+}
+
+fa_start_vm() { # workload [args]: FA_VM (pid), FA_STOP (stop file)
+    FA_STOP="$FA_TMP/stop.$RANDOM$RANDOM"
+    rm -f "$FA_STOP"
+    "$FA_TMP/sqvm" -cp "$FA_DIR" "$FA_DIR/$1.som" "$FA_STOP" >"$FA_TMP/$1.out" 2>&1 </dev/null &
+    FA_VM=$!
+}
+
+# ---- sqstat ----------------------------------------------------------------------
+
+fa_sqstat() {
+    local spinner sleeper got promtool
+    fa_start_vm Spinner
+    spinner=$FA_VM
+    local spin_stop=$FA_STOP
+    fa_start_vm Sleeper
+    sleeper=$FA_VM
+    local sleep_stop=$FA_STOP
+    sleep 1
+
+    # every VM: both rows; the busiest allocator first with -s objnew, and only it with -n 1
+    fa_tool sqstat -j -s objnew 1 1
+    got=$(jq -r --argjson a "$spinner" --argjson b "$sleeper" \
+        '[.vms[] | select(.pid == $a or .pid == $b)] | map("\(.pid == $a) \(.calls_per_s > 0) \(.allocations_per_s > 1000)") | join(",")' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = "true true true,false true false" ]; then
+        pass "family/sqstat -s objnew: the spinner first, with non-zero rates, the sleeper after it"
+    else fail "family/sqstat -s objnew" "status $FA_STATUS: '$got' $(head -c 400 "$FA_TMP/out") $(head -3 "$FA_TMP/err")"; fi
+
+    fa_tool sqstat -p "$spinner" -j 0.5 2
+    got=$(jq -r '[.vms[] | .pid] | map(tostring) | join(" ")' "$FA_TMP/out" 2>&1 | tr '\n' ';')
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = "$spinner;$spinner;" ]; then
+        pass "family/sqstat -p PID 0.5 2: two refreshes of that VM only"
+    else fail "family/sqstat -p" "status $FA_STATUS: '$got' $(head -3 "$FA_TMP/err")"; fi
+
+    # --prom: the Prometheus text file, checked by Debian's promtool
+    promtool=$(command -v promtool || echo build/deps/promtool)
+    fa_tool sqstat --prom "$FA_TMP/sqvm.prom" -j 0.5 1
+    if [ ! -x "$promtool" ]; then
+        skip "family/sqstat --prom (promtool)" "promtool is not available (scripts/deps.sh extracts it from Debian's prometheus package)"
+    elif [ "$FA_STATUS" = 0 ] && "$promtool" check metrics <"$FA_TMP/sqvm.prom" >"$FA_TMP/prom.check" 2>&1 &&
+        grep -q "^sqvm_allocations_total{pid=\"$spinner\",cmdline=\"" "$FA_TMP/sqvm.prom" &&
+        ! ls "$FA_TMP"/sqvm.prom.tmp.* >/dev/null 2>&1; then
+        pass "family/sqstat --prom: promtool check metrics passes, the spinner's counters are there, no temp file left"
+    else fail "family/sqstat --prom" "status $FA_STATUS: $(cat "$FA_TMP/prom.check"; head -5 "$FA_TMP/sqvm.prom")"; fi
+
+    # A VM that starts after sqstat and exits 0.2 s later, within one 10 s refresh: counted,
+    # with its exit status and its final totals (read in vm__exit)
+    fa_start_tool "$FA_TMP/out" "$FA_TMP/err" sqstat --vm "$FA_TMP/sqvm" -j 10
+    "$FA_TMP/sqvm" "$FA_DIR/ShortLived.som" >/dev/null 2>&1
+    local short=$!
+    sleep 0.2
+    kill -INT "$FA_TOOL"
+    fa_wait_tool
+    got=$(jq -r '.vms[] | select(.cmdline | test("ShortLived")) | "\(.exited) \(.status) \(.totals.dnus) \(.totals.allocations >= 20000) \(.totals.calls > 0)"' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = "true 3 7 true true" ]; then
+        pass "family/sqstat: a VM living less than a refresh is counted: exit status 3, 7 DNUs, 20,000+ objects"
+    else fail "family/sqstat short-lived VM" "status $FA_STATUS: '$got' $(head -c 600 "$FA_TMP/out") $(head -3 "$FA_TMP/err")"; fi
+
+    touch "$spin_stop" "$sleep_stop"
+    wait "$spinner" "$sleeper" 2>/dev/null
+}
+
+if [ "$(id -u)" != 0 ]; then
+    skip "family" "needs root (BPF programs, uprobes)"
+elif ! command -v jq >/dev/null; then
+    skip "family" "jq is not installed"
+elif ! make -s tools >/dev/null 2>&1; then
+    fail "family/build" "make tools failed"
+else
+    mkdir -p "$FA_TMP"
+    cp "$VM" "$FA_TMP/sqvm"
+    fa_sqstat
+fi

@@ -1,0 +1,628 @@
+/* sqstat - a live top of every sqvm on the host (like bcc's ustat): per VM, method and
+ * block activations, allocations (objects and bytes), young and full collections with
+ * their pause time, process switches, DNUs and class loads, each per second.
+ *
+ * The rates come from counters the VM keeps (SqVMCounters, probes/debug_offsets.h),
+ * read from each VM's memory every interval, as jstat reads a JVM's perf counters: a VM
+ * pays one increment per event whether or not anyone looks, and attaching costs it
+ * nothing (tracing method__entry on every VM of the host, as ustat does, would slow them
+ * all 10-1000x). The BPF program attaches to squeak:vm__start and vm__exit: a VM that
+ * starts is seen at once, from its first moment, and a VM that exits is counted up to
+ * its end, with the totals it had as it exited, however short it lived. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sqstat.h"
+#include "sqstat.skel.h"
+#include "sqtool.h"
+#include "sqvm_proc.h"
+
+#define OPT_PROM 0x2001
+#define MAX_VMS SQSTAT_MAX_VMS
+
+static struct env {
+	struct sq_common c;
+	bool noclear;		/* -C */
+	int sort;		/* -s: a field index */
+	long rows;		/* -n: 0 all */
+	const char *prom;	/* --prom FILE */
+} env = { .sort = 1 };
+
+/* The columns, in order; -s takes their names. */
+enum field { F_PID, F_CALLS, F_OBJNEW, F_BYTES, F_YGC, F_YGCTIME, F_FGC, F_FGCTIME, F_SWITCH,
+	     F_DNU, F_LOAD, NFIELDS };
+static const char *const field_names[NFIELDS] = {
+	"pid", "calls", "objnew", "bytes", "ygc", "ygctime", "fgc", "fgctime", "switch", "dnu", "load",
+};
+
+const char *argp_program_version = "sqstat (sqvm tools) " SQTOOLS_VERSION;
+static const char doc[] =
+"A live top of every sqvm process on the host: calls, allocations, collections,\n"
+"process switches, DNUs and class loads per second.\n"
+"\n"
+"USAGE: sqstat [-h] [-p PID] [--vm PATH] [-C] [-s FIELD] [-n ROWS] [--prom FILE]\n"
+"              [-d DURATION] [-j] [-v] [interval [count]]\n"
+"\n"
+"FIELDS (for -s): pid calls objnew bytes ygc ygctime fgc fgctime switch dnu load\n"
+"\n"
+"EXAMPLES:\n"
+"    sqstat                  # every VM, refreshed every second, busiest first\n"
+"    sqstat -C 5             # every 5 seconds, without clearing the screen\n"
+"    sqstat -s objnew -n 10  # the 10 VMs that allocate most\n"
+"    sqstat -p 185 -j 1 10   # one VM, JSON lines, ten times\n"
+"    sqstat --prom /var/lib/node_exporter/sqvm.prom 15   # for node_exporter\n";
+
+static const struct argp_option opts[] = {
+	SQ_COMMON_OPTIONS,
+	{ "noclear", 'C', NULL, 0, "Do not clear the screen between refreshes (as ustat -C)", 0 },
+	{ "sort", 's', "FIELD", 0, "Order rows by FIELD, largest first (default calls; pid ascending)", 0 },
+	{ "top", 'n', "ROWS", 0, "At most ROWS rows (default: all)", 0 },
+	{ "prom", OPT_PROM, "FILE", 0,
+	  "Also write the totals as a Prometheus text file (for node_exporter's textfile collector), "
+	  "replaced atomically at every refresh", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	int ret = sq_parse_common_opt(key, arg, state, &env.c);
+
+	if (ret != ARGP_ERR_UNKNOWN)
+		return ret;
+	switch (key) {
+	case 'C':
+		env.noclear = true;
+		break;
+	case 's':
+		env.sort = -1;
+		for (int i = 0; i < NFIELDS; i++)
+			if (strcmp(arg, field_names[i]) == 0)
+				env.sort = i;
+		if (env.sort < 0)
+			argp_error(state, "unknown field '%s' (pid calls objnew bytes ygc ygctime fgc "
+				   "fgctime switch dnu load)", arg);
+		break;
+	case 'n':
+		if (sq_parse_long(arg, 0, 1000000, &env.rows))
+			argp_error(state, "invalid number of rows '%s'", arg);
+		break;
+	case OPT_PROM:
+		env.prom = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ===================================================================== */
+/* The VMs                                                               */
+/* ===================================================================== */
+
+struct vm {
+	struct sq_vm vm;
+	char cmdline[512];
+	struct sqstat_totals prev, cur;
+	__u64 prev_ns, cur_ns;		/* CLOCK_MONOTONIC of prev and cur */
+	__u64 start_wall;		/* when it started, seconds since the epoch */
+	bool exited;			/* seen exiting: cur holds its final totals */
+	int status;
+	double rate[NFIELDS];
+};
+
+static struct vm *vms;
+static int nvms;
+
+static struct vm *vm_of(pid_t pid)
+{
+	for (int i = 0; i < nvms; i++)
+		if (vms[i].vm.pid == pid)
+			return &vms[i];
+	return NULL;
+}
+
+static void read_cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	if (n <= 0) {
+		sq_comm(pid, buf, len);
+		return;
+	}
+	buf[n] = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == 0 || buf[i] == '\n' || buf[i] == '\t')
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		buf[--n] = 0;
+}
+
+/* When the process started: CLOCK_MONOTONIC ns and wall seconds (from /proc/PID/stat). */
+static bool start_time(pid_t pid, __u64 *mono_ns, __u64 *wall_s)
+{
+	char path[64], line[1024], *p;
+	unsigned long long ticks;
+	struct timespec boot_mono, now_rt;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	p = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (!p || !(p = strrchr(line, ')')))
+		return false;
+	/* after the command: state (3), then fields 4..22; starttime is the 22nd */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		   &ticks) != 1)
+		return false;
+	/* starttime counts clock ticks since boot, and CLOCK_BOOTTIME is that clock; the
+	 * difference from CLOCK_MONOTONIC is the time suspended, none on a server */
+	clock_gettime(CLOCK_BOOTTIME, &boot_mono);
+	clock_gettime(CLOCK_REALTIME, &now_rt);
+	__u64 since_boot_ns = ticks * (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK));
+	__u64 boot_ns = boot_mono.tv_sec * 1000000000ULL + boot_mono.tv_nsec;
+	__u64 age_ns = boot_ns > since_boot_ns ? boot_ns - since_boot_ns : 0;
+	__u64 now = sq_mono_ns();
+	*mono_ns = now > age_ns ? now - age_ns : 0;
+	*wall_s = (__u64)now_rt.tv_sec - age_ns / 1000000000ULL;
+	return true;
+}
+
+static bool rd64(const struct sq_vm *vm, __u64 addr, __u64 *v)
+{
+	return sq_read_mem(vm->pid, addr, v, sizeof(*v));
+}
+
+static bool read_totals(const struct sq_vm *vm, struct sqstat_totals *t)
+{
+	const SqDebugOffsets *d = &vm->d;
+	SqVMCounters c;
+	__u64 top = 0, eden = 0, bytes = 0;
+
+	if (!sq_read_mem(vm->pid, d->counters, &c, sizeof(c)))
+		return false;
+	t->activations = c.activations;
+	t->allocations = c.allocations;
+	t->process_switches = c.process_switches;
+	t->dnus = c.dnus;
+	t->class_loads = c.class_loads;
+	t->primitive_failures = c.primitive_failures;
+	rd64(vm, d->gc_top, &top);
+	rd64(vm, d->gc_eden, &eden);
+	rd64(vm, d->gc_bytes_allocated, &bytes);
+	t->bytes_allocated = bytes + (top > eden ? top - eden : 0);
+	return rd64(vm, d->gc_young_count, &t->young_count) && rd64(vm, d->gc_full_count, &t->full_count) &&
+	       rd64(vm, d->gc_young_pause_ns, &t->young_pause_ns) && rd64(vm, d->gc_full_pause_ns, &t->full_pause_ns);
+}
+
+/* A VM seen for the first time; since_ns: when its counters were zero (its start). */
+static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, bool quiet)
+{
+	struct vm *v;
+	__u64 mono, wall;
+	__u32 key = pid;
+	int err;
+
+	if ((v = vm_of(pid)))
+		return v;
+	if (nvms == MAX_VMS)
+		return NULL;
+	v = &vms[nvms];
+	memset(v, 0, sizeof(*v));
+	for (int tries = 0;; tries++) {
+		err = sq_vm_open(pid, &v->vm);
+		if (err != SQ_VM_STARTING || tries == 20)
+			break;
+		usleep(5000);
+	}
+	if (err) {
+		if (!quiet)
+			fprintf(stderr, "sqstat: PID %d: %s\n", pid, sq_vm_strerror(err));
+		return NULL;
+	}
+	read_cmdline(pid, v->cmdline, sizeof(v->cmdline));
+	if (!start_time(pid, &mono, &wall)) {
+		mono = sq_mono_ns();
+		wall = (__u64)time(NULL);
+	}
+	v->prev_ns = since_ns ? since_ns : mono;
+	v->start_wall = wall;
+	/* the BPF side reads the totals when it exits: it needs the offsets' address */
+	if (skel) {
+		__u64 offsets = v->vm.offsets_addr;
+		bpf_map_update_elem(bpf_map__fd(skel->maps.offsets_of), &key, &offsets, BPF_ANY);
+	}
+	nvms++;
+	return v;
+}
+
+static void scan(struct sqstat_bpf *skel)
+{
+	pid_t pids[MAX_VMS];
+	int n = env.c.pid ? 1 : sq_scan_vms(pids, MAX_VMS, 0, 0);
+
+	if (env.c.pid)
+		pids[0] = env.c.pid;
+	for (int i = 0; i < n; i++)
+		add_vm(skel, pids[i], 0, !env.c.pid);
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct sqstat_event *e = data;
+	struct sqstat_bpf *skel = ctx;
+	struct vm *v;
+
+	if (env.c.pid && (pid_t)e->pid != env.c.pid)
+		return sq_rb_yield();
+	if (e->type == SQSTAT_START) {
+		add_vm(skel, e->pid, e->ts_ns, true);
+	} else if ((v = vm_of(e->pid)) && !v->exited) {
+		v->exited = true;
+		v->status = e->status;
+		v->cur_ns = e->ts_ns;
+		if (e->have_totals)
+			v->cur = e->totals;
+		else
+			v->cur = v->prev;
+	}
+	return sq_rb_yield();
+}
+
+/* ===================================================================== */
+/* A refresh                                                             */
+/* ===================================================================== */
+
+static void compute(struct vm *v, __u64 now)
+{
+	const struct sqstat_totals *a = &v->prev, *b = &v->cur;
+	double dt;
+
+	if (!v->exited) {
+		v->cur_ns = now;
+		if (!read_totals(&v->vm, &v->cur)) {	/* it exited without our seeing it */
+			v->exited = true;
+			v->status = -1;
+			v->cur = v->prev;
+		}
+	}
+	dt = v->cur_ns > v->prev_ns ? (v->cur_ns - v->prev_ns) / 1e9 : 0;
+	if (dt <= 0)
+		dt = 1e-9;
+#define RATE(f, field) v->rate[f] = (b->field - a->field) / dt
+	v->rate[F_PID] = v->vm.pid;
+	RATE(F_CALLS, activations);
+	RATE(F_OBJNEW, allocations);
+	RATE(F_BYTES, bytes_allocated);
+	RATE(F_YGC, young_count);
+	RATE(F_FGC, full_count);
+	RATE(F_SWITCH, process_switches);
+	RATE(F_DNU, dnus);
+	RATE(F_LOAD, class_loads);
+#undef RATE
+	v->rate[F_YGCTIME] = (b->young_pause_ns - a->young_pause_ns) / 1e6 / dt;	/* ms/s */
+	v->rate[F_FGCTIME] = (b->full_pause_ns - a->full_pause_ns) / 1e6 / dt;
+}
+
+static int by_field(const void *pa, const void *pb)
+{
+	const struct vm *a = pa, *b = pb;
+
+	if (env.sort == F_PID)
+		return a->vm.pid - b->vm.pid;
+	if (a->rate[env.sort] != b->rate[env.sort])
+		return a->rate[env.sort] < b->rate[env.sort] ? 1 : -1;
+	return a->vm.pid - b->vm.pid;
+}
+
+/* 1234567 -> "1.2M": rates in a fixed width. */
+static void human(char *buf, size_t len, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, len, "%.1fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.1fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, len, "%.1fK", v / 1e3);
+	else if (v == (long long)v)
+		snprintf(buf, len, "%lld", (long long)v);
+	else
+		snprintf(buf, len, "%.1f", v);
+}
+
+static void print_text(int shown)
+{
+	char now[48], cols[NFIELDS][16];
+	double load[3] = { 0 };
+
+	if (!env.noclear && isatty(STDOUT_FILENO))
+		printf("\033[H\033[2J");
+	else if (env.c.timestamp || env.c.interval_ns)
+		printf("\n");
+	sq_format_time(now, sizeof(now), sq_mono_ns(), false);
+	getloadavg(load, 3);
+	printf("%s loadavg: %.2f %.2f %.2f, %d VM%s\n\n", now, load[0], load[1], load[2], nvms,
+	       nvms == 1 ? "" : "s");
+	printf("%-7s %-28s %8s %8s %8s %6s %8s %6s %8s %8s %6s %6s\n", "PID", "CMDLINE", "CALLS/s",
+	       "OBJNEW/s", "KB/s", "YGC/s", "YGCms/s", "FGC/s", "FGCms/s", "SWITCH/s", "DNU/s", "LOAD/s");
+	for (int i = 0; i < shown; i++) {
+		struct vm *v = &vms[i];
+		char cmd[40];
+		for (int f = 1; f < NFIELDS; f++)
+			human(cols[f], sizeof(cols[f]), f == F_BYTES ? v->rate[f] / 1024 : v->rate[f]);
+		snprintf(cmd, sizeof(cmd), "%s%.28s", v->exited ? "(exited) " : "", v->cmdline);
+		cmd[28] = 0;
+		printf("%-7d %-28s %8s %8s %8s %6s %8s %6s %8s %8s %6s %6s\n", v->vm.pid, cmd, cols[F_CALLS],
+		       cols[F_OBJNEW], cols[F_BYTES], cols[F_YGC], cols[F_YGCTIME], cols[F_FGC], cols[F_FGCTIME],
+		       cols[F_SWITCH], cols[F_DNU], cols[F_LOAD]);
+	}
+	fflush(stdout);
+}
+
+static void print_json(int shown)
+{
+	char now[48];
+
+	sq_format_iso_time(now, sizeof(now), sq_mono_ns());
+	printf("{\"time\":\"%s\",\"vms\":[", now);
+	for (int i = 0; i < shown; i++) {
+		struct vm *v = &vms[i];
+		printf("%s{\"pid\":%d,\"cmdline\":", i ? "," : "", v->vm.pid);
+		sq_json_str(stdout, v->cmdline);
+		printf(",\"calls_per_s\":%.1f,\"allocations_per_s\":%.1f,\"bytes_per_s\":%.1f,"
+		       "\"young_gcs_per_s\":%.2f,\"young_gc_ms_per_s\":%.3f,\"full_gcs_per_s\":%.2f,"
+		       "\"full_gc_ms_per_s\":%.3f,\"process_switches_per_s\":%.1f,\"dnus_per_s\":%.2f,"
+		       "\"class_loads_per_s\":%.2f,\"exited\":%s",
+		       v->rate[F_CALLS], v->rate[F_OBJNEW], v->rate[F_BYTES], v->rate[F_YGC], v->rate[F_YGCTIME],
+		       v->rate[F_FGC], v->rate[F_FGCTIME], v->rate[F_SWITCH], v->rate[F_DNU], v->rate[F_LOAD],
+		       v->exited ? "true" : "false");
+		printf(",\"totals\":{\"calls\":%llu,\"allocations\":%llu,\"bytes\":%llu,\"young_gcs\":%llu,"
+		       "\"young_gc_ns\":%llu,\"full_gcs\":%llu,\"full_gc_ns\":%llu,\"process_switches\":%llu,"
+		       "\"dnus\":%llu,\"class_loads\":%llu,\"primitive_failures\":%llu}",
+		       (unsigned long long)v->cur.activations, (unsigned long long)v->cur.allocations,
+		       (unsigned long long)v->cur.bytes_allocated, (unsigned long long)v->cur.young_count,
+		       (unsigned long long)v->cur.young_pause_ns, (unsigned long long)v->cur.full_count,
+		       (unsigned long long)v->cur.full_pause_ns, (unsigned long long)v->cur.process_switches,
+		       (unsigned long long)v->cur.dnus, (unsigned long long)v->cur.class_loads,
+		       (unsigned long long)v->cur.primitive_failures);
+		if (v->exited)
+			printf(",\"status\":%d", v->status);
+		printf("}");
+	}
+	printf("]}\n");
+	fflush(stdout);
+}
+
+/* A label value in the exposition format: backslash, double quote and newline escaped. */
+static void prom_label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* The totals of the running VMs in the Prometheus text format, without timestamps,
+ * written to a temporary file beside FILE and renamed over it, so that node_exporter
+ * never reads half a file. */
+static int write_prom(void)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+		double scale;
+	} metrics[] = {
+#define M(n, t, h, f, s) { n, t, h, offsetof(struct sqstat_totals, f), s }
+		M("sqvm_activations_total", "counter", "Method and block activations.", activations, 1),
+		M("sqvm_allocations_total", "counter", "Objects allocated in the collected heap.", allocations, 1),
+		M("sqvm_allocated_bytes_total", "counter", "Bytes allocated in the collected heap.", bytes_allocated, 1),
+		M("sqvm_young_collections_total", "counter", "Young (incremental) collections.", young_count, 1),
+		M("sqvm_young_collection_seconds_total", "counter", "Time paused in young collections.", young_pause_ns, 1e-9),
+		M("sqvm_full_collections_total", "counter", "Full collections.", full_count, 1),
+		M("sqvm_full_collection_seconds_total", "counter", "Time paused in full collections.", full_pause_ns, 1e-9),
+		M("sqvm_process_switches_total", "counter", "Green process switches.", process_switches, 1),
+		M("sqvm_messages_not_understood_total", "counter", "Messages not understood (doesNotUnderstand:).", dnus, 1),
+		M("sqvm_class_loads_total", "counter", "Classes loaded from files.", class_loads, 1),
+		M("sqvm_primitive_failures_total", "counter", "Primitives that failed.", primitive_failures, 1),
+#undef M
+	};
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", env.prom, getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "sqstat: cannot write %s: %s\n", tmp, strerror(errno));
+		return -1;
+	}
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", metrics[m].name, metrics[m].help, metrics[m].name,
+			metrics[m].type);
+		for (int i = 0; i < nvms; i++) {
+			const struct vm *v = &vms[i];
+			__u64 raw;
+			if (v->exited)
+				continue;
+			memcpy(&raw, (const char *)&v->cur + metrics[m].off, sizeof(raw));
+			fprintf(f, "%s{pid=\"%d\",cmdline=\"", metrics[m].name, v->vm.pid);
+			prom_label(f, v->cmdline);
+			if (metrics[m].scale == 1)
+				fprintf(f, "\"} %llu\n", (unsigned long long)raw);
+			else
+				fprintf(f, "\"} %.9f\n", raw * metrics[m].scale);
+		}
+	}
+	fprintf(f, "# HELP sqvm_start_time_seconds When the VM started, in seconds since the epoch.\n"
+		   "# TYPE sqvm_start_time_seconds gauge\n");
+	for (int i = 0; i < nvms; i++) {
+		if (vms[i].exited)
+			continue;
+		fprintf(f, "sqvm_start_time_seconds{pid=\"%d\",cmdline=\"", vms[i].vm.pid);
+		prom_label(f, vms[i].cmdline);
+		fprintf(f, "\"} %llu\n", (unsigned long long)vms[i].start_wall);
+	}
+	if (fclose(f) != 0 || rename(tmp, env.prom) != 0) {
+		fprintf(stderr, "sqstat: cannot write %s: %s\n", env.prom, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int refresh(struct sqstat_bpf *skel)
+{
+	__u64 now = sq_mono_ns();
+	int shown, kept = 0, err = 0;
+
+	if (!env.c.pid)
+		scan(skel);	/* VMs of binaries without the probes attached (another build) */
+	for (int i = 0; i < nvms; i++)
+		compute(&vms[i], now);
+	qsort(vms, nvms, sizeof(*vms), by_field);
+	shown = env.rows > 0 && env.rows < nvms ? (int)env.rows : nvms;
+	if (env.c.format == SQ_FORMAT_JSON)
+		print_json(shown);
+	else
+		print_text(shown);
+	if (env.prom)
+		err = write_prom();
+	/* the next interval starts here; exited VMs were shown once */
+	for (int i = 0; i < nvms; i++) {
+		if (vms[i].exited)
+			continue;
+		vms[i].prev = vms[i].cur;
+		vms[i].prev_ns = vms[i].cur_ns;
+		vms[kept++] = vms[i];
+	}
+	nvms = kept;
+	return err;
+}
+
+/* ===================================================================== */
+/* Main                                                                  */
+/* ===================================================================== */
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	struct ring_buffer *rb = NULL;
+	struct sqstat_bpf *skel = NULL;
+	long refreshes = 0;
+	int err = 0, wake;
+
+	sq_init(&env.c, "sqstat");
+	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL))
+		return SQ_EXIT_USAGE;
+	if (!env.c.interval_ns)
+		env.c.interval_ns = 1000000000ULL;
+	vms = calloc(MAX_VMS, sizeof(*vms));
+	if (!vms)
+		return SQ_EXIT_ERROR;
+	/* The VM binaries: -p's, --vm's or PATH's sqvm, and the executables of the VMs
+	 * running now (other builds may be among them). */
+	env.c.targets_optional = !env.c.pid && !env.c.vm;
+	if (sq_prepare(&env.c, &open_opts))
+		return SQ_EXIT_ERROR;
+	if (!env.c.pid) {
+		pid_t pids[MAX_VMS];
+		int n = sq_scan_vms(pids, MAX_VMS, 0, 0);
+		for (int i = 0; i < n; i++) {
+			char exe[64];
+			snprintf(exe, sizeof(exe), "/proc/%d/exe", pids[i]);
+			sq_add_target(&env.c, exe, exe);
+		}
+	}
+	skel = sqstat_bpf__open_opts(&open_opts);
+	if (!skel) {
+		fprintf(stderr, "sqstat: cannot open the BPF object: %s\n", strerror(errno));
+		return SQ_EXIT_ERROR;
+	}
+	err = sqstat_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "sqstat: cannot load the BPF programs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = sq_loop_open(&loop, &env.c);
+	if (err)
+		goto cleanup;
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), handle_event, skel, NULL);
+	if (!rb || sq_loop_add_ringbuf(&loop, rb)) {
+		err = -errno;
+		fprintf(stderr, "sqstat: cannot open the ring buffer: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	/* Attach first, then scan: a VM starting in between is seen by both, never by none. */
+	if (env.c.nbins) {
+		err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
+		if (!err)
+			err = sq_attach(&env.c, skel->progs.vm_exit, "vm__exit");
+		if (err)
+			goto cleanup;
+	}
+	scan(skel);
+	if (env.c.pid && !vm_of(env.c.pid)) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	err = sq_loop_restart_timer(&loop);
+	if (err)
+		goto cleanup;
+	if (env.c.verbose)
+		fprintf(stderr, "sqstat: vm__start and vm__exit attached in %d binar%s\n", env.c.nbins,
+			env.c.nbins == 1 ? "y" : "ies");
+	char every[32];
+	sq_format_duration(every, sizeof(every), env.c.interval_ns);
+	if (env.c.pid)
+		fprintf(env.c.format == SQ_FORMAT_TEXT ? stdout : stderr,
+			"Tracing VM counters of PID %d, every %s... Hit Ctrl-C to end.\n", env.c.pid, every);
+	else
+		fprintf(env.c.format == SQ_FORMAT_TEXT ? stdout : stderr,
+			"Tracing VM counters of every sqvm on the host, every %s... Hit Ctrl-C to end.\n", every);
+	fflush(NULL);
+	for (;;) {
+		wake = sq_loop_wait(&loop);
+		if (wake == SQ_WAKE_ERROR) {
+			err = -EIO;
+			break;
+		}
+		if (wake == SQ_WAKE_EXITED)	/* the -p VM: its last figures, from vm__exit */
+			ring_buffer__consume(rb);
+		err = refresh(skel);
+		if (err || wake != SQ_WAKE_TICK || (env.c.count && ++refreshes >= env.c.count))
+			break;
+	}
+
+cleanup:
+	sq_detach_all();
+	ring_buffer__free(rb);
+	sq_loop_close(&loop);
+	sqstat_bpf__destroy(skel);
+	free(vms);
+	return err ? SQ_EXIT_ERROR : 0;
+}
