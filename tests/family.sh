@@ -95,6 +95,57 @@ fa_sqstat() {
     wait "$spinner" "$sleeper" 2>/dev/null
 }
 
+# ---- sqcalls ---------------------------------------------------------------------
+
+# Runs tests/family/Calls.som under sqcalls ARGS (attached before it starts working).
+fa_calls() { # sqcalls args...
+    local go="$FA_TMP/go.$RANDOM" vm i
+    rm -f "$go"
+    "$FA_TMP/sqvm" "$FA_DIR/Calls.som" "$go" >/dev/null 2>&1 </dev/null &
+    vm=$!
+    for ((i = 0; i < 500; i++)); do grep -q nanosleep "/proc/$vm/wchan" 2>/dev/null && break; sleep 0.01; done
+    fa_start_tool "$FA_TMP/out" "$FA_TMP/err" sqcalls "$@" -p "$vm"
+    touch "$go"
+    wait "$vm"
+    fa_wait_tool
+}
+
+fa_sqcalls() {
+    local got
+    fa_calls -n 0 -j -L
+    # exact counts; busy: 2 ms each (tracing adds microseconds: 2.0 to 2.6 ms); self
+    # time is busy:'s own, outer's is next to nothing; fib:'s total is its outermost
+    # activation only, equal to the sum of its self times; the non-local return from the
+    # block in scan ends do: and the block, each timed inside scan.
+    got=$(jq -r '
+        (.rows | map({(.name): .}) | add) as $r |
+        def c(n): $r[n].count;
+        [c("Calls>>outer"), c("Calls>>busy:"), c("Calls>>fib:"), c("Calls>>scan"), c("Array>>do:"), c("[] in Calls>>scan")] as $counts |
+        ($r["Calls>>busy:"] | (.total_ns / .count / 1e6)) as $mean |
+        [($counts | map(tostring) | join(" ")),
+         ($mean >= 2.0 and $mean <= 2.6),
+         ($r["Calls>>busy:"] | .self_ns >= 0.99 * .total_ns),
+         ($r["Calls>>outer"] | .self_ns < 0.05 * .total_ns and .total_ns >= $r["Calls>>busy:"].total_ns - 10000000),
+         ($r["Calls>>fib:"] | ((.self_ns - .total_ns) | fabs) < 0.05 * .total_ns),
+         ($r["Calls>>scan"].total_ns >= $r["Array>>do:"].total_ns and $r["Array>>do:"].total_ns >= $r["[] in Calls>>scan"].total_ns and $r["Calls>>scan"].total_ns >= 10 * 500000),
+         ($r["Calls>>busy:"].hist | map(select(.count > 0) | "\(.low):\(.count)") | join(" "))] | map(tostring) | join(" | ")' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = "10 50 1973 10 10 30 | true | true | true | true | true | 1024:50" ]; then
+        pass "family/sqcalls: exact counts, busy: 2 ms each, self and total right through recursion and a non-local return, -L histogram"
+    else fail "family/sqcalls" "status $FA_STATUS: '$got' $(head -3 "$FA_TMP/err")"; fi
+
+    fa_calls -M busy -s count -S -j
+    got=$(jq -r '[.rows[] | "\(.name) \(.count)"] | join(";")' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = "Calls>>busy: 50" ]; then
+        pass "family/sqcalls -M busy: that method only, filtered in the kernel"
+    else fail "family/sqcalls -M" "status $FA_STATUS: '$got'"; fi
+
+    fa_calls -S -n 0 -j
+    got=$(jq -r '[.rows[] | select(.syscalls.count > 0) | .name] | sort | join(" ")' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [[ " $got " == *" String>>print "* ]]; then
+        pass "family/sqcalls -S: the write(2) of println charged to String>>print"
+    else fail "family/sqcalls -S" "status $FA_STATUS: '$got'"; fi
+}
+
 if [ "$(id -u)" != 0 ]; then
     skip "family" "needs root (BPF programs, uprobes)"
 elif ! command -v jq >/dev/null; then
@@ -105,4 +156,5 @@ else
     mkdir -p "$FA_TMP"
     cp "$VM" "$FA_TMP/sqvm"
     fa_sqstat
+    fa_sqcalls
 fi

@@ -1,0 +1,390 @@
+/* sqcalls.bpf.c - per method: calls, inclusive and exclusive (self) time, and optionally
+ * a latency histogram and the system calls it made, from the call probes; aggregated
+ * here, read by user space at the end or every interval.
+ *
+ * Each activation's entry is kept by (thread, frame). On its return: inclusive time is
+ * return minus entry, less the time its green process was switched out meanwhile (from
+ * process__activate); self time is that minus the inclusive time of the callees, which
+ * each return adds to its caller's record (the caller's frame is read from the VM's own
+ * frame, so non-local returns, which end several frames at once, and green processes,
+ * which interleave frames on one thread, time right). A recursive method's total counts
+ * its outermost activation only: the inner ones are inside it already. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "sqcalls.h"
+#include "sqtool.bpf.h"
+#include "sqvm.bpf.h"
+
+/* Options, set by user space before load. */
+const volatile bool histograms = false;			/* -L */
+const volatile bool millis = false;			/* -m */
+const volatile bool syscalls = false;			/* -S */
+const volatile __u32 only_pid = 0;			/* -p: for the syscall tracepoints */
+const volatile char class_prefix[SQ_NAME_LEN] = {};	/* -C */
+const volatile __u32 class_prefix_len = 0;
+const volatile char sel_prefix[SQ_NAME_LEN] = {};	/* -M */
+const volatile __u32 sel_prefix_len = 0;
+
+struct frame_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 frame;
+};
+
+struct call {
+	__u64 ts_ns;
+	__u64 child_ns;		/* the callees' inclusive time so far */
+	__u64 off_ns;		/* its process's switched-out time at entry */
+	__u64 recv;		/* the receiver's class name (for -C) */
+	__u64 proc;		/* its green process */
+	struct sqcalls_key key;
+	__u32 inner;		/* 1: a recursive activation inside another of the same method */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct frame_key);
+	__type(value, struct call);
+} calls SEC(".maps");
+
+/* Open activations per (thread, process, method): recursion depth. */
+struct active_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 proc;
+	struct sqcalls_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct active_key);
+	__type(value, __u32);
+} active SEC(".maps");
+
+/* The green process running on a thread (process__activate), and per process the time
+ * it has spent switched out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} running SEC(".maps");
+
+struct proc_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 proc;
+};
+
+struct proc_time {
+	__u64 off_total_ns;
+	__u64 off_since_ns;	/* when it was switched out; 0 while it runs */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct proc_key);
+	__type(value, struct proc_time);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SQCALLS_MAX_METHODS);
+	__type(key, struct sqcalls_key);
+	__type(value, struct sqcalls_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SQCALLS_MAX_METHODS);
+	__type(key, struct sqcalls_key);
+	__type(value, struct sqcalls_sys);
+} sys SEC(".maps");
+
+/* -S: a system call's start, per thread */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} sys_start SEC(".maps");
+
+/* -C/-M: whether a name (by process and address) passes the filter, decided once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sq_name_key);
+	__type(value, __u8);
+} passes SEC(".maps");
+
+__u64 lost = 0;		/* returns not counted: the stats map was full */
+
+static __always_inline __u64 off_ns(__u32 tid, __u64 proc)
+{
+	struct proc_key k = { .tid = tid, .proc = proc };
+	struct proc_time *t = bpf_map_lookup_elem(&procs, &k);
+
+	return t ? t->off_total_ns : 0;
+}
+
+static __always_inline bool prefix_ok(__u32 pid, __u64 addr, const volatile char *prefix, __u32 len, __u32 kind)
+{
+	struct sq_name_key k = { .pid = pid, .pad = kind, .addr = addr };
+	struct sq_name_copy *buf;
+	__u32 zero = 0;
+	__u8 *m, ok = 0;
+
+	m = bpf_map_lookup_elem(&passes, &k);
+	if (m)
+		return *m;
+	buf = bpf_map_lookup_elem(&name_scratch, &zero);
+	if (!buf)
+		return false;
+	if (bpf_probe_read_user_str(buf->name, SQ_NAME_LEN, (void *)addr) > 0)
+		ok = sq_has_prefix(buf->name, prefix, len);
+	bpf_map_update_elem(&passes, &k, &ok, BPF_ANY);
+	return ok;
+}
+
+static __always_inline bool wanted(const struct call *c)
+{
+	if (sel_prefix_len && !prefix_ok(c->key.pid, c->key.selector, sel_prefix, sel_prefix_len, 1))
+		return false;
+	if (class_prefix_len && !prefix_ok(c->key.pid, c->key.def_class, class_prefix, class_prefix_len, 2) &&
+	    !prefix_ok(c->key.pid, c->recv, class_prefix, class_prefix_len, 2))
+		return false;
+	return true;
+}
+
+static __always_inline int on_entry(const char *recv, const char *sel, const char *def, __u64 frame, __u32 block)
+{
+	__u64 id = bpf_get_current_pid_tgid(), *proc;
+	__u32 tid = (__u32)id, one = 1, *n;
+	struct frame_key fk = { .tid = tid, .frame = frame };
+	struct call c = {};
+	struct active_key ak = {};
+
+	c.key.pid = id >> 32;
+	c.key.block = block;
+	c.key.def_class = (__u64)def;
+	c.key.selector = (__u64)sel;
+	c.recv = (__u64)recv;
+	proc = bpf_map_lookup_elem(&running, &tid);
+	c.proc = proc ? *proc : 0;
+	c.off_ns = off_ns(tid, c.proc);
+	ak.tid = tid;
+	ak.proc = c.proc;
+	ak.key = c.key;
+	n = bpf_map_lookup_elem(&active, &ak);
+	if (n) {
+		c.inner = *n > 0;
+		*n += 1;	/* per thread: no race */
+	} else {
+		bpf_map_update_elem(&active, &ak, &one, BPF_ANY);
+	}
+	c.ts_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&calls, &fk, &c, BPF_ANY);
+	return 0;
+}
+
+static __always_inline void count(const struct sqcalls_key *key, const char *sel, const char *def,
+				  __u64 incl, __u64 self, bool inner, bool timed)
+{
+	static const struct sqcalls_stats zero;
+	struct sqcalls_stats *s;
+
+	s = bpf_map_lookup_elem(&stats, key);
+	if (!s) {
+		long err = bpf_map_update_elem(&stats, key, &zero, BPF_NOEXIST);
+		if (err && err != -EEXIST) {
+			__sync_fetch_and_add(&lost, 1);
+			return;
+		}
+		s = bpf_map_lookup_elem(&stats, key);
+		if (!s)
+			return;
+		sq_remember_name(key->pid, key->def_class, def);
+		sq_remember_name(key->pid, key->selector, sel);
+	}
+	__sync_fetch_and_add(&s->count, 1);
+	if (!timed) {
+		__sync_fetch_and_add(&s->entered_before, 1);
+		return;
+	}
+	__sync_fetch_and_add(&s->self_ns, self);
+	if (!inner)
+		__sync_fetch_and_add(&s->total_ns, incl);
+	if (histograms) {
+		__u64 v = millis ? incl / 1000000 : incl / 1000;
+		__sync_fetch_and_add(&s->slots[sq_hist_slot(v)], 1);
+	}
+}
+
+static __always_inline int on_return(const char *recv, const char *sel, const char *def, __u64 frame, __u32 block)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), incl, self, caller = 0;
+	__u32 tid = (__u32)id, pid = id >> 32, *n;
+	struct frame_key fk = { .tid = tid, .frame = frame };
+	struct sq_vm_offsets *vm;
+	struct active_key ak = {};
+	struct call *c, *parent;
+
+	c = bpf_map_lookup_elem(&calls, &fk);
+	if (!c) {
+		/* entered before tracing began: counted, not timed */
+		struct call pre = {};
+		pre.key.pid = pid;
+		pre.key.block = block;
+		pre.key.def_class = (__u64)def;
+		pre.key.selector = (__u64)sel;
+		pre.recv = (__u64)recv;
+		if (wanted(&pre))
+			count(&pre.key, sel, def, 0, 0, false, false);
+		return 0;
+	}
+	incl = now - c->ts_ns;
+	{
+		__u64 off = off_ns(tid, c->proc) - c->off_ns;
+		incl = incl > off ? incl - off : 0;
+	}
+	self = incl > c->child_ns ? incl - c->child_ns : 0;
+	/* the caller's record gets this call's inclusive time */
+	vm = bpf_map_lookup_elem(&vms, &pid);
+	if (vm && !bpf_probe_read_user(&caller, sizeof(caller), (void *)(frame + vm->frame_caller)) && caller) {
+		struct frame_key pk = { .tid = tid, .frame = caller };
+		parent = bpf_map_lookup_elem(&calls, &pk);
+		if (parent)
+			__sync_fetch_and_add(&parent->child_ns, incl);
+	}
+	ak.tid = tid;
+	ak.proc = c->proc;
+	ak.key = c->key;
+	n = bpf_map_lookup_elem(&active, &ak);
+	if (n) {
+		if (*n <= 1)
+			bpf_map_delete_elem(&active, &ak);
+		else
+			*n -= 1;	/* per thread: no race */
+	}
+	if (wanted(c))
+		count(&c->key, sel, def, incl, self, c->inner, true);
+	bpf_map_delete_elem(&calls, &fk);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(method_entry, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
+{
+	return on_entry(recv, sel, def, frame, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(method_return, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
+{
+	return on_return(recv, sel, def, frame, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(block_entry, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
+{
+	return on_entry(recv, sel, def, frame, 1);
+}
+
+SEC("usdt")
+int BPF_USDT(block_return, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
+{
+	return on_return(recv, sel, def, frame, 1);
+}
+
+/* A green process switch: the outgoing one's clock stops, the incoming one's resumes. */
+SEC("usdt")
+int BPF_USDT(process_activate, __u64 proc, char *name, int priority)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns(), *cur = bpf_map_lookup_elem(&running, &tid);
+	struct proc_key k = { .tid = tid };
+	struct proc_time *t, fresh = {};
+
+	if (cur) {
+		k.proc = *cur;
+		t = bpf_map_lookup_elem(&procs, &k);
+		if (t) {
+			t->off_since_ns = now;
+		} else {
+			fresh.off_since_ns = now;
+			bpf_map_update_elem(&procs, &k, &fresh, BPF_ANY);
+		}
+	}
+	k.proc = proc;
+	t = bpf_map_lookup_elem(&procs, &k);
+	if (t && t->off_since_ns) {
+		t->off_total_ns += now - t->off_since_ns;
+		t->off_since_ns = 0;
+	}
+	bpf_map_update_elem(&running, &tid, &proc, BPF_ANY);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vm_start, char *version, __u64 offsets)
+{
+	return sq_learn_vm(offsets);
+}
+
+/* -S: system calls, charged to the innermost traced activation of the running process. */
+SEC("tracepoint/raw_syscalls/sys_enter")
+int sys_enter(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u32 tid = (__u32)id, pid = id >> 32;
+
+	if (!syscalls || (only_pid && pid != only_pid) || !bpf_map_lookup_elem(&vms, &pid))
+		return 0;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&sys_start, &tid, &now, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/raw_syscalls/sys_exit")
+int sys_exit(void *ctx)
+{
+	static const struct sqcalls_sys zero;
+	__u64 id = bpf_get_current_pid_tgid(), *start, proc = 0, fp = 0;
+	__u32 tid = (__u32)id, pid = id >> 32;
+	struct sq_vm_offsets *vm;
+	struct frame_key fk = { .tid = tid };
+	struct sqcalls_sys *s;
+	struct call *c;
+	__u64 dur;
+
+	if (!syscalls || !(start = bpf_map_lookup_elem(&sys_start, &tid)))
+		return 0;
+	dur = bpf_ktime_get_ns() - *start;
+	bpf_map_delete_elem(&sys_start, &tid);
+	vm = bpf_map_lookup_elem(&vms, &pid);
+	if (!vm || bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc ||
+	    bpf_probe_read_user(&fp, sizeof(fp), (void *)(proc + vm->process_fp)))
+		return 0;
+	fk.frame = fp;
+	c = bpf_map_lookup_elem(&calls, &fk);
+	if (!c || !wanted(c))
+		return 0;
+	s = bpf_map_lookup_elem(&sys, &c->key);
+	if (!s) {
+		bpf_map_update_elem(&sys, &c->key, &zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&sys, &c->key);
+		if (!s)
+			return 0;
+	}
+	__sync_fetch_and_add(&s->count, 1);
+	__sync_fetch_and_add(&s->total_ns, dur);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,475 @@
+/* sqcalls - per method of sqvm processes: how often it is called, and how long it takes,
+ * inclusive (callees included) and exclusive (self), counted in the kernel from the call
+ * probes, like bcc's ucalls; -L adds a latency histogram per method, -S the system calls
+ * each method made. How recursion, non-local returns and green processes are timed:
+ * bpf/sqcalls.bpf.c and the man page. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sqcalls.h"
+#include "sqcalls.skel.h"
+#include "sqnames.h"
+#include "sqtool.h"
+#include "sqvm_proc.h"
+
+#define OPT_NO_BLOCKS 0x2001
+
+enum order { BY_TOTAL, BY_SELF, BY_COUNT };
+
+static struct env {
+	struct sq_common c;
+	const char *class_prefix;	/* -C */
+	const char *sel_prefix;		/* -M */
+	bool hist;			/* -L */
+	bool syscalls;			/* -S */
+	bool millis;			/* -m */
+	bool no_blocks;			/* --no-blocks */
+	long top;			/* -n */
+	enum order order;		/* -s */
+} env = { .top = 20 };
+
+const char *argp_program_version = "sqcalls (sqvm tools) " SQTOOLS_VERSION;
+static const char doc[] =
+"Count the method calls of sqvm processes, with their inclusive and self time.\n"
+"\n"
+"USAGE: sqcalls [-h] [-p PID] [--vm PATH] [-C CLASS] [-M SELECTOR] [-L] [-S] [-m]\n"
+"               [-n N] [-s total|self|count] [--no-blocks] [-d DURATION] [-T] [-j] [-v]\n"
+"               [interval [count]]\n"
+"\n"
+"EXAMPLES:\n"
+"    sqcalls -p 185            # the 20 methods with most total time, at Ctrl-C\n"
+"    sqcalls -p 185 -s self    # ... most time in themselves\n"
+"    sqcalls -p 185 -L -m      # with a latency histogram each, in milliseconds\n"
+"    sqcalls -p 185 -S         # and the system calls each made\n"
+"    sqcalls -p 185 -C Json -n 0 5   # every method of classes Json..., every 5 s\n"
+"    sqcalls -p 185 -d 10 -j   # ten seconds, as JSON\n";
+
+static const struct argp_option opts[] = {
+	SQ_COMMON_OPTIONS,
+	{ "class", 'C', "CLASS", 0, "Only methods whose defining or receiver class begins with CLASS", 0 },
+	{ "selector", 'M', "SELECTOR", 0, "Only methods whose selector begins with SELECTOR", 0 },
+	{ "latency", 'L', NULL, 0, "A log2 histogram of each method's inclusive times", 0 },
+	{ "syscalls", 'S', NULL, 0, "Count and time the system calls each method made", 0 },
+	{ "milliseconds", 'm', NULL, 0, "Times in milliseconds (default: microseconds)", 0 },
+	{ "top", 'n', "N", 0, "The top N methods (default 20; 0: all)", 0 },
+	{ "sort", 's', "ORDER", 0, "total (inclusive time, default), self, or count", 0 },
+	{ "no-blocks", OPT_NO_BLOCKS, NULL, 0, "Methods only: do not count block activations", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	int ret = sq_parse_common_opt(key, arg, state, &env.c);
+
+	if (ret != ARGP_ERR_UNKNOWN)
+		return ret;
+	switch (key) {
+	case 'C':
+	case 'M':
+		if (!*arg)
+			argp_error(state, "empty %s prefix", key == 'C' ? "class" : "selector");
+		*(key == 'C' ? &env.class_prefix : &env.sel_prefix) = arg;
+		break;
+	case 'L':
+		env.hist = true;
+		break;
+	case 'S':
+		env.syscalls = true;
+		break;
+	case 'm':
+		env.millis = true;
+		break;
+	case 'n':
+		if (sq_parse_long(arg, 0, 1000000, &env.top))
+			argp_error(state, "invalid number of methods '%s'", arg);
+		break;
+	case 's':
+		if (!strcmp(arg, "total"))
+			env.order = BY_TOTAL;
+		else if (!strcmp(arg, "self"))
+			env.order = BY_SELF;
+		else if (!strcmp(arg, "count"))
+			env.order = BY_COUNT;
+		else
+			argp_error(state, "invalid sort order '%s' (total, self or count)", arg);
+		break;
+	case OPT_NO_BLOCKS:
+		env.no_blocks = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ===================================================================== */
+/* The VMs' offsets (callers' frames, -S)                                */
+/* ===================================================================== */
+
+static void add_vm_offsets(struct sqcalls_bpf *skel, pid_t pid)
+{
+	struct sq_vm_offsets o;
+	struct sq_vm vm;
+	__u32 key = pid;
+
+	if (sq_vm_open(pid, &vm))
+		return;
+	o.current_process = vm.d.current_process;
+	o.process_fp = vm.d.process_fp;
+	o.frame_caller = vm.d.frame_caller;
+	o.frame_method = vm.d.frame_method;
+	o.method_print_name = vm.d.method_print_name;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.vms), &key, &o, BPF_ANY);
+}
+
+static void add_running_vms(struct sqcalls_bpf *skel)
+{
+	pid_t pids[1024];
+
+	if (env.c.pid) {
+		add_vm_offsets(skel, env.c.pid);
+		return;
+	}
+	for (int b = 0; b < env.c.nbins; b++) {
+		int n = sq_scan_vms(pids, 1024, env.c.bins[b].dev, env.c.bins[b].ino);
+		for (int i = 0; i < n; i++)
+			add_vm_offsets(skel, pids[i]);
+	}
+}
+
+/* ===================================================================== */
+/* Rows                                                                  */
+/* ===================================================================== */
+
+struct row {
+	struct sqcalls_key key;
+	struct sqcalls_stats st;
+	struct sqcalls_sys sys;
+	char *name;
+	bool complete;
+};
+
+static const char *name_at(struct sqcalls_bpf *skel, __u32 pid, __u64 addr, bool *complete)
+{
+	struct sq_name_key k = { .pid = pid, .addr = addr };
+	struct sq_name_copy copy;
+	bool have = bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &k, &copy) == 0;
+
+	return sq_name(pid, addr, have ? copy.name : NULL, sizeof(copy.name), complete);
+}
+
+static int take_rows(struct sqcalls_bpf *skel, struct row **out, size_t *n)
+{
+	int fd = bpf_map__fd(skel->maps.stats), sfd = bpf_map__fd(skel->maps.sys);
+	struct sqcalls_key *keys, cur, next;
+	void *prev = NULL;
+	size_t nkeys = 0, nrows = 0;
+	struct row *rows;
+
+	keys = calloc(SQCALLS_MAX_METHODS, sizeof(*keys));
+	rows = calloc(SQCALLS_MAX_METHODS, sizeof(*rows));
+	if (!keys || !rows) {
+		free(keys);
+		free(rows);
+		return -ENOMEM;
+	}
+	while (nkeys < SQCALLS_MAX_METHODS && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		keys[nkeys++] = next;
+		cur = next;
+		prev = &cur;
+	}
+	for (size_t i = 0; i < nkeys; i++) {
+		struct row *r = &rows[nrows];
+		bool a, b;
+		r->key = keys[i];
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &r->st))
+			continue;
+		bpf_map_lookup_and_delete_elem(sfd, &keys[i], &r->sys);
+		const char *def = name_at(skel, r->key.pid, r->key.def_class, &a);
+		const char *sel = name_at(skel, r->key.pid, r->key.selector, &b);
+		if (asprintf(&r->name, "%s%s>>%s", r->key.block ? "[] in " : "", def, sel) < 0)
+			continue;
+		r->complete = a && b;
+		/* -C/-M longer than the kernel compared: the rest here */
+		if ((env.sel_prefix && strncmp(sel, env.sel_prefix, strlen(env.sel_prefix))) ||
+		    (env.class_prefix && strlen(env.class_prefix) >= SQ_NAME_LEN &&
+		     strncmp(def, env.class_prefix, strlen(env.class_prefix)))) {
+			free(r->name);
+			continue;
+		}
+		nrows++;
+	}
+	free(keys);
+	*out = rows;
+	*n = nrows;
+	return 0;
+}
+
+static int by_name(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	int d = strcmp(a->name, b->name);
+
+	return d ? d : memcmp(&a->key, &b->key, sizeof(a->key));
+}
+
+/* System-wide, one method in several VMs is one row (when its name is whole). */
+static size_t merge(struct row *rows, size_t n)
+{
+	size_t out = 0;
+
+	qsort(rows, n, sizeof(*rows), by_name);
+	for (size_t i = 0; i < n; i++) {
+		struct row *p = out ? &rows[out - 1] : NULL;
+		if (p && p->complete && rows[i].complete && !strcmp(p->name, rows[i].name)) {
+			p->st.count += rows[i].st.count;
+			p->st.total_ns += rows[i].st.total_ns;
+			p->st.self_ns += rows[i].st.self_ns;
+			p->st.entered_before += rows[i].st.entered_before;
+			for (int k = 0; k < SQ_MAX_SLOTS; k++)
+				p->st.slots[k] += rows[i].st.slots[k];
+			p->sys.count += rows[i].sys.count;
+			p->sys.total_ns += rows[i].sys.total_ns;
+			free(rows[i].name);
+			continue;
+		}
+		rows[out++] = rows[i];
+	}
+	return out;
+}
+
+static int by_order(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	__u64 x = env.order == BY_COUNT ? a->st.count : env.order == BY_SELF ? a->st.self_ns : a->st.total_ns;
+	__u64 y = env.order == BY_COUNT ? b->st.count : env.order == BY_SELF ? b->st.self_ns : b->st.total_ns;
+
+	if (x != y)
+		return x < y ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static int by_syscalls(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+
+	if (a->sys.total_ns != b->sys.total_ns)
+		return a->sys.total_ns < b->sys.total_ns ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+/* ===================================================================== */
+/* Reports                                                               */
+/* ===================================================================== */
+
+static double in_unit(__u64 ns)
+{
+	return env.millis ? ns / 1e6 : ns / 1e3;
+}
+
+static void print_text(struct row *rows, size_t n, __u64 lost)
+{
+	const char *u = env.millis ? "ms" : "us";
+	size_t shown = env.top > 0 && (size_t)env.top < n ? (size_t)env.top : n;
+	__u64 calls = 0;
+	char h[4][24];
+
+	for (size_t i = 0; i < n; i++)
+		calls += rows[i].st.count;
+	if (env.c.interval_ns || env.c.timestamp)
+		printf("\n");
+	if (env.c.timestamp)
+		sq_print_time_header(&env.c, stdout);
+	qsort(rows, n, sizeof(*rows), by_order);
+	snprintf(h[0], sizeof(h[0]), "TOTAL_%s", u);
+	snprintf(h[1], sizeof(h[1]), "SELF_%s", u);
+	snprintf(h[2], sizeof(h[2]), "AVG_%s", u);
+	printf("%-48s %10s %14s %14s %12s\n", "METHOD", "CALLS", h[0], h[1], h[2]);
+	for (size_t i = 0; i < shown; i++) {
+		const struct row *r = &rows[i];
+		__u64 timed = r->st.count - r->st.entered_before;
+		printf("%-48s %10llu %14.3f %14.3f %12.3f\n", r->name, (unsigned long long)r->st.count,
+		       in_unit(r->st.total_ns), in_unit(r->st.self_ns),
+		       timed ? in_unit(r->st.total_ns) / timed : 0.0);
+	}
+	if (shown < n)
+		printf("... %zu more method%s (-n 0 shows all)\n", n - shown, n - shown == 1 ? "" : "s");
+	printf("%llu calls of %zu method%s\n", (unsigned long long)calls, n, n == 1 ? "" : "s");
+	if (env.hist) {
+		for (size_t i = 0; i < shown; i++) {
+			printf("\n%s\n", rows[i].name);
+			sq_print_log2_hist(stdout, rows[i].st.slots, SQ_MAX_SLOTS, env.millis ? "msecs" : "usecs");
+		}
+	}
+	if (env.syscalls) {
+		size_t with = 0;
+		qsort(rows, n, sizeof(*rows), by_syscalls);
+		while (with < n && rows[with].sys.count)
+			with++;
+		printf("\nSYSCALLS by the method that made them\n%-48s %10s %14s\n", "METHOD", "SYSCALLS", h[0]);
+		for (size_t i = 0; i < with && (env.top <= 0 || (long)i < env.top); i++)
+			printf("%-48s %10llu %14.3f\n", rows[i].name, (unsigned long long)rows[i].sys.count,
+			       in_unit(rows[i].sys.total_ns));
+	}
+	if (lost)
+		printf("Lost %llu calls (the kernel map of %d methods was full)\n", (unsigned long long)lost,
+		       SQCALLS_MAX_METHODS);
+	fflush(stdout);
+}
+
+static void print_json(struct row *rows, size_t n, __u64 lost)
+{
+	size_t shown = env.top > 0 && (size_t)env.top < n ? (size_t)env.top : n;
+	char time[48];
+
+	qsort(rows, n, sizeof(*rows), by_order);
+	sq_format_iso_time(time, sizeof(time), sq_mono_ns());
+	printf("{\"time\":\"%s\",\"pid\":", time);
+	if (env.c.pid)
+		printf("%d", env.c.pid);
+	else
+		printf("null");
+	printf(",\"rows\":[");
+	for (size_t i = 0; i < shown; i++) {
+		const struct row *r = &rows[i];
+		printf("%s{\"name\":", i ? "," : "");
+		sq_json_str(stdout, r->name);
+		printf(",\"count\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,\"entered_before_trace\":%llu",
+		       (unsigned long long)r->st.count, (unsigned long long)r->st.total_ns,
+		       (unsigned long long)r->st.self_ns, (unsigned long long)r->st.entered_before);
+		if (env.hist) {
+			printf(",\"unit\":\"%s\",\"hist\":", env.millis ? "ms" : "us");
+			sq_json_log2_hist(stdout, r->st.slots, SQ_MAX_SLOTS);
+		}
+		if (env.syscalls)
+			printf(",\"syscalls\":{\"count\":%llu,\"total_ns\":%llu}", (unsigned long long)r->sys.count,
+			       (unsigned long long)r->sys.total_ns);
+		printf("}");
+	}
+	printf("],\"methods\":%zu,\"lost\":%llu}\n", n, (unsigned long long)lost);
+	fflush(stdout);
+}
+
+static int report(struct sqcalls_bpf *skel)
+{
+	__u64 lost = sq_take(&skel->bss->lost);
+	struct row *rows;
+	size_t n;
+	int err = take_rows(skel, &rows, &n);
+
+	if (err) {
+		fprintf(stderr, "sqcalls: reading the counts: %s\n", strerror(-err));
+		return err;
+	}
+	n = merge(rows, n);
+	if (env.c.format == SQ_FORMAT_JSON)
+		print_json(rows, n, lost);
+	else
+		print_text(rows, n, lost);
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].name);
+	free(rows);
+	return 0;
+}
+
+/* ===================================================================== */
+/* Main                                                                  */
+/* ===================================================================== */
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	struct sqcalls_bpf *skel = NULL;
+	long reports = 0;
+	int err, wake;
+
+	sq_init(&env.c, "sqcalls");
+	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL))
+		return SQ_EXIT_USAGE;
+	if (sq_prepare(&env.c, &open_opts))
+		return SQ_EXIT_ERROR;
+	skel = sqcalls_bpf__open_opts(&open_opts);
+	if (!skel) {
+		fprintf(stderr, "sqcalls: cannot open the BPF object: %s\n", strerror(errno));
+		return SQ_EXIT_ERROR;
+	}
+	skel->rodata->histograms = env.hist;
+	skel->rodata->millis = env.millis;
+	skel->rodata->syscalls = env.syscalls;
+	skel->rodata->only_pid = env.c.pid;
+	if (env.class_prefix) {
+		strncpy((char *)skel->rodata->class_prefix, env.class_prefix, SQ_NAME_LEN - 1);
+		skel->rodata->class_prefix_len = strnlen(env.class_prefix, SQ_NAME_LEN - 1);
+	}
+	if (env.sel_prefix) {
+		strncpy((char *)skel->rodata->sel_prefix, env.sel_prefix, SQ_NAME_LEN - 1);
+		skel->rodata->sel_prefix_len = strnlen(env.sel_prefix, SQ_NAME_LEN - 1);
+	}
+	if (!env.syscalls) {
+		bpf_program__set_autoload(skel->progs.sys_enter, false);
+		bpf_program__set_autoload(skel->progs.sys_exit, false);
+	}
+	err = sqcalls_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "sqcalls: cannot load the BPF programs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = sq_loop_open(&loop, &env.c);
+	if (err)
+		goto cleanup;
+	/* New VMs announce their offsets; then the running ones are read; then returns
+	 * before entries (an entry whose return cannot be seen would never end). */
+	err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
+	if (!err) {
+		add_running_vms(skel);
+		err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
+	}
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.method_return, "method__return");
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_return, "block__return");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.method_entry, "method__entry");
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry");
+	if (!err && env.syscalls) {
+		skel->links.sys_enter = bpf_program__attach(skel->progs.sys_enter);
+		skel->links.sys_exit = bpf_program__attach(skel->progs.sys_exit);
+		if (!skel->links.sys_enter || !skel->links.sys_exit) {
+			err = -errno;
+			fprintf(stderr, "sqcalls: cannot attach to the raw_syscalls tracepoints: %s\n", strerror(errno));
+		}
+	}
+	if (err)
+		goto cleanup;
+	err = sq_loop_restart_timer(&loop);
+	if (err)
+		goto cleanup;
+	sq_print_tracing(&env.c, env.no_blocks ? "method calls" : "method and block calls");
+
+	for (;;) {
+		wake = sq_loop_wait(&loop);
+		if (wake == SQ_WAKE_ERROR) {
+			err = -EIO;
+			break;
+		}
+		err = report(skel);
+		if (err || wake != SQ_WAKE_TICK || (env.c.count && ++reports >= env.c.count))
+			break;
+	}
+
+cleanup:
+	sq_detach_all();
+	sq_loop_close(&loop);
+	sqcalls_bpf__destroy(skel);
+	sq_names_free();
+	return err ? SQ_EXIT_ERROR : 0;
+}
