@@ -146,6 +146,45 @@ fa_sqcalls() {
     else fail "family/sqcalls -S" "status $FA_STATUS: '$got'"; fi
 }
 
+# ---- sqsched ---------------------------------------------------------------------
+
+fa_sched() { # sqsched args...: tests/family/Sched.som under sqsched, attached while it waits
+    local go="$FA_TMP/go.$RANDOM" vm i
+    rm -f "$go"
+    "$FA_TMP/sqvm" "$FA_DIR/Sched.som" "$go" >"$FA_TMP/sched.out" 2>&1 </dev/null &
+    vm=$!
+    for ((i = 0; i < 500; i++)); do grep -q nanosleep "/proc/$vm/wchan" 2>/dev/null && break; sleep 0.01; done
+    fa_start_tool "$FA_TMP/out" "$FA_TMP/err" sqsched "$@" -p "$vm"
+    touch "$go"
+    wait "$vm"
+    fa_wait_tool
+}
+
+fa_sqsched() {
+    local got
+    fa_sched -j
+    got=$(jq -r 'select(.type == "summary") | .processes | map({(.name): .}) | add |
+        [.["worker-1"].activations, .["worker-2"].activations, .["worker-3"].activations,
+         .["worker-1"].semaphore_waits, .["worker-1"].runq.count, .sleeper.activations,
+         .sleeper.delay_waits, (.sleeper.delay_wait_ns >= 50000000 and .sleeper.delay_wait_ns < 150000000),
+         .main.activations] | map(tostring) | join(" ")' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = "50 50 50 49 50 11 10 true 52" ]; then
+        pass "family/sqsched: three workers woken 50 times each show 50 activations; the sleeper 11 and 10 Delays of 5 ms; main 52"
+    else fail "family/sqsched" "status $FA_STATUS: '$got' $(head -3 "$FA_TMP/err")"; fi
+
+    fa_sched -e -j
+    got=$(jq -r 'select(.type == "switch" and .name == "worker-2") | .to' "$FA_TMP/out" 2>/dev/null | wc -l)
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = 50 ]; then
+        pass "family/sqsched -e: one event per switch (50 to worker-2)"
+    else fail "family/sqsched -e" "status $FA_STATUS: $got switches to worker-2"; fi
+
+    fa_sched -P
+    if [ "$FA_STATUS" = 0 ] && [ "$(grep -c '^run-queue latency of PID' "$FA_TMP/out")" = 5 ] &&
+        grep -qE '^[0-9]+ +[0-9]+ worker-1 +50 ' "$FA_TMP/out"; then
+        pass "family/sqsched -P: the table and a histogram per process"
+    else fail "family/sqsched -P" "status $FA_STATUS: $(head -12 "$FA_TMP/out")"; fi
+}
+
 if [ "$(id -u)" != 0 ]; then
     skip "family" "needs root (BPF programs, uprobes)"
 elif ! command -v jq >/dev/null; then
@@ -157,4 +196,5 @@ else
     cp "$VM" "$FA_TMP/sqvm"
     fa_sqstat
     fa_sqcalls
+    fa_sqsched
 fi

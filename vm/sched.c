@@ -180,6 +180,10 @@ static void transfer_to(Process *to)
         interp_current = to;
         vm_counters.process_switches++;
         fire_activate(to);
+    } else if (to->state != PS_RUNNING) {
+        /* It blocked and nothing else could run meanwhile: it gets the CPU back, which
+         * is an activation too (the VM slept in between). */
+        fire_activate(to);
     }
     to->state = PS_RUNNING;
     /* A forked process's block is activated when the process is made; its block__entry

@@ -1,0 +1,39 @@
+/* sqsched.h - what sqsched's BPF program and user space share. */
+#ifndef SQSCHED_H
+#define SQSCHED_H
+
+#include "sqcommon.h"
+
+#define SQSCHED_MAX_PROCS 16384
+
+/* A green process: its VM and its id. */
+struct sqsched_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 id;
+};
+
+struct sqsched_stats {
+	__u64 activations;	/* times the scheduler gave it the CPU */
+	__u64 cpu_ns;		/* time it ran */
+	__u64 runq_count;	/* activations after a process__ready seen */
+	__u64 runq_ns;		/* ... the time they spent ready, waiting to run */
+	__u64 runq_max_ns;
+	__u64 sem_waits, sem_wait_ns;		/* blocked on Semaphores */
+	__u64 delay_waits, delay_wait_ns;	/* blocked on Delays */
+	__u64 slots[SQ_MAX_SLOTS];	/* run-queue latency, log2 (us, or ms with -m) */
+	char name[SQ_NAME_LEN];
+	__u32 exited;
+	__u32 pad;
+};
+
+/* -e: one switch. */
+struct sqsched_event {
+	__u64 ts_ns;
+	__u64 from, to;		/* process ids (from 0: not known yet) */
+	__u64 runq_ns;		/* how long `to` was ready before it ran (0: not seen) */
+	__u32 pid, tid;
+	char to_name[SQ_NAME_LEN];
+};
+
+#endif

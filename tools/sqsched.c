@@ -1,0 +1,342 @@
+/* sqsched - the green-process scheduling of sqvm processes: per process, how often it
+ * ran, for how long, how long it waited in the run queue once ready (a histogram, like
+ * runqlat for threads), and how long it was blocked on Semaphores and on Delays;
+ * -e prints one line per switch. Counted in the kernel from the process probes. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sqsched.h"
+#include "sqsched.skel.h"
+#include "sqtool.h"
+
+enum order { BY_CPU, BY_ACTIVATIONS, BY_RUNQ, BY_WAIT, BY_ID };
+
+static struct env {
+	struct sq_common c;
+	bool millis;		/* -m */
+	bool events;		/* -e */
+	bool per_process;	/* -P */
+	long top;		/* -n */
+	enum order order;	/* -s */
+} env;
+
+const char *argp_program_version = "sqsched (sqvm tools) " SQTOOLS_VERSION;
+static const char doc[] =
+"Show how the green processes of sqvm processes are scheduled: activations, CPU\n"
+"time, run-queue latency, and time blocked on Semaphores and Delays.\n"
+"\n"
+"USAGE: sqsched [-h] [-p PID] [--vm PATH] [-e] [-P] [-m] [-n N]\n"
+"               [-s cpu|activations|runq|wait|id] [-d DURATION] [-T] [-j] [-v]\n"
+"               [interval [count]]\n"
+"\n"
+"EXAMPLES:\n"
+"    sqsched -p 185            # per process, until Ctrl-C or the VM exits\n"
+"    sqsched -p 185 -P         # with a run-queue latency histogram per process\n"
+"    sqsched -p 185 -e         # one line per process switch, then the table\n"
+"    sqsched -p 185 -s runq 5  # longest waits to run first, every 5 seconds\n"
+"    sqsched --vm build/sqvm -j # every process of build/sqvm, as JSON\n";
+
+static const struct argp_option opts[] = {
+	SQ_COMMON_OPTIONS,
+	{ "events", 'e', NULL, 0, "Print one line per process switch", 0 },
+	{ "per-process", 'P', NULL, 0, "A run-queue latency histogram per process (default: one for all)", 0 },
+	{ "milliseconds", 'm', NULL, 0, "Histograms in milliseconds (default: microseconds)", 0 },
+	{ "top", 'n', "N", 0, "The top N processes (default: all)", 0 },
+	{ "sort", 's', "ORDER", 0, "cpu (default), activations, runq, wait or id", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	int ret = sq_parse_common_opt(key, arg, state, &env.c);
+	static const char *const orders[] = { "cpu", "activations", "runq", "wait", "id" };
+
+	if (ret != ARGP_ERR_UNKNOWN)
+		return ret;
+	switch (key) {
+	case 'e':
+		env.events = true;
+		break;
+	case 'P':
+		env.per_process = true;
+		break;
+	case 'm':
+		env.millis = true;
+		break;
+	case 'n':
+		if (sq_parse_long(arg, 0, 1000000, &env.top))
+			argp_error(state, "invalid number of processes '%s'", arg);
+		break;
+	case 's':
+		env.order = (enum order)-1;
+		for (int i = 0; i < 5; i++)
+			if (!strcmp(arg, orders[i]))
+				env.order = (enum order)i;
+		if ((int)env.order < 0)
+			argp_error(state, "invalid sort order '%s' (cpu, activations, runq, wait or id)", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ===================================================================== */
+/* Output                                                                */
+/* ===================================================================== */
+
+struct row {
+	struct sqsched_key key;
+	struct sqsched_stats st;
+};
+
+static int by_order(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	__u64 x = 0, y = 0;
+
+	switch (env.order) {
+	case BY_CPU: x = a->st.cpu_ns, y = b->st.cpu_ns; break;
+	case BY_ACTIVATIONS: x = a->st.activations, y = b->st.activations; break;
+	case BY_RUNQ: x = a->st.runq_ns, y = b->st.runq_ns; break;
+	case BY_WAIT: x = a->st.sem_wait_ns + a->st.delay_wait_ns, y = b->st.sem_wait_ns + b->st.delay_wait_ns; break;
+	case BY_ID: break;
+	}
+	if (x != y)
+		return x < y ? 1 : -1;
+	if (a->key.pid != b->key.pid)
+		return a->key.pid < b->key.pid ? -1 : 1;
+	return a->key.id < b->key.id ? -1 : a->key.id > b->key.id;
+}
+
+static int take_rows(struct sqsched_bpf *skel, struct row **out, size_t *n)
+{
+	int fd = bpf_map__fd(skel->maps.stats);
+	struct sqsched_key *keys, cur, next;
+	void *prev = NULL;
+	size_t nkeys = 0, nrows = 0;
+	struct row *rows;
+
+	keys = calloc(SQSCHED_MAX_PROCS, sizeof(*keys));
+	rows = calloc(SQSCHED_MAX_PROCS, sizeof(*rows));
+	if (!keys || !rows) {
+		free(keys);
+		free(rows);
+		return -ENOMEM;
+	}
+	while (nkeys < SQSCHED_MAX_PROCS && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		keys[nkeys++] = next;
+		cur = next;
+		prev = &cur;
+	}
+	/* An interval's figures: taken out, except that a live process's name must stay. */
+	for (size_t i = 0; i < nkeys; i++) {
+		struct row *r = &rows[nrows];
+		r->key = keys[i];
+		if (bpf_map_lookup_elem(fd, &keys[i], &r->st))
+			continue;
+		if (r->st.exited) {
+			bpf_map_delete_elem(fd, &keys[i]);
+		} else {
+			struct sqsched_stats kept = { 0 };
+			memcpy(kept.name, r->st.name, sizeof(kept.name));
+			bpf_map_update_elem(fd, &keys[i], &kept, BPF_EXIST);
+		}
+		if (r->st.activations || r->st.sem_waits || r->st.delay_waits || r->st.cpu_ns)
+			nrows++;
+	}
+	free(keys);
+	*out = rows;
+	*n = nrows;
+	return 0;
+}
+
+static void print_text(struct row *rows, size_t n, __u64 lost)
+{
+	size_t shown = env.top > 0 && (size_t)env.top < n ? (size_t)env.top : n;
+	__u64 all[SQ_MAX_SLOTS] = { 0 };
+	const char *unit = env.millis ? "msecs" : "usecs";
+
+	if (env.c.interval_ns || env.c.timestamp || env.events)
+		printf("\n");
+	if (env.c.timestamp)
+		sq_print_time_header(&env.c, stdout);
+	qsort(rows, n, sizeof(*rows), by_order);
+	printf("%-7s %5s %-20s %11s %10s %10s %10s %10s %11s %12s\n", "PID", "ID", "PROCESS", "ACTIVATIONS",
+	       "CPU_ms", "RUNQ_us", "RUNQ_MAXus", "SEM_WAITS", "SEM_ms", "DELAY_ms");
+	for (size_t i = 0; i < shown; i++) {
+		const struct sqsched_stats *s = &rows[i].st;
+		char name[24];
+		snprintf(name, sizeof(name), "%.20s", s->name[0] ? s->name : "?");
+		printf("%-7u %5llu %-20s %11llu %10.3f %10.1f %10.1f %10llu %11.3f %12.3f\n", rows[i].key.pid,
+		       (unsigned long long)rows[i].key.id, name, (unsigned long long)s->activations, s->cpu_ns / 1e6,
+		       s->runq_count ? s->runq_ns / 1e3 / s->runq_count : 0.0, s->runq_max_ns / 1e3,
+		       (unsigned long long)s->sem_waits, s->sem_wait_ns / 1e6, s->delay_wait_ns / 1e6);
+	}
+	if (shown < n)
+		printf("... %zu more process%s (-n 0 shows all)\n", n - shown, n - shown == 1 ? "" : "es");
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < SQ_MAX_SLOTS; k++)
+			all[k] += rows[i].st.slots[k];
+	if (env.per_process) {
+		for (size_t i = 0; i < shown; i++) {
+			printf("\nrun-queue latency of PID %u process %llu (%s)\n", rows[i].key.pid,
+			       (unsigned long long)rows[i].key.id, rows[i].st.name);
+			sq_print_log2_hist(stdout, rows[i].st.slots, SQ_MAX_SLOTS, unit);
+		}
+	} else {
+		printf("\nrun-queue latency (ready to running), every process\n");
+		sq_print_log2_hist(stdout, all, SQ_MAX_SLOTS, unit);
+	}
+	if (lost)
+		printf("Lost %llu (a kernel map or the event buffer was full)\n", (unsigned long long)lost);
+	fflush(stdout);
+}
+
+static void print_json(struct row *rows, size_t n, __u64 lost)
+{
+	size_t shown = env.top > 0 && (size_t)env.top < n ? (size_t)env.top : n;
+	char time[48];
+
+	qsort(rows, n, sizeof(*rows), by_order);
+	sq_format_iso_time(time, sizeof(time), sq_mono_ns());
+	printf("{\"type\":\"summary\",\"time\":\"%s\",\"unit\":\"%s\",\"processes\":[", time, env.millis ? "ms" : "us");
+	for (size_t i = 0; i < shown; i++) {
+		const struct sqsched_stats *s = &rows[i].st;
+		printf("%s{\"pid\":%u,\"id\":%llu,\"name\":", i ? "," : "", rows[i].key.pid,
+		       (unsigned long long)rows[i].key.id);
+		sq_json_str(stdout, s->name);
+		printf(",\"activations\":%llu,\"cpu_ns\":%llu,\"runq\":{\"count\":%llu,\"total_ns\":%llu,\"max_ns\":%llu,"
+		       "\"hist\":", (unsigned long long)s->activations, (unsigned long long)s->cpu_ns,
+		       (unsigned long long)s->runq_count, (unsigned long long)s->runq_ns,
+		       (unsigned long long)s->runq_max_ns);
+		sq_json_log2_hist(stdout, s->slots, SQ_MAX_SLOTS);
+		printf("},\"semaphore_waits\":%llu,\"semaphore_wait_ns\":%llu,\"delay_waits\":%llu,\"delay_wait_ns\":%llu,"
+		       "\"exited\":%s}", (unsigned long long)s->sem_waits, (unsigned long long)s->sem_wait_ns,
+		       (unsigned long long)s->delay_waits, (unsigned long long)s->delay_wait_ns,
+		       s->exited ? "true" : "false");
+	}
+	printf("],\"lost\":%llu}\n", (unsigned long long)lost);
+	fflush(stdout);
+}
+
+static int report(struct sqsched_bpf *skel)
+{
+	__u64 lost = sq_take(&skel->bss->lost);
+	struct row *rows;
+	size_t n;
+	int err = take_rows(skel, &rows, &n);
+
+	if (err) {
+		fprintf(stderr, "sqsched: reading the counts: %s\n", strerror(-err));
+		return err;
+	}
+	if (env.c.format == SQ_FORMAT_JSON)
+		print_json(rows, n, lost);
+	else
+		print_text(rows, n, lost);
+	free(rows);
+	return 0;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct sqsched_event *e = data;
+	char time[48];
+
+	if (env.c.format == SQ_FORMAT_JSON) {
+		sq_format_iso_time(time, sizeof(time), e->ts_ns);
+		printf("{\"type\":\"switch\",\"time\":\"%s\",\"ts_ns\":%llu,\"pid\":%u,\"from\":%llu,\"to\":%llu,\"name\":",
+		       time, (unsigned long long)e->ts_ns, e->pid, (unsigned long long)e->from,
+		       (unsigned long long)e->to);
+		sq_json_str(stdout, e->to_name);
+		printf(",\"runq_ns\":%llu}\n", (unsigned long long)e->runq_ns);
+	} else {
+		sq_format_time(time, sizeof(time), e->ts_ns, true);
+		printf("%-15s %-7u %6llu -> %-6llu %-20s", time, e->pid, (unsigned long long)e->from,
+		       (unsigned long long)e->to, e->to_name);
+		if (e->runq_ns)
+			printf(" ready %.1f us", e->runq_ns / 1e3);
+		printf("\n");
+	}
+	return sq_rb_yield();
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	struct ring_buffer *rb = NULL;
+	struct sqsched_bpf *skel = NULL;
+	long reports = 0;
+	int err, wake;
+
+	sq_init(&env.c, "sqsched");
+	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL))
+		return SQ_EXIT_USAGE;
+	if (sq_prepare(&env.c, &open_opts))
+		return SQ_EXIT_ERROR;
+	skel = sqsched_bpf__open_opts(&open_opts);
+	if (!skel) {
+		fprintf(stderr, "sqsched: cannot open the BPF object: %s\n", strerror(errno));
+		return SQ_EXIT_ERROR;
+	}
+	skel->rodata->millis = env.millis;
+	skel->rodata->events = env.events;
+	err = sqsched_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "sqsched: cannot load the BPF programs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = sq_loop_open(&loop, &env.c);
+	if (err)
+		goto cleanup;
+	if (env.events) {
+		rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), handle_event, NULL, NULL);
+		if (!rb || sq_loop_add_ringbuf(&loop, rb)) {
+			err = -errno;
+			fprintf(stderr, "sqsched: cannot open the ring buffer: %s\n", strerror(errno));
+			goto cleanup;
+		}
+	}
+	err = sq_attach(&env.c, skel->progs.process_exit, "process__exit");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.process_wait, "process__wait");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.process_ready, "process__ready");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
+	if (err)
+		goto cleanup;
+	err = sq_loop_restart_timer(&loop);
+	if (err)
+		goto cleanup;
+	sq_print_tracing(&env.c, "green-process scheduling");
+	if (env.events && env.c.format == SQ_FORMAT_TEXT)
+		printf("%-15s %-7s %6s    %-6s %-20s\n", "TIME", "PID", "FROM", "TO", "PROCESS");
+
+	for (;;) {
+		wake = sq_loop_wait(&loop);
+		if (wake == SQ_WAKE_ERROR) {
+			err = -EIO;
+			break;
+		}
+		err = report(skel);
+		if (err || wake != SQ_WAKE_TICK || (env.c.count && ++reports >= env.c.count))
+			break;
+	}
+
+cleanup:
+	sq_detach_all();
+	ring_buffer__free(rb);
+	sq_loop_close(&loop);
+	sqsched_bpf__destroy(skel);
+	return err ? SQ_EXIT_ERROR : 0;
+}
