@@ -90,6 +90,34 @@ sp_between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x != "" && x 
 
 SP_SPIN_CHAIN='System>>initialize:;ProfSpin>>run:;ProfSpin>>outer:;ProfSpin>>middle:;ProfSpin>>inner:'
 
+# Opens a speedscope file in speedscope in headless Chromium: the page must have taken the
+# profile's name as its title and list the expected frame in its Sandwich table.
+sp_viewer() { # file frame-as-html
+    local app=build/deps/speedscope/node_modules/speedscope/dist/release dir port srv dom
+    if [ ! -f "$app/index.html" ]; then
+        skip "sqprof/speedscope viewer" "npm's speedscope is not in build/deps (scripts/deps.sh installs it)"; return
+    fi
+    if ! command -v chromium >/dev/null || ! timeout 30 chromium --headless --no-sandbox --disable-gpu \
+        --disable-dev-shm-usage --dump-dom about:blank >/dev/null 2>&1; then
+        skip "sqprof/speedscope viewer" "headless Chromium cannot run here"; return
+    fi
+    dir=$(mktemp -d)
+    cp -r "$app"/. "$dir/"
+    cp "$1" "$dir/profile.json"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    (cd "$dir" && exec python3 -m http.server "$port" --bind 127.0.0.1) >/dev/null 2>&1 &
+    srv=$!
+    for _ in $(seq 50); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break; sleep 0.1; done
+    dom=$(timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+        --virtual-time-budget=10000 --dump-dom "http://127.0.0.1:$port/index.html#profileURL=/profile.json&view=sandwich" 2>/dev/null)
+    kill "$srv" 2>/dev/null
+    wait "$srv" 2>/dev/null
+    rm -rf "$dir"
+    if grep -q "<title>sqprof, PID [0-9]* - speedscope</title>" <<<"$dom" && grep -qF "$2" <<<"$dom"; then
+        pass "sqprof/speedscope viewer: speedscope $(jq -r .version build/deps/speedscope/node_modules/speedscope/package.json) in headless Chromium opens the file and lists $2"
+    else fail "sqprof/speedscope viewer" "$(head -c 800 <<<"$dom")"; fi
+}
+
 sp_cpu() {
     local pid_f pid_t n bad hot cold total
     if ! sp_start_vm -- ProfSpin; then
@@ -101,7 +129,8 @@ sp_cpu() {
     # Two profilers at once on the same VM: folded stacks, and the table with a flame graph.
     sp_start_tool spin-f -p "$SP_VM_PID" -F 999 -d 1 -f
     pid_f=$SP_TOOL_PID
-    sp_start_tool spin-t -p "$SP_VM_PID" -F 999 -d 1 -n 0 --svg "$SP_TMP/spin.svg"
+    sp_start_tool spin-t -p "$SP_VM_PID" -F 999 -d 1 -n 0 --svg "$SP_TMP/spin.svg" \
+        --speedscope "$SP_TMP/spin.speedscope.json" --pprof "$SP_TMP/spin.pb.gz"
     pid_t=$SP_TOOL_PID
     wait "$pid_f"
     local st_f=$?
@@ -149,6 +178,42 @@ $(cat "$SP_TMP/spin-t.out" "$SP_TMP/spin-t.err" | head -20)"; fi
         pass "sqprof/svg: --svg and -f | -i --svg are well-formed XML with every frame and the total ($n)"
     else fail "sqprof/svg" "xml: $xml1 / $xml2; -i status $rt_status; frames missing: $missing
 $(head -5 "$SP_TMP/spin-rt.out")"; fi
+
+    # speedscope: the schema, a sampled profile, nanosecond weights (one per sample,
+    # summing to the samples times the 999 Hz period), the hot method with its file and
+    # line; 80% of the weight in stacks whose leaf is hot.
+    local ss
+    ss=$(jq -r '
+        .shared.frames as $f | .profiles[0] as $p |
+        ([$f | to_entries[] | select(.value.name == "ProfSpin>>hot") | .key][0]) as $hot |
+        [."$schema", $p.type, $p.unit, ($p.samples | length) == ($p.weights | length),
+         ($f[$hot] | "\(.file):\(.line > 0)"),
+         (([range(0; $p.samples | length) | select($p.samples[.][-1] == $hot) | $p.weights[.]] | add) / ($p.weights | add) * 100 | floor),
+         ($p.weights | add) == $p.endValue] | map(tostring) | join(" ")' "$SP_TMP/spin.speedscope.json" 2>&1)
+    read -r schema sstype ssunit sslen ssfile sshot ssend <<<"$ss"
+    if [ "$st_t" = 0 ] && [ "$schema $sstype $ssunit $sslen $ssfile $ssend" = "https://www.speedscope.app/file-format-schema.json sampled nanoseconds true ProfSpin.som:true true" ] &&
+        sp_between "$sshot" 70 90; then
+        pass "sqprof --speedscope: a sampled profile in nanoseconds, ProfSpin>>hot with file and line, ${sshot}% of the weight"
+    else fail "sqprof --speedscope" "status $st_t: $ss"; fi
+
+    # pprof: decoded by Debian's protoc against profile.proto (written in tests/sqprof/):
+    # the sample types, the hot method named, with its file
+    if command -v protoc >/dev/null; then
+        local dec types
+        dec=$(zcat "$SP_TMP/spin.pb.gz" | protoc --decode=perftools.profiles.Profile -I "$SP_DIR" "$SP_DIR/profile.proto" 2>&1)
+        types=$(grep -o 'string_table: "[^"]*"' <<<"$dec" | sed -n '2,5p' | sed 's/string_table: //' | tr -d '"' | tr '\n' ' ')
+        if [ "$st_t" = 0 ] && [ "$types" = "samples count cpu nanoseconds " ] &&
+            grep -q 'string_table: "ProfSpin>>hot"' <<<"$dec" && grep -q 'string_table: "ProfSpin.som"' <<<"$dec" &&
+            grep -q '^period: 1001001$' <<<"$dec" && [ "$(grep -c '^sample {' <<<"$dec")" -ge 2 ]; then
+            pass "sqprof --pprof: gzipped profile.proto, samples/count and cpu/nanoseconds, ProfSpin>>hot in ProfSpin.som"
+        else fail "sqprof --pprof" "status $st_t, types '$types': $(head -30 <<<"$dec")"; fi
+    else
+        skip "sqprof --pprof" "protoc is not installed (Debian's protobuf-compiler)"
+    fi
+
+    # A real viewer: npm's speedscope (scripts/deps.sh puts it in build/deps/) in headless
+    # Chromium loads the file over HTTP, and its Sandwich view lists the methods.
+    sp_viewer "$SP_TMP/spin.speedscope.json" 'ProfSpin&gt;&gt;hot'
 
     # The script of the flame graph (zoom, reset, hover, search) under a minimal DOM.
     if command -v node >/dev/null; then
@@ -318,7 +383,8 @@ sp_alloc() {
         sp_stop
         return
     fi
-    sp_start_tool alloc -p "$SP_VM_PID" --alloc -j --svg "$SP_TMP/alloc.svg"
+    sp_start_tool alloc -p "$SP_VM_PID" --alloc -j --svg "$SP_TMP/alloc.svg" \
+        --speedscope "$SP_TMP/alloc.speedscope.json" --pprof "$SP_TMP/alloc.pb.gz"
     if ! sp_wait_sampling alloc; then
         sp_stop
         wait "$SP_TOOL_PID"
@@ -342,6 +408,18 @@ sp_alloc() {
         grep -q 'ProfPoint class&gt;&gt;x:y: ([0-9]* bytes, 100.00%)' "$SP_TMP/alloc.svg"; then
         pass "sqprof/alloc: $got (exact 7200168), one stack, allocation flame graph"
     else fail "sqprof/alloc" "status $st; $got; $(head -3 "$SP_TMP/alloc.err")"; fi
+
+    # the exports in bytes: speedscope's unit, pprof's alloc_space/bytes, the same total
+    local ss total dec
+    total=$(jq -r '.weight' "$SP_TMP/alloc.out" 2>/dev/null)
+    ss=$(jq -r '.profiles[0] | "\(.unit) \(.weights | add)"' "$SP_TMP/alloc.speedscope.json" 2>&1)
+    if command -v protoc >/dev/null; then
+        dec=$(zcat "$SP_TMP/alloc.pb.gz" | protoc --decode=perftools.profiles.Profile -I "$SP_DIR" "$SP_DIR/profile.proto" 2>&1)
+    fi
+    if [ "$ss" = "bytes $total" ] && { [ -z "$dec" ] || { grep -q 'string_table: "alloc_space"' <<<"$dec" &&
+        grep -q 'string_table: "bytes"' <<<"$dec" && grep -q "^  value: $total\$" <<<"$dec"; }; }; then
+        pass "sqprof/alloc --speedscope and --pprof: bytes ($total) in both"
+    else fail "sqprof/alloc exports" "speedscope '$ss' (total $total); pprof: $(head -20 <<<"$dec")"; fi
 }
 
 # ---- Every VM of a binary --------------------------------------------------------

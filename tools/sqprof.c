@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -21,6 +22,7 @@
 #include "sqprof_native.h"
 #include "sqprof_report.h"
 #include "sqprof_svg.h"
+#include "sqprof_export.h"
 #include "sqvm_proc.h"
 #include "sqtool.h"
 
@@ -31,6 +33,8 @@
 #define OPT_MAX_DEPTH 0x2001
 #define OPT_SVG 0x2002
 #define OPT_TITLE 0x2003
+#define OPT_SPEEDSCOPE 0x2007
+#define OPT_PPROF 0x2008
 #define OPT_ALLOC 0x2005
 
 /* How often the VMs are looked for again when profiling every VM. */
@@ -43,6 +47,8 @@ static struct env {
 	long max_depth;			/* --max-depth */
 	bool folded;			/* -f */
 	const char *svg;		/* --svg FILE */
+	const char *speedscope;		/* --speedscope FILE */
+	const char *pprof;		/* --pprof FILE */
 	const char *title;		/* --title */
 	long top;			/* -n */
 	bool sort_total;		/* --sort total */
@@ -85,6 +91,8 @@ static const struct argp_option opts[] = {
 	{ "folded", 'f', NULL, 0, "Print folded stacks: one 'frame;frame;frame count' line each", 0 },
 	{ "svg", OPT_SVG, "FILE", 0, "Also write an interactive flame graph (SVG) to FILE", 0 },
 	{ "title", OPT_TITLE, "TEXT", 0, "The flame graph's title", 0 },
+	{ "speedscope", OPT_SPEEDSCOPE, "FILE", 0, "Also write the profile for speedscope (its JSON file format) to FILE", 0 },
+	{ "pprof", OPT_PPROF, "FILE", 0, "Also write the profile as gzipped pprof protobuf (go tool pprof) to FILE", 0 },
 	{ "top", 'n', "N", 0, "Methods in the table (default 20; 0: all)", 0 },
 	{ "sort", 's', "ORDER", 0, "Table order: self (default) or total", 0 },
 	{ "alloc", OPT_ALLOC, NULL, 0,
@@ -122,6 +130,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_SVG:
 		env.svg = arg;
+		return 0;
+	case OPT_SPEEDSCOPE:
+		env.speedscope = arg;
+		return 0;
+	case OPT_PPROF:
+		env.pprof = arg;
 		return 0;
 	case OPT_TITLE:
 		env.title = arg;
@@ -342,6 +356,8 @@ struct name_slot {
 	__u64 method;		/* 0: empty */
 	pid_t pid;
 	char *name;
+	char *file;		/* the source file's base name, for --speedscope and --pprof */
+	uint32_t line;		/* where the method is defined */
 };
 
 static struct name_slot *names;
@@ -395,6 +411,18 @@ static const char *method_name(struct sqprof_bpf *skel, pid_t pid, __u64 m)
 	names[j].method = m;
 	names[j].pid = pid;
 	names[j].name = strdup(buf);
+	names[j].file = NULL;
+	names[j].line = 0;
+	if (vm) {
+		__u64 path = 0;
+		char file[PATH_MAX];
+		if (sq_read_mem(pid, m + vm->d.method_source_path, &path, sizeof(path)) && path &&
+		    sq_read_str(pid, path, file, sizeof(file)) > 0) {
+			const char *slash = strrchr(file, '/');
+			names[j].file = strdup(slash ? slash + 1 : file);
+		}
+		sq_read_mem(pid, m + vm->d.method_line, &names[j].line, sizeof(names[j].line));
+	}
 	names_used++;
 	return names[j].name ? names[j].name : "[out of memory]";
 }
@@ -505,18 +533,106 @@ out:
 
 /* Output files are opened before sampling, so that a path that cannot be written fails
  * at once, not after the profile was taken. */
-static FILE *svg_file;
+static FILE *svg_file, *speedscope_file, *pprof_file;
+static uint64_t start_wall_ns;
+
+static FILE *open_output(const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+
+	if (!f)
+		fprintf(stderr, "sqprof: cannot write %s: %s\n", path, strerror(errno));
+	return f;
+}
 
 static int open_outputs(void)
 {
-	if (!env.svg)
-		return 0;
-	svg_file = strcmp(env.svg, "-") == 0 ? stdout : fopen(env.svg, "w");
-	if (!svg_file) {
-		fprintf(stderr, "sqprof: cannot write %s: %s\n", env.svg, strerror(errno));
+	int on_stdout = 0;
+
+	on_stdout += env.svg && !strcmp(env.svg, "-");
+	on_stdout += env.speedscope && !strcmp(env.speedscope, "-");
+	on_stdout += env.pprof && !strcmp(env.pprof, "-");
+	if (on_stdout > 1) {
+		fprintf(stderr, "sqprof: only one of --svg, --speedscope and --pprof can write to standard output\n");
 		return -1;
 	}
+	if (env.svg && !(svg_file = open_output(env.svg)))
+		return -1;
+	if (env.speedscope && !(speedscope_file = open_output(env.speedscope)))
+		return -1;
+	if (env.pprof && !(pprof_file = open_output(env.pprof)))
+		return -1;
 	return 0;
+}
+
+/* Where a frame's method is defined, for the exports: by name, among the names read. */
+struct location {
+	const char *name, *file;
+	uint32_t line;
+};
+
+static struct location *locations;
+static size_t nlocations;
+
+static int by_location_name(const void *a, const void *b)
+{
+	return strcmp(((const struct location *)a)->name, ((const struct location *)b)->name);
+}
+
+static void index_locations(void)
+{
+	locations = calloc(names_used + 1, sizeof(*locations));
+	if (!locations)
+		return;
+	for (size_t i = 0; i < names_cap; i++)
+		if (names[i].method && names[i].name)
+			locations[nlocations++] = (struct location){ names[i].name, names[i].file, names[i].line };
+	qsort(locations, nlocations, sizeof(*locations), by_location_name);
+}
+
+static void location_of(void *ctx, const char *frame, const char **file, uint32_t *line)
+{
+	struct location key = { .name = frame }, *l;
+
+	*file = NULL;
+	*line = 0;
+	l = locations ? bsearch(&key, locations, nlocations, sizeof(*locations), by_location_name) : NULL;
+	if (l) {
+		*file = l->file;
+		*line = l->line;
+	}
+}
+
+static int close_output(FILE *f, const char *path, int err)
+{
+	if (f != stdout && fclose(f) != 0 && !err)
+		err = -errno;
+	if (err)
+		fprintf(stderr, "sqprof: writing %s: %s\n", path, strerror(-err));
+	return err ? -1 : 0;
+}
+
+static int write_exports(struct sqp_profile *p, const struct sqp_info *info)
+{
+	char name[128];
+	int ret = 0;
+
+	if (!env.speedscope && !env.pprof)
+		return 0;
+	index_locations();
+	if (info->from_file)
+		snprintf(name, sizeof(name), "sqprof, from %s", info->input);
+	else if (info->pid)
+		snprintf(name, sizeof(name), "sqprof%s, PID %d", info->alloc ? " --alloc" : "", info->pid);
+	else
+		snprintf(name, sizeof(name), "sqprof%s, %d VMs", info->alloc ? " --alloc" : "", info->nvms);
+	if (env.speedscope)
+		ret |= close_output(speedscope_file, env.speedscope,
+				    sqp_write_speedscope(speedscope_file, p, info, name, location_of, NULL));
+	if (env.pprof)
+		ret |= close_output(pprof_file, env.pprof,
+				    sqp_write_pprof(pprof_file, p, info, start_wall_ns, location_of, NULL));
+	return ret ? -1 : 0;
 }
 
 static int write_svg(struct sqp_profile *p, const struct sqp_info *info)
@@ -573,7 +689,9 @@ static int output(struct sqp_profile *p, struct sqp_info *info)
 		sqp_print_json(stdout, p, info);
 	else if (!svg_on_stdout)
 		sqp_print_table(stdout, p, info);
-	return env.svg ? write_svg(p, info) : 0;
+	if (env.svg && write_svg(p, info))
+		return -1;
+	return write_exports(p, info);
 }
 
 /* -i: a saved profile. */
@@ -715,6 +833,11 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 	if (sq_loop_restart_timer(loop))
 		return -1;
 	start = sq_mono_ns();
+	{
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		start_wall_ns = rt.tv_sec * 1000000000ULL + rt.tv_nsec;
+	}
 	deadline = env.duration_ns ? start + env.duration_ns : 0;
 	if (env.c.verbose)
 		fprintf(stderr, "sqprof: sampling %.1f ms after start\n", (start - env.c.start_ns) / 1e6);

@@ -1,0 +1,370 @@
+/* sqprof_export.c - speedscope and pprof files of a profile; see sqprof_export.h. */
+#define _GNU_SOURCE
+#include "sqprof_export.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "sqtool.h"
+
+/* ===================================================================== */
+/* Frames: the distinct frame names of a profile, and each stack as indices */
+/* ===================================================================== */
+
+struct frames {
+	char **names;
+	size_t n, cap;
+	size_t *slots;			/* open addressing: index + 1, 0 empty */
+	size_t nslots;
+};
+
+static size_t hash(const char *s, size_t len)
+{
+	size_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* The index of the frame s[0..len), added if new; (size_t)-1 when out of memory. */
+static size_t intern(struct frames *fr, const char *s, size_t len)
+{
+	size_t i;
+
+	if ((fr->n + 1) * 2 > fr->nslots) {
+		size_t ns = fr->nslots ? 2 * fr->nslots : 1024;
+		size_t *t = calloc(ns, sizeof(*t));
+		if (!t)
+			return (size_t)-1;
+		for (size_t k = 0; k < fr->n; k++) {
+			for (i = hash(fr->names[k], strlen(fr->names[k])) & (ns - 1); t[i]; i = (i + 1) & (ns - 1))
+				;
+			t[i] = k + 1;
+		}
+		free(fr->slots);
+		fr->slots = t;
+		fr->nslots = ns;
+	}
+	for (i = hash(s, len) & (fr->nslots - 1); fr->slots[i]; i = (i + 1) & (fr->nslots - 1)) {
+		const char *name = fr->names[fr->slots[i] - 1];
+		if (strlen(name) == len && memcmp(name, s, len) == 0)
+			return fr->slots[i] - 1;
+	}
+	if (fr->n == fr->cap) {
+		size_t cap = fr->cap ? 2 * fr->cap : 256;
+		char **g = realloc(fr->names, cap * sizeof(*g));
+		if (!g)
+			return (size_t)-1;
+		fr->names = g;
+		fr->cap = cap;
+	}
+	if (!(fr->names[fr->n] = strndup(s, len)))
+		return (size_t)-1;
+	fr->slots[i] = fr->n + 1;
+	return fr->n++;
+}
+
+static void frames_free(struct frames *fr)
+{
+	for (size_t i = 0; i < fr->n; i++)
+		free(fr->names[i]);
+	free(fr->names);
+	free(fr->slots);
+}
+
+/* Stack s's frame indices, outermost first, into out (*n of them); -ENOMEM. */
+static int stack_indices(struct frames *fr, const char *s, size_t **out, size_t *n, size_t *cap)
+{
+	*n = 0;
+	while (*s) {
+		const char *end = strchr(s, ';');
+		size_t len = end ? (size_t)(end - s) : strlen(s), k;
+		if ((k = intern(fr, s, len)) == (size_t)-1)
+			return -ENOMEM;
+		if (*n == *cap) {
+			size_t c = *cap ? 2 * *cap : 64;
+			size_t *g = realloc(*out, c * sizeof(*g));
+			if (!g)
+				return -ENOMEM;
+			*out = g;
+			*cap = c;
+		}
+		(*out)[(*n)++] = k;
+		s += len + (end ? 1 : 0);
+	}
+	return 0;
+}
+
+static uint64_t period_ns(const struct sqp_info *info)
+{
+	return info->hz > 0 ? 1000000000ULL / (uint64_t)info->hz : 0;
+}
+
+/* What a stack weighs: bytes (alloc), nanoseconds of CPU, or samples from a file. */
+static uint64_t weight_of(const struct sqp_stack *st, const struct sqp_info *info)
+{
+	if (info->alloc || info->from_file)
+		return st->weight;
+	return st->samples * period_ns(info);
+}
+
+/* ===================================================================== */
+/* speedscope                                                            */
+/* ===================================================================== */
+
+int sqp_write_speedscope(FILE *f, struct sqp_profile *p, const struct sqp_info *info, const char *name,
+			 sqp_location_fn loc, void *ctx)
+{
+	struct frames fr = { 0 };
+	size_t *idx = NULL, n, cap = 0;
+	uint64_t total = 0;
+	int err = 0;
+
+	sqp_profile_merge(p);
+	/* frames first: the file lists them before the samples */
+	for (size_t i = 0; i < p->n && !err; i++)
+		err = stack_indices(&fr, p->stacks[i].frames, &idx, &n, &cap);
+	if (err)
+		goto out;
+	fprintf(f, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"sqprof %s\",\"name\":",
+		SQTOOLS_VERSION);
+	sq_json_str(f, name);
+	fprintf(f, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+	for (size_t i = 0; i < fr.n; i++) {
+		const char *file = NULL;
+		uint32_t line = 0;
+		if (loc)
+			loc(ctx, fr.names[i], &file, &line);
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		sq_json_str(f, fr.names[i]);
+		if (file) {
+			fprintf(f, ",\"file\":");
+			sq_json_str(f, file);
+		}
+		if (line)
+			fprintf(f, ",\"line\":%u", line);
+		fprintf(f, "}");
+	}
+	for (size_t i = 0; i < p->n; i++)
+		total += weight_of(&p->stacks[i], info);
+	fprintf(f, "]},\"profiles\":[{\"type\":\"sampled\",\"name\":");
+	sq_json_str(f, name);
+	fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
+		info->alloc ? "bytes" : info->from_file ? "none" : "nanoseconds", (unsigned long long)total);
+	for (size_t i = 0; i < p->n && !err; i++) {
+		err = stack_indices(&fr, p->stacks[i].frames, &idx, &n, &cap);
+		fprintf(f, "%s[", i ? "," : "");
+		for (size_t k = 0; k < n; k++)
+			fprintf(f, "%s%zu", k ? "," : "", idx[k]);
+		fprintf(f, "]");
+	}
+	fprintf(f, "],\"weights\":[");
+	for (size_t i = 0; i < p->n; i++)
+		fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)weight_of(&p->stacks[i], info));
+	fprintf(f, "]}]}\n");
+	if (ferror(f))
+		err = -EIO;
+out:
+	free(idx);
+	frames_free(&fr);
+	return err;
+}
+
+/* ===================================================================== */
+/* pprof: a small protobuf encoder                                       */
+/* ===================================================================== */
+
+/* A growable byte buffer; a failed allocation sets oom and makes later writes no-ops. */
+struct pb {
+	unsigned char *b;
+	size_t n, cap;
+	bool oom;
+};
+
+static void pb_bytes(struct pb *pb, const void *p, size_t len)
+{
+	if (pb->oom)
+		return;
+	if (pb->n + len > pb->cap) {
+		size_t cap = pb->cap ? pb->cap : 4096;
+		while (cap < pb->n + len)
+			cap *= 2;
+		unsigned char *g = realloc(pb->b, cap);
+		if (!g) {
+			pb->oom = true;
+			return;
+		}
+		pb->b = g;
+		pb->cap = cap;
+	}
+	memcpy(pb->b + pb->n, p, len);
+	pb->n += len;
+}
+
+static void pb_varint(struct pb *pb, uint64_t v)
+{
+	unsigned char buf[10];
+	int n = 0;
+
+	do {
+		buf[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			buf[n] |= 0x80;
+		n++;
+	} while (v);
+	pb_bytes(pb, buf, n);
+}
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+static void pb_key(struct pb *pb, int field, int wire)
+{
+	pb_varint(pb, ((uint64_t)field << 3) | wire);
+}
+
+/* A varint field; zero is the default and is left out, as encoders do. */
+static void pb_uint(struct pb *pb, int field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(pb, field, WIRE_VARINT);
+	pb_varint(pb, v);
+}
+
+static void pb_len(struct pb *pb, int field, const void *p, size_t len)
+{
+	pb_key(pb, field, WIRE_LEN);
+	pb_varint(pb, len);
+	pb_bytes(pb, p, len);
+}
+
+/* A nested message (or packed repeated field) built in its own buffer. */
+static void pb_message(struct pb *pb, int field, struct pb *sub)
+{
+	if (sub->oom)
+		pb->oom = true;
+	pb_len(pb, field, sub->b, sub->n);
+	sub->n = 0;
+}
+
+/* The string table: index by value (0 is ""). */
+struct strings {
+	struct frames fr;		/* reuses the frame interning */
+};
+
+static int64_t str_id(struct strings *st, const char *s)
+{
+	size_t k = intern(&st->fr, s, strlen(s));
+	return k == (size_t)-1 ? 0 : (int64_t)k;
+}
+
+/* Compresses in to f as gzip. */
+static int gzip_to(FILE *f, const unsigned char *in, size_t len)
+{
+	unsigned char out[65536];
+	z_stream z;
+	int ret;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (unsigned char *)in;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		ret = deflate(&z, Z_FINISH);
+		if (fwrite(out, 1, sizeof(out) - z.avail_out, f) != sizeof(out) - z.avail_out) {
+			deflateEnd(&z);
+			return -EIO;
+		}
+	} while (ret == Z_OK || (ret == Z_BUF_ERROR && z.avail_out == 0));
+	deflateEnd(&z);
+	return ret == Z_STREAM_END ? 0 : -EIO;
+}
+
+int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info, uint64_t start_ns,
+		    sqp_location_fn loc, void *ctx)
+{
+	struct pb out = { 0 }, msg = { 0 }, packed = { 0 };
+	struct strings st = { { 0 } };
+	struct frames fr = { 0 };
+	size_t *idx = NULL, n, cap = 0;
+	int64_t s_samples, s_count, s_type, s_unit;
+	int err = 0;
+
+	sqp_profile_merge(p);
+	str_id(&st, "");	/* string 0 */
+	s_samples = str_id(&st, "samples");
+	s_count = str_id(&st, "count");
+	s_type = str_id(&st, info->alloc ? "alloc_space" : "cpu");
+	s_unit = str_id(&st, info->alloc ? "bytes" : "nanoseconds");
+
+	/* sample_type (1): samples/count, then cpu/nanoseconds or alloc_space/bytes */
+	pb_uint(&msg, 1, s_samples);
+	pb_uint(&msg, 2, s_count);
+	pb_message(&out, 1, &msg);
+	pb_uint(&msg, 1, s_type);
+	pb_uint(&msg, 2, s_unit);
+	pb_message(&out, 1, &msg);
+
+	/* sample (2): location ids leaf first, values */
+	for (size_t i = 0; i < p->n && !err; i++) {
+		err = stack_indices(&fr, p->stacks[i].frames, &idx, &n, &cap);
+		for (size_t k = n; k > 0; k--)
+			pb_varint(&packed, idx[k - 1] + 1);
+		pb_message(&msg, 1, &packed);
+		pb_varint(&packed, p->stacks[i].samples);
+		pb_varint(&packed, info->from_file && !info->alloc ? p->stacks[i].weight : weight_of(&p->stacks[i], info));
+		pb_message(&msg, 2, &packed);
+		pb_message(&out, 2, &msg);
+	}
+	/* location (4) and function (5): one of each per frame, ids from 1 */
+	for (size_t i = 0; i < fr.n; i++) {
+		struct pb line = { 0 };
+		const char *file = NULL;
+		uint32_t l = 0;
+		if (loc)
+			loc(ctx, fr.names[i], &file, &l);
+		pb_uint(&line, 1, i + 1);
+		pb_uint(&line, 2, l);
+		pb_uint(&msg, 1, i + 1);
+		pb_message(&msg, 4, &line);
+		pb_message(&out, 4, &msg);
+		free(line.b);
+		int64_t name = str_id(&st, fr.names[i]);
+		pb_uint(&msg, 1, i + 1);
+		pb_uint(&msg, 2, name);
+		pb_uint(&msg, 3, name);
+		pb_uint(&msg, 4, file ? str_id(&st, file) : 0);
+		pb_uint(&msg, 5, l);
+		pb_message(&out, 5, &msg);
+	}
+	/* time_nanos (9), duration_nanos (10), period_type (11), period (12),
+	 * default_sample_type (14) */
+	pb_uint(&out, 9, start_ns);
+	pb_uint(&out, 10, (uint64_t)(info->seconds * 1e9));
+	pb_uint(&msg, 1, s_type);
+	pb_uint(&msg, 2, s_unit);
+	pb_message(&out, 11, &msg);
+	pb_uint(&out, 12, info->alloc ? 0 : period_ns(info));
+	pb_uint(&out, 14, s_type);
+	/* string_table (6) last: every string is known by now (field order is free) */
+	for (size_t i = 0; i < st.fr.n; i++)
+		pb_len(&out, 6, st.fr.names[i], strlen(st.fr.names[i]));
+	if (err || out.oom || msg.oom || packed.oom)
+		err = err ? err : -ENOMEM;
+	else
+		err = gzip_to(f, out.b, out.n);
+	free(out.b);
+	free(msg.b);
+	free(packed.b);
+	free(idx);
+	frames_free(&fr);
+	frames_free(&st.fr);
+	return err;
+}

@@ -1,0 +1,28 @@
+/* sqprof_export.h - a profile in the formats other viewers read: speedscope's JSON file
+ * format (a "sampled" profile) and pprof's gzipped protobuf (profile.proto), each with
+ * the frames' source files and lines where known. */
+#ifndef SQPROF_EXPORT_H
+#define SQPROF_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sqprof_report.h"
+
+/* Where a frame's method was defined: file and line, or NULL/0 when not known (a
+ * profile read back from folded stacks). */
+typedef void (*sqp_location_fn)(void *ctx, const char *frame, const char **file, uint32_t *line);
+
+/* speedscope: https://www.speedscope.app/file-format-schema.json. Weights are bytes for
+ * an allocation profile, nanoseconds of CPU (samples times the period) otherwise.
+ * Returns 0, or -errno. */
+int sqp_write_speedscope(FILE *f, struct sqp_profile *p, const struct sqp_info *info, const char *name,
+			 sqp_location_fn loc, void *ctx);
+
+/* pprof: a gzipped perftools.profiles.Profile with sample types samples/count and
+ * cpu/nanoseconds (or alloc_space/bytes), one function and one location per method.
+ * start_ns: when sampling began (CLOCK_REALTIME). Returns 0, or -errno. */
+int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info, uint64_t start_ns,
+		    sqp_location_fn loc, void *ctx);
+
+#endif
