@@ -520,7 +520,7 @@ static void gen_while(Compiler *c, Fn *fn, Node *n, bool whileTrue, bool value)
 /* A loop's first test, "local <= local", as one SEND_LE_LL. */
 static void emit_le_locals(Compiler *c, Fn *fn, int a, int b)
 {
-    uint32_t site = add_site(c, fn, S.le, 1);
+    uint32_t site = add_site(c, fn, SYM.le, 1);
     emit_op(fn, OP_SEND_LE_LL, 2);
     adjust(fn, -1);
     emit_byte(fn, (uint8_t)a);
@@ -549,7 +549,7 @@ static void gen_to_do(Compiler *c, Fn *fn, Node *n, bool value)
         emit_op(fn, OP_PUSH_LOCAL, 1);
         emit_byte(fn, (uint8_t)limit);
         emit_op(fn, OP_SEND_LE, -1);
-        emit_u16(fn, add_site(c, fn, S.le, 1));
+        emit_u16(fn, add_site(c, fn, SYM.le, 1));
     }
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
     uint32_t body = fn->len;
@@ -560,7 +560,7 @@ static void gen_to_do(Compiler *c, Fn *fn, Node *n, bool value)
         gen_var_access(c, fn, &ivar, false);
         emit_op(fn, OP_PUSH_1, 1);
         emit_op(fn, OP_SEND_ADD, -1);
-        emit_u16(fn, add_site(c, fn, S.plus, 1));
+        emit_u16(fn, add_site(c, fn, SYM.plus, 1));
         gen_var_access(c, fn, &ivar, true);
         emit_jump_back(c, fn, top);
     }
@@ -604,21 +604,21 @@ static void gen_inlined_send(Compiler *c, Fn *fn, Node *n, bool value)
 /* Binary sends with an arithmetic fast path in the interpreter. */
 static Opcode special_op(Value sel)
 {
-    if (sel == S.plus) return OP_SEND_ADD;
-    if (sel == S.minus) return OP_SEND_SUB;
-    if (sel == S.times) return OP_SEND_MUL;
-    if (sel == S.lt) return OP_SEND_LT;
-    if (sel == S.gt) return OP_SEND_GT;
-    if (sel == S.le) return OP_SEND_LE;
-    if (sel == S.ge) return OP_SEND_GE;
-    if (sel == S.eq) return OP_SEND_EQ;
-    if (sel == S.ne) return OP_SEND_NE;
-    if (sel == S.mod) return OP_SEND_MOD;
-    if (sel == S.div) return OP_SEND_DIV;
-    if (sel == S.bitAnd) return OP_SEND_BITAND;
-    if (sel == S.logicalAnd) return OP_SEND_AND;
-    if (sel == S.logicalOr) return OP_SEND_OR;
-    if (sel == S.at) return OP_SEND_AT;
+    if (sel == SYM.plus) return OP_SEND_ADD;
+    if (sel == SYM.minus) return OP_SEND_SUB;
+    if (sel == SYM.times) return OP_SEND_MUL;
+    if (sel == SYM.lt) return OP_SEND_LT;
+    if (sel == SYM.gt) return OP_SEND_GT;
+    if (sel == SYM.le) return OP_SEND_LE;
+    if (sel == SYM.ge) return OP_SEND_GE;
+    if (sel == SYM.eq) return OP_SEND_EQ;
+    if (sel == SYM.ne) return OP_SEND_NE;
+    if (sel == SYM.mod) return OP_SEND_MOD;
+    if (sel == SYM.div) return OP_SEND_DIV;
+    if (sel == SYM.bitAnd) return OP_SEND_BITAND;
+    if (sel == SYM.logicalAnd) return OP_SEND_AND;
+    if (sel == SYM.logicalOr) return OP_SEND_OR;
+    if (sel == SYM.at) return OP_SEND_AT;
     return OP_SEND;
 }
 
@@ -672,7 +672,7 @@ static void gen_send(Compiler *c, Fn *fn, Node *n)
     if (n->inlined) { gen_inlined_send(c, fn, n, true); return; }
     Opcode op = n->isSuper ? OP_SUPER_SEND : OP_SEND;
     if (!n->isSuper && n->nargs == 1) op = special_op(n->lit);
-    if (!n->isSuper && n->nargs == 2 && n->lit == S.atPut) op = OP_SEND_ATPUT;
+    if (!n->isSuper && n->nargs == 2 && n->lit == SYM.atPut) op = OP_SEND_ATPUT;
     if (gen_special_variant(c, fn, n, op)) return;
     if (n->recv) {
         if (n->isSuper) emit_op(fn, OP_PUSH_SELF, 1);

@@ -91,9 +91,18 @@ static struct {
     /* permanent space */
     Chunk *perm;
     size_t sizeBefore;
-} H;
+} heap;
 
-/* Global (not in H) so that sqvm_debug_offsets can give outside readers their addresses. */
+/* The old-space size at which the next full collection is due: want (twice what survived
+ * the last one), but at least 4 young spaces or 32 MiB, and at most --heap. */
+static void set_full_threshold(size_t want)
+{
+    size_t floor = 4 * heap.cfg.youngBytes > (32u << 20) ? 4 * heap.cfg.youngBytes : (32u << 20);
+    heap.fullThreshold = want > floor ? want : floor;
+    if (heap.cfg.maxHeapBytes && heap.fullThreshold > heap.cfg.maxHeapBytes) heap.fullThreshold = heap.cfg.maxHeapBytes;
+}
+
+/* Global (not in heap) so that sqvm_debug_offsets can give outside readers their addresses. */
 GCStats gc_stats_data;
 char *gc_eden;
 
@@ -105,55 +114,54 @@ static void init_size_classes(void)
 {
     /* 16..128 by 16, then four steps per doubling up to MAX_CELL */
     int n = 0;
-    for (uint32_t s = 16; s <= 128; s += 16) H.classSize[n++] = s;
+    for (uint32_t s = 16; s <= 128; s += 16) heap.classSize[n++] = s;
     for (uint32_t base = 128; base < MAX_CELL; base *= 2)
-        for (uint32_t k = 1; k <= 4; k++) H.classSize[n++] = base + base * k / 4;
-    H.numSizeClasses = n;
+        for (uint32_t k = 1; k <= 4; k++) heap.classSize[n++] = base + base * k / 4;
+    heap.numSizeClasses = n;
 }
 
 void gc_init(const GCConfig *cfg)
 {
-    H.cfg = *cfg;
-    if (H.cfg.youngBytes < (256u << 10)) H.cfg.youngBytes = 256u << 10;
-    H.cfg.youngBytes = (H.cfg.youngBytes + 4095) & ~(size_t)4095;
-    H.survBytes = ((H.cfg.youngBytes / 4) + 4095) & ~(size_t)4095;
-    size_t total = H.cfg.youngBytes + 2 * H.survBytes;
+    heap.cfg = *cfg;
+    if (heap.cfg.youngBytes < (256u << 10)) heap.cfg.youngBytes = 256u << 10;
+    heap.cfg.youngBytes = (heap.cfg.youngBytes + 4095) & ~(size_t)4095;
+    heap.survBytes = ((heap.cfg.youngBytes / 4) + 4095) & ~(size_t)4095;
+    size_t total = heap.cfg.youngBytes + 2 * heap.survBytes;
     /* populated up front: first-touch page faults would otherwise land in the first pauses */
     char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (m == MAP_FAILED) vm_out_of_memory("cannot map the young space");
-    H.eden = gc_eden = m;
-    H.edenEnd = m + H.cfg.youngBytes;
-    size_t reserve = H.cfg.youngBytes / 8 < (64u << 10) ? H.cfg.youngBytes / 8 : (64u << 10);
-    H.softLimit = H.edenEnd - reserve;
-    H.surv[0] = H.edenEnd;
-    H.surv[1] = H.edenEnd + H.survBytes;
-    H.from = 0;
-    H.survTop = H.surv[0];
+    heap.eden = gc_eden = m;
+    heap.edenEnd = m + heap.cfg.youngBytes;
+    size_t reserve = heap.cfg.youngBytes / 8 < (64u << 10) ? heap.cfg.youngBytes / 8 : (64u << 10);
+    heap.softLimit = heap.edenEnd - reserve;
+    heap.surv[0] = heap.edenEnd;
+    heap.surv[1] = heap.edenEnd + heap.survBytes;
+    heap.from = 0;
+    heap.survTop = heap.surv[0];
     gc_young_start = (uintptr_t)m;
     gc_young_size = total;
-    gc_top = H.syncTop = H.eden;
-    H.edenLimit = H.softLimit;
+    gc_top = heap.syncTop = heap.eden;
+    heap.edenLimit = heap.softLimit;
     gc_stats_data.heapBytes = total;
-    H.hashSeed = 2463534242u;
+    heap.hashSeed = 2463534242u;
     init_size_classes();
     set_limit();
-    H.fullThreshold = 4 * H.cfg.youngBytes > (32u << 20) ? 4 * H.cfg.youngBytes : (32u << 20);
-    if (H.cfg.maxHeapBytes && H.fullThreshold > H.cfg.maxHeapBytes) H.fullThreshold = H.cfg.maxHeapBytes;
+    set_full_threshold(0);
 }
 
 void gc_add_root_scanner(GCRootScanner scanner, bool fullOnly)
 {
-    if (H.numScanners == MAX_SCANNERS) vm_fatal("too many GC root scanners");
-    H.fullOnly[H.numScanners] = fullOnly;
-    H.scanners[H.numScanners++] = scanner;
+    if (heap.numScanners == MAX_SCANNERS) vm_fatal("too many GC root scanners");
+    heap.fullOnly[heap.numScanners] = fullOnly;
+    heap.scanners[heap.numScanners++] = scanner;
 }
 
 /* xorshift32: cheap, well-spread identity hashes; never 0 (0 means "unassigned"). */
 uint32_t gc_next_hash(void)
 {
-    uint32_t x = H.hashSeed;
+    uint32_t x = heap.hashSeed;
     x ^= x << 13; x ^= x >> 17; x ^= x << 5;
-    H.hashSeed = x;
+    heap.hashSeed = x;
     x &= HDR_HASH_MASK;
     return x ? x : 1;
 }
@@ -162,10 +170,10 @@ uint32_t gc_next_hash(void)
 
 static int size_class(size_t bytes)
 {
-    int lo = 0, hi = H.numSizeClasses - 1;
+    int lo = 0, hi = heap.numSizeClasses - 1;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (H.classSize[mid] >= bytes) hi = mid; else lo = mid + 1;
+        if (heap.classSize[mid] >= bytes) hi = mid; else lo = mid + 1;
     }
     return lo;
 }
@@ -174,7 +182,7 @@ static void new_page(int sc)
 {
     Page *p = malloc(sizeof(Page) + PAGE_BYTES + 16);
     if (!p) vm_out_of_memory("cannot allocate an old-space page");
-    p->cellSize = H.classSize[sc];
+    p->cellSize = heap.classSize[sc];
     p->sizeClass = (uint32_t)sc;
     p->cells = (char *)(((uintptr_t)(p + 1) + 15) & ~(uintptr_t)15);
     uint32_t ncells = PAGE_BYTES / p->cellSize;
@@ -183,20 +191,20 @@ static void new_page(int sc)
     for (char *c = p->end - p->cellSize; c >= p->cells; c -= p->cellSize) {
         Obj *o = (Obj *)c;
         o->hdr = 0;
-        o->slots[0] = (Value)H.freeList[sc];
-        H.freeList[sc] = o;
+        o->slots[0] = (Value)heap.freeList[sc];
+        heap.freeList[sc] = o;
     }
-    p->next = H.pages;
-    H.pages = p;
+    p->next = heap.pages;
+    heap.pages = p;
     gc_stats_data.heapBytes += PAGE_BYTES;
 }
 
 static void note_old_growth(size_t bytes)
 {
-    H.oldBytes += bytes;
-    if (H.oldBytes > gc_stats_data.oldPeak) gc_stats_data.oldPeak = H.oldBytes;
-    if (H.oldBytes > H.fullThreshold && !H.fullPending) {
-        H.fullPending = true;
+    heap.oldBytes += bytes;
+    if (heap.oldBytes > gc_stats_data.oldPeak) gc_stats_data.oldPeak = heap.oldBytes;
+    if (heap.oldBytes > heap.fullThreshold && !heap.fullPending) {
+        heap.fullPending = true;
         gc_pending = true;
     }
 }
@@ -207,17 +215,17 @@ static void *old_alloc(size_t bytes)
         Large *l = malloc(sizeof(Large) + bytes);
         if (!l) vm_out_of_memory("cannot allocate a large object");
         l->bytes = bytes;
-        l->next = H.large;
-        H.large = l;
+        l->next = heap.large;
+        heap.large = l;
         gc_stats_data.heapBytes += bytes;
         note_old_growth(bytes);
         return l->data;
     }
     int sc = size_class(bytes);
-    if (!H.freeList[sc]) new_page(sc);
-    Obj *o = H.freeList[sc];
-    H.freeList[sc] = (Obj *)o->slots[0];
-    note_old_growth(H.classSize[sc]);
+    if (!heap.freeList[sc]) new_page(sc);
+    Obj *o = heap.freeList[sc];
+    heap.freeList[sc] = (Obj *)o->slots[0];
+    note_old_growth(heap.classSize[sc]);
     return o;
 }
 
@@ -226,10 +234,10 @@ static void *old_alloc(size_t bytes)
 /* Brings the sampler's byte counts up to date with what the fast path bumped. */
 static void sample_sync(void)
 {
-    int64_t consumed = gc_top - H.syncTop;
-    H.sampleAccum += (uint64_t)consumed;
-    H.sampleRemaining -= consumed;
-    H.syncTop = gc_top;
+    int64_t consumed = gc_top - heap.syncTop;
+    heap.sampleAccum += (uint64_t)consumed;
+    heap.sampleRemaining -= consumed;
+    heap.syncTop = gc_top;
 }
 
 /* Counts this allocation; marks it as the sample when it crosses the sample point.
@@ -237,23 +245,23 @@ static void sample_sync(void)
 static void sample_account(size_t bytes)
 {
     if (!probe_sample_enabled()) {
-        H.sampling = false;
+        heap.sampling = false;
         return;
     }
-    if (!H.sampling) {
-        H.sampling = true;
-        H.sampleRemaining = (int64_t)probe_sample_gap();
-        H.sampleAccum = 0;
-        H.syncTop = gc_top;
+    if (!heap.sampling) {
+        heap.sampling = true;
+        heap.sampleRemaining = (int64_t)probe_sample_gap();
+        heap.sampleAccum = 0;
+        heap.syncTop = gc_top;
     }
     sample_sync();
-    H.sampleAccum += bytes;
-    H.sampleRemaining -= (int64_t)bytes;
-    if (H.sampleRemaining <= 0) {
+    heap.sampleAccum += bytes;
+    heap.sampleRemaining -= (int64_t)bytes;
+    if (heap.sampleRemaining <= 0) {
         gc_sample_due = true;
-        gc_sample_weight = H.sampleAccum;
-        H.sampleAccum = 0;
-        H.sampleRemaining = (int64_t)probe_sample_gap();
+        gc_sample_weight = heap.sampleAccum;
+        heap.sampleAccum = 0;
+        heap.sampleRemaining = (int64_t)probe_sample_gap();
     }
 }
 
@@ -263,11 +271,11 @@ static void sample_account(size_t bytes)
 #define SAMPLE_POLL_BYTES (256 << 10)
 static void set_limit(void)
 {
-    char *lim = H.cfg.stress ? gc_top : H.edenLimit;
-    int64_t next = H.sampling ? H.sampleRemaining : SAMPLE_POLL_BYTES;
+    char *lim = heap.cfg.stress ? gc_top : heap.edenLimit;
+    int64_t next = heap.sampling ? heap.sampleRemaining : SAMPLE_POLL_BYTES;
     if (next < lim - gc_top) lim = gc_top + next;
     gc_limit = lim;
-    H.syncTop = gc_top;
+    heap.syncTop = gc_top;
 }
 
 /* The fast path's limit was reached: eden's soft limit (ask for a collection at the
@@ -277,16 +285,16 @@ static void set_limit(void)
 void *gc_alloc_slow(size_t bytes)
 {
     sample_account(bytes);
-    if (H.cfg.stress) gc_pending = true;
+    if (heap.cfg.stress) gc_pending = true;
     char *p = gc_top;
-    if (bytes > MAX_CELL || bytes > H.cfg.youngBytes / 8) {
+    if (bytes > MAX_CELL || bytes > heap.cfg.youngBytes / 8) {
         gc_stats_data.bytesAllocated += bytes;
         p = old_alloc(bytes);
-    } else if ((size_t)(H.edenLimit - gc_top) >= bytes) {
+    } else if ((size_t)(heap.edenLimit - gc_top) >= bytes) {
         gc_top += bytes;
-    } else if ((size_t)(H.edenEnd - gc_top) >= bytes) {
+    } else if ((size_t)(heap.edenEnd - gc_top) >= bytes) {
         gc_pending = true;
-        H.edenLimit = H.edenEnd;
+        heap.edenLimit = heap.edenEnd;
         gc_top += bytes;
     } else {
         gc_pending = true;
@@ -299,15 +307,15 @@ void *gc_alloc_slow(size_t bytes)
 
 void *gc_alloc_perm(size_t bytes)
 {
-    Chunk *c = H.perm;
+    Chunk *c = heap.perm;
     if (!c || (size_t)(c->end - c->top) < bytes) {
         size_t size = bytes > (1u << 20) ? bytes : (1u << 20);
         c = malloc(sizeof(Chunk) + size);
         if (!c) vm_out_of_memory("cannot allocate permanent space");
         c->top = c->data;
         c->end = c->data + size;
-        c->next = H.perm;
-        H.perm = c;
+        c->next = heap.perm;
+        heap.perm = c;
     }
     void *p = c->top;
     c->top += bytes;
@@ -318,12 +326,12 @@ void gc_remember(void *obj)
 {
     Obj *o = obj;
     if (o->hdr & GCF_REMEMBERED) return;
-    if (H.nrem == H.caprem) {
-        H.caprem = H.caprem ? H.caprem * 2 : 1024;
-        H.rem = vm_xrealloc(H.rem, H.caprem * sizeof(Obj *));
+    if (heap.nrem == heap.caprem) {
+        heap.caprem = heap.caprem ? heap.caprem * 2 : 1024;
+        heap.rem = vm_xrealloc(heap.rem, heap.caprem * sizeof(Obj *));
     }
     o->hdr |= GCF_REMEMBERED;
-    H.rem[H.nrem++] = o;
+    heap.rem[heap.nrem++] = o;
 }
 
 /* ---- Object walking ---- */
@@ -365,11 +373,11 @@ static inline bool has_pointers(const Obj *o)
 
 static void push_promoted(Obj *o)
 {
-    if (H.npromoted == H.cappromoted) {
-        H.cappromoted = H.cappromoted ? H.cappromoted * 2 : 1024;
-        H.promoted = vm_xrealloc(H.promoted, H.cappromoted * sizeof(Obj *));
+    if (heap.npromoted == heap.cappromoted) {
+        heap.cappromoted = heap.cappromoted ? heap.cappromoted * 2 : 1024;
+        heap.promoted = vm_xrealloc(heap.promoted, heap.cappromoted * sizeof(Obj *));
     }
-    H.promoted[H.npromoted++] = o;
+    heap.promoted[heap.npromoted++] = o;
 }
 
 static size_t evtSurvived, evtTenured;
@@ -380,13 +388,13 @@ static Obj *copy_young(Obj *o)
     size_t bytes = obj_total_bytes(o);
     uint64_t age = (o->hdr & GCF_AGE_MASK) >> GCF_AGE_SHIFT;
     char *dst;
-    bool tenure = H.tenureAll || age + 1 >= TENURE_AGE || (size_t)(H.toEnd - H.toTop) < bytes;
+    bool tenure = heap.tenureAll || age + 1 >= TENURE_AGE || (size_t)(heap.toEnd - heap.toTop) < bytes;
     if (tenure) {
         dst = old_alloc(bytes);
         evtTenured += bytes;
     } else {
-        dst = H.toTop;
-        H.toTop += bytes;
+        dst = heap.toTop;
+        heap.toTop += bytes;
         evtSurvived += bytes;
     }
     char *src = obj_start(o);
@@ -420,18 +428,18 @@ static bool scan_old_obj(Obj *o)
 
 static void scavenge(void)
 {
-    char *to = H.surv[1 - H.from];
-    H.toTop = to;
-    H.toEnd = to + H.survBytes;
-    H.npromoted = 0;
+    char *to = heap.surv[1 - heap.from];
+    heap.toTop = to;
+    heap.toEnd = to + heap.survBytes;
+    heap.npromoted = 0;
     /* Roots: the registered scanners (stacks, globals, ...). */
-    for (int i = 0; i < H.numScanners; i++)
-        if (!H.fullOnly[i]) H.scanners[i](visit_young);
+    for (int i = 0; i < heap.numScanners; i++)
+        if (!heap.fullOnly[i]) heap.scanners[i](visit_young);
     /* Roots: the remembered set, rebuilt as we go. */
-    Obj **old = H.rem;
-    size_t nold = H.nrem;
-    H.rem = NULL;
-    H.nrem = H.caprem = 0;
+    Obj **old = heap.rem;
+    size_t nold = heap.nrem;
+    heap.rem = NULL;
+    heap.nrem = heap.caprem = 0;
     for (size_t i = 0; i < nold; i++) {
         Obj *o = old[i];
         o->hdr &= ~GCF_REMEMBERED;
@@ -442,7 +450,7 @@ static void scavenge(void)
     char *scan = to;
     for (;;) {
         bool progress = false;
-        while (scan < H.toTop) {
+        while (scan < heap.toTop) {
             Obj *o = obj_at(scan);
             if (has_pointers(o)) {
                 size_t n = obj_num_slots(o);
@@ -451,25 +459,25 @@ static void scavenge(void)
             scan += obj_total_bytes(o);
             progress = true;
         }
-        while (H.npromoted) {
-            Obj *o = H.promoted[--H.npromoted];
+        while (heap.npromoted) {
+            Obj *o = heap.promoted[--heap.npromoted];
             if (scan_old_obj(o)) gc_remember(o);
             progress = true;
         }
         if (!progress) break;
     }
-    H.from = 1 - H.from;
-    H.survTop = H.toTop;
-    gc_stats_data.bytesAllocated += (uint64_t)(gc_top - H.eden);
-    if (H.sampling) sample_sync();
-    gc_top = H.eden;
-    H.edenLimit = H.softLimit;
+    heap.from = 1 - heap.from;
+    heap.survTop = heap.toTop;
+    gc_stats_data.bytesAllocated += (uint64_t)(gc_top - heap.eden);
+    if (heap.sampling) sample_sync();
+    gc_top = heap.eden;
+    heap.edenLimit = heap.softLimit;
     set_limit();
 }
 
 static size_t young_used(void)
 {
-    return (size_t)(gc_top - H.eden) + (size_t)(H.survTop - H.surv[H.from]);
+    return (size_t)(gc_top - heap.eden) + (size_t)(heap.survTop - heap.surv[heap.from]);
 }
 
 size_t gc_young_used(void) { return young_used(); }
@@ -478,11 +486,11 @@ size_t gc_young_used(void) { return young_used(); }
 
 static void push_mark(Obj *o)
 {
-    if (H.nmark == H.capmark) {
-        H.capmark = H.capmark ? H.capmark * 2 : 4096;
-        H.mark = vm_xrealloc(H.mark, H.capmark * sizeof(Obj *));
+    if (heap.nmark == heap.capmark) {
+        heap.capmark = heap.capmark ? heap.capmark * 2 : 4096;
+        heap.mark = vm_xrealloc(heap.mark, heap.capmark * sizeof(Obj *));
     }
-    H.mark[H.nmark++] = o;
+    heap.mark[heap.nmark++] = o;
 }
 
 static void visit_mark(Value *slot)
@@ -497,8 +505,8 @@ static void visit_mark(Value *slot)
 
 static void drain_marks(void)
 {
-    while (H.nmark) {
-        Obj *o = H.mark[--H.nmark];
+    while (heap.nmark) {
+        Obj *o = heap.mark[--heap.nmark];
         size_t n = obj_num_slots(o);
         for (size_t i = 0; i < n; i++) visit_mark(&o->slots[i]);
     }
@@ -506,9 +514,9 @@ static void drain_marks(void)
 
 static void mark_from_roots(void)
 {
-    for (int i = 0; i < H.numScanners; i++) H.scanners[i](visit_mark);
+    for (int i = 0; i < heap.numScanners; i++) heap.scanners[i](visit_mark);
     /* Permanent objects are roots: scan every permanent pointer object. */
-    for (Chunk *c = H.perm; c; c = c->next)
+    for (Chunk *c = heap.perm; c; c = c->next)
         for (char *p = c->data; p < c->top;) {
             Obj *o = obj_at(p);
             if (has_pointers(o)) {
@@ -525,8 +533,8 @@ static void mark_from_roots(void)
 static size_t sweep(void)
 {
     size_t freed = 0, live = 0;
-    for (int i = 0; i < H.numSizeClasses; i++) H.freeList[i] = NULL;
-    Page **pp = &H.pages;
+    for (int i = 0; i < heap.numSizeClasses; i++) heap.freeList[i] = NULL;
+    Page **pp = &heap.pages;
     while (*pp) {
         Page *p = *pp;
         Obj *pageFree = NULL, *pageFreeTail = NULL;
@@ -551,13 +559,13 @@ static size_t sweep(void)
             continue;
         }
         if (pageFree) {
-            pageFreeTail->slots[0] = (Value)H.freeList[p->sizeClass];
-            H.freeList[p->sizeClass] = pageFree;
+            pageFreeTail->slots[0] = (Value)heap.freeList[p->sizeClass];
+            heap.freeList[p->sizeClass] = pageFree;
         }
         live += pageLive * p->cellSize;
         pp = &p->next;
     }
-    Large **lp = &H.large;
+    Large **lp = &heap.large;
     while (*lp) {
         Large *l = *lp;
         Obj *o = obj_at(l->data);
@@ -572,7 +580,7 @@ static size_t sweep(void)
             free(l);
         }
     }
-    H.oldBytes = live;
+    heap.oldBytes = live;
     return freed;
 }
 
@@ -582,12 +590,12 @@ static void finish_event(GCEvent *e, uint64_t t0)
 {
     e->pauseNs = vm_now_ns() - t0;
     e->youngAfter = young_used();
-    e->oldAfter = H.oldBytes;
-    e->rememberedCount = H.nrem;
+    e->oldAfter = heap.oldBytes;
+    e->rememberedCount = heap.nrem;
     e->survivedBytes = evtSurvived;
     e->tenuredBytes = evtTenured;
     gc_stats_data.bytesTenured += evtTenured;
-    gc_stats_data.oldBytes = H.oldBytes;
+    gc_stats_data.oldBytes = heap.oldBytes;
     if (e->kind == GC_YOUNG) {
         gc_stats_data.youngCount++;
         gc_stats_data.youngPauseNs += e->pauseNs;
@@ -605,58 +613,53 @@ static void finish_event(GCEvent *e, uint64_t t0)
 void gc_young_collect(void)
 {
     uint64_t t0 = vm_now_ns();
-    GCEvent e = {.kind = GC_YOUNG, .youngBefore = young_used(), .oldBefore = H.oldBytes};
+    GCEvent e = {.kind = GC_YOUNG, .youngBefore = young_used(), .oldBefore = heap.oldBytes};
     vm_gc_begin_hook(GC_YOUNG);
     evtSurvived = evtTenured = 0;
-    H.tenureAll = false;
+    heap.tenureAll = false;
     scavenge();
     e.freedBytes = e.youngBefore - evtSurvived - evtTenured;
     finish_event(&e, t0);
-    H.youngSinceFull++;
-    if (H.cfg.verify) gc_verify("after a young collection");
+    heap.youngSinceFull++;
+    if (heap.cfg.verify) gc_verify("after a young collection");
 }
 
 void gc_full_collect(void)
 {
     uint64_t t0 = vm_now_ns();
-    GCEvent e = {.kind = GC_FULL, .youngBefore = young_used(), .oldBefore = H.oldBytes};
+    GCEvent e = {.kind = GC_FULL, .youngBefore = young_used(), .oldBefore = heap.oldBytes};
     vm_gc_begin_hook(GC_FULL);
     evtSurvived = evtTenured = 0;
-    H.tenureAll = true;
+    heap.tenureAll = true;
     scavenge();
-    H.tenureAll = false;
+    heap.tenureAll = false;
     /* Young space is empty now, so nothing needs remembering. */
-    for (size_t i = 0; i < H.nrem; i++) H.rem[i]->hdr &= ~GCF_REMEMBERED;
-    H.nrem = 0;
-    size_t oldWithTenured = H.oldBytes;
+    for (size_t i = 0; i < heap.nrem; i++) heap.rem[i]->hdr &= ~GCF_REMEMBERED;
+    heap.nrem = 0;
     mark_from_roots();
     size_t freed = sweep();
     e.freedBytes = (e.youngBefore - evtTenured) + freed;
-    (void)oldWithTenured;
-    H.fullPending = false;
-    H.youngSinceFull = 0;
-    size_t next = 2 * H.oldBytes;
-    size_t floor = 4 * H.cfg.youngBytes > (32u << 20) ? 4 * H.cfg.youngBytes : (32u << 20);
-    H.fullThreshold = next > floor ? next : floor;
-    if (H.cfg.maxHeapBytes && H.fullThreshold > H.cfg.maxHeapBytes) H.fullThreshold = H.cfg.maxHeapBytes;
+    heap.fullPending = false;
+    heap.youngSinceFull = 0;
+    set_full_threshold(2 * heap.oldBytes);
     finish_event(&e, t0);
-    if (H.cfg.verify) gc_verify("after a full collection");
-    if (H.cfg.maxHeapBytes && H.oldBytes > H.cfg.maxHeapBytes) vm_heap_exhausted(H.oldBytes, H.cfg.maxHeapBytes);
+    if (heap.cfg.verify) gc_verify("after a full collection");
+    if (heap.cfg.maxHeapBytes && heap.oldBytes > heap.cfg.maxHeapBytes) vm_heap_exhausted(heap.oldBytes, heap.cfg.maxHeapBytes);
 }
 
 void gc_collect(void)
 {
     gc_pending = false;
-    bool full = H.fullPending ||
-                (H.cfg.stress && H.cfg.fullEvery > 0 && H.youngSinceFull + 1 >= (uint64_t)H.cfg.fullEvery);
+    bool full = heap.fullPending ||
+                (heap.cfg.stress && heap.cfg.fullEvery > 0 && heap.youngSinceFull + 1 >= (uint64_t)heap.cfg.fullEvery);
     if (full) gc_full_collect();
     else gc_young_collect();
-    if (H.fullPending) gc_full_collect();
+    if (heap.fullPending) gc_full_collect();
 }
 
 const GCStats *gc_stats(void)
 {
-    gc_stats_data.oldBytes = H.oldBytes;
+    gc_stats_data.oldBytes = heap.oldBytes;
     return &gc_stats_data;
 }
 
@@ -668,7 +671,7 @@ void gc_print_stats(void)
             "allocated %llu bytes, tenured %llu bytes, old space %zu bytes (peak %zu), held %zu bytes\n",
             (unsigned long long)s->youngCount, s->youngPauseNs / 1e6, s->maxYoungPauseNs / 1e6,
             (unsigned long long)s->fullCount, s->fullPauseNs / 1e6, s->maxFullPauseNs / 1e6,
-            (unsigned long long)(s->bytesAllocated + (uint64_t)(gc_top - H.eden)),
+            (unsigned long long)(s->bytesAllocated + (uint64_t)(gc_top - heap.eden)),
             (unsigned long long)s->bytesTenured, s->oldBytes, s->oldPeak, s->heapBytes);
 }
 
@@ -703,8 +706,8 @@ static void verify_obj(Obj *o, bool old)
         if (!valid_header(as_obj(v))) { verify_fail(o, "slot points to a bad object"); continue; }
         if (gc_is_young(v)) {
             char *p = (char *)v;
-            bool inEden = p >= H.eden && p < gc_top;
-            bool inSurv = p >= H.surv[H.from] && p < H.survTop;
+            bool inEden = p >= heap.eden && p < gc_top;
+            bool inSurv = p >= heap.surv[heap.from] && p < heap.survTop;
             if (!inEden && !inSurv) verify_fail(o, "slot points into an unused young area");
             young = true;
         }
@@ -716,13 +719,13 @@ void gc_verify(const char *when)
 {
     verifyErrors = 0;
     verifyWhen = when;
-    for (char *p = H.eden; p < gc_top;) { Obj *o = obj_at(p); verify_obj(o, false); p += obj_total_bytes(o); }
-    for (char *p = H.surv[H.from]; p < H.survTop;) { Obj *o = obj_at(p); verify_obj(o, false); p += obj_total_bytes(o); }
-    for (Page *pg = H.pages; pg; pg = pg->next)
+    for (char *p = heap.eden; p < gc_top;) { Obj *o = obj_at(p); verify_obj(o, false); p += obj_total_bytes(o); }
+    for (char *p = heap.surv[heap.from]; p < heap.survTop;) { Obj *o = obj_at(p); verify_obj(o, false); p += obj_total_bytes(o); }
+    for (Page *pg = heap.pages; pg; pg = pg->next)
         for (char *c = pg->cells; c < pg->end; c += pg->cellSize)
             if (((Obj *)c)->hdr != 0) verify_obj((Obj *)c, true);
-    for (Large *l = H.large; l; l = l->next) verify_obj(obj_at(l->data), true);
-    for (Chunk *c = H.perm; c; c = c->next)
+    for (Large *l = heap.large; l; l = l->next) verify_obj(obj_at(l->data), true);
+    for (Chunk *c = heap.perm; c; c = c->next)
         for (char *p = c->data; p < c->top;) { Obj *o = obj_at(p); verify_obj(o, true); p += obj_total_bytes(o); }
     if (verifyErrors) vm_fatal("heap verification failed %s: %d errors", when, verifyErrors);
 }

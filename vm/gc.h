@@ -12,6 +12,14 @@ typedef void (*GCRootScanner)(GCVisitFn visit);
 
 typedef enum { GC_YOUNG = 0, GC_FULL = 1 } GCKind;
 
+/* The collector's flags in an object's header word (bits 26-31; object.h has the rest). */
+#define GCF_FORWARDED (1ull << 26) /* body slot 0 holds the new address */
+#define GCF_PERM (1ull << 27)      /* permanent space: never moves, never freed */
+#define GCF_MARK (1ull << 28)      /* reached by the current full collection */
+#define GCF_AGE_SHIFT 29           /* bits 29-30: scavenges survived (young objects) */
+#define GCF_AGE_MASK (3ull << 29)
+#define GCF_REMEMBERED (1ull << 31) /* in the remembered set (old and permanent objects) */
+
 /* What one collection did: handed to the probe hooks and summed into GCStats. */
 typedef struct GCEvent {
     GCKind kind;
@@ -52,7 +60,7 @@ void gc_add_root_scanner(GCRootScanner scanner, bool fullOnly);
 
 /* ---- Allocation ----
  * Allocation never collects: it only sets gc_pending, which the interpreter
- * polls at safe points (sends and backward jumps), where every live value is
+ * polls at safe points (activations and backward jumps), where every live value is
  * in a frame, a global or a registered root. So C code never holds an object
  * across a collection, and needs no root protection. */
 extern char *gc_top, *gc_limit;
@@ -83,11 +91,10 @@ static inline bool gc_is_young(Value v)
     return is_ptr(v) && ((uintptr_t)v - gc_young_start) < gc_young_size;
 }
 
-#define GC_REMEMBERED_BIT (1ull << 31)
 static inline void gc_write_barrier(void *obj, Value v)
 {
     if (UNLIKELY(gc_is_young(v)) && !gc_is_young((Value)obj) &&
-        !(*(uint64_t *)obj & GC_REMEMBERED_BIT))
+        !(*(uint64_t *)obj & GCF_REMEMBERED))
         gc_remember(obj);
 }
 

@@ -1,5 +1,6 @@
 /* interp.c - the bytecode interpreter: dispatch loop, sends, activations and returns. */
 #include "interp.h"
+#include "alloc.h"
 #include "gc.h"
 #include "globals.h"
 #include "loader.h"
@@ -42,12 +43,17 @@ static void scan_roots(GCVisitFn visit) { sched_scan_roots(visit); }
 
 void interp_init(void) { gc_add_root_scanner(scan_roots, false); }
 
+void interp_process_init(Process *p, Value *stack, size_t stackWords)
+{
+    p->stackBase = stack;
+    p->stackWords = stackWords;
+    p->stackLimit = stack + stackWords - 64; /* slack for DNU/perform: argument shuffles */
+}
+
 Process *interp_new_process(size_t stackWords)
 {
     Process *p = vm_xcalloc(1, sizeof(Process));
-    p->stackWords = stackWords;
-    p->stackBase = vm_xmalloc(stackWords * sizeof(Value));
-    p->stackLimit = p->stackBase + stackWords - 64; /* slack for DNU/perform: argument shuffles */
+    interp_process_init(p, vm_xmalloc(stackWords * sizeof(Value)), stackWords);
     return p;
 }
 
@@ -130,7 +136,7 @@ static Method *prepare_dnu(Value *args, uint32_t *nargs, Value selector)
     args[1] = selector;
     args[2] = arr;
     *nargs = 2;
-    Method *m = interp_lookup(class_of(args[0]), S.doesNotUnderstand);
+    Method *m = interp_lookup(class_of(args[0]), SYM.doesNotUnderstand);
     if (!m) interp_error("%s does not understand #%s (and has no doesNotUnderstand:arguments:)",
                          class_of(args[0])->name, sym_cstr(selector));
     return m;
@@ -285,12 +291,12 @@ void interp_check_fast_paths(void)
         bool ok = answers_with_primitive(CLS_INTEGER, sel) && (!special[i].onDouble || answers_with_primitive(CLS_DOUBLE, sel));
         if (!ok) fastPathOff |= 1u << (special[i].op - OP_SEND_ADD);
     }
-    if (!answers_with_primitive(CLS_TRUE, S.logicalAnd) || !answers_with_primitive(CLS_FALSE, S.logicalAnd))
+    if (!answers_with_primitive(CLS_TRUE, SYM.logicalAnd) || !answers_with_primitive(CLS_FALSE, SYM.logicalAnd))
         fastPathOff |= 1u << (OP_SEND_AND - OP_SEND_ADD);
-    if (!answers_with_primitive(CLS_TRUE, S.logicalOr) || !answers_with_primitive(CLS_FALSE, S.logicalOr))
+    if (!answers_with_primitive(CLS_TRUE, SYM.logicalOr) || !answers_with_primitive(CLS_FALSE, SYM.logicalOr))
         fastPathOff |= 1u << (OP_SEND_OR - OP_SEND_ADD);
-    if (!answers_with_primitive(CLS_ARRAY, S.at)) fastPathOff |= 1u << (OP_SEND_AT - OP_SEND_ADD);
-    if (!answers_with_primitive(CLS_ARRAY, S.atPut)) fastPathOff |= 1u << (OP_SEND_ATPUT - OP_SEND_ADD);
+    if (!answers_with_primitive(CLS_ARRAY, SYM.at)) fastPathOff |= 1u << (OP_SEND_AT - OP_SEND_ADD);
+    if (!answers_with_primitive(CLS_ARRAY, SYM.atPut)) fastPathOff |= 1u << (OP_SEND_ATPUT - OP_SEND_ADD);
     apply_fast_path_mask();
 }
 
@@ -339,30 +345,33 @@ void interp_error(const char *fmt, ...)
     vm_exit(1);
 }
 
-/* ---- The dispatch loop ---- */
+/* ---- The dispatch loop ----
+ *
+ * run() keeps ip, sp, fp and method in locals (registers); SAVE() writes ip and sp
+ * back into the frame wherever something outside the loop may look at the stack (a
+ * send, a primitive, a safe point), LOAD() takes them up again from the process's
+ * current frame (after an activation elsewhere, or a process switch).
+ *
+ * Operands follow their opcode in the code, little-endian. A send's site index (two
+ * bytes) is its last operand: a handler that falls back to a real send leaves ip AT the
+ * site and jumps to the shared tail `send:`, which reads the site and moves past it
+ * (so every handler falls back the same way, whatever operands it had before the site).
+ *
+ * The shared tails, as wren_vm.c's completeCall: `send:` finds the method (the site's
+ * monomorphic inline cache, else interp_lookup: the global cache and the class chain,
+ * or doesNotUnderstand:) and goes to `invoke:`, which answers a primitive or a quick
+ * method in place, or pushes the frame and passes the activation safe point;
+ * `do_return:` pops a frame and continues in its caller (or leaves run() at the bottom
+ * frame). Every macro below is #undef'd after run(), as lvm.c does.
+ *
+ * The tag arithmetic (common.h): a small integer v is 2n+1, so a + (b - 1) is the
+ * tagged sum, a - (b - 1) the tagged difference, and (a - 1) * n the tagged product
+ * less its tag (| 1 puts it back); comparing two tagged integers as intptr_t compares
+ * their values. An immediate Double has tag 10: ((a ^ 2) | (b ^ 2)) & 3 == 0 tests
+ * two at once. */
 
 #define READ8() (*ip++)
 #define READ16() (ip += 2, (uint16_t)(ip[-2] | (ip[-1] << 8)))
-
-static Value run(Process *p)
-{
-    Frame *fp;
-    const uint8_t *ip;
-    Value *sp;
-    Method *method;
-    jmp_buf restart;
-    jmp_buf *savedRestart = runRestart;
-    if (setjmp(restart)) p = interp_current;
-    runRestart = &restart;
-    fp = p->fp;
-    ip = fp->ip;
-    sp = fp->sp;
-    method = fp->method;
-    Value *args;
-    uint32_t nargs;
-    Method *m;
-    Value result;
-    SendSite *site;
 
 #define SAVE() (fp->ip = ip, fp->sp = sp)
 #define LOAD() (fp = p->fp, ip = fp->ip, sp = fp->sp, method = fp->method)
@@ -406,31 +415,11 @@ static Value run(Process *p)
 #define LOOP_SAFE_POINT() \
     IF_ATTENTION_OR_CALLS(if (sq_call_probes_enabled() && !callsTraced) set_calls_traced(true); SAFE_POINT())
 
+/* How an opcode's handler is entered and left: labels and a jump through the table
+ * (computed goto), or the cases of a switch. FAST_PATH_OFF: whether a special send's
+ * fast path must give way to a real send (a kernel class redefined its selector); with
+ * computed goto that is done by redirecting its table entry instead, at no cost here. */
 #if SQVM_COMPUTED_GOTO
-    /* Not const: interp_check_fast_paths points the entry of a special send
-     * whose class redefines its method at the plain SEND handler. */
-    static const void *dispatch_table[] = {
-#define OPCODE(name, operands, effect) &&op_##name,
-#include "opcodes.h"
-#undef OPCODE
-    };
-    if (UNLIKELY(!dispatchTable)) {
-        dispatchTable = dispatch_table;
-        returnHandlers[0][0] = &&op_RETURN_SELF;
-        returnHandlers[0][1] = &&op_RETURN_LOCAL;
-        returnHandlers[1][0] = &&traced_RETURN_SELF;
-        returnHandlers[1][1] = &&traced_RETURN_LOCAL;
-        static const void *const misses[] = {
-#define MISS_LABELS(op) &&miss_##op##_L, &&miss_##op##_LL, &&miss_##op##_I,
-            MISS_LABELS(SEND_ADD) MISS_LABELS(SEND_SUB) MISS_LABELS(SEND_MUL) MISS_LABELS(SEND_LT)
-            MISS_LABELS(SEND_GT) MISS_LABELS(SEND_LE) MISS_LABELS(SEND_GE) MISS_LABELS(SEND_EQ)
-            MISS_LABELS(SEND_NE)
-#undef MISS_LABELS
-        };
-        memcpy(missHandlers, misses, sizeof misses);
-        apply_fast_path_mask();
-        apply_traced_returns();
-    }
 #define CASE(name) op_##name:
 #define DISPATCH() goto *dispatch_table[*ip++]
 #define LOOP_TOP() DISPATCH();
@@ -441,133 +430,6 @@ static Value run(Process *p)
 #define LOOP_TOP() loop_top: switch ((Opcode)*ip++)
 #define FAST_PATH_OFF(opname) UNLIKELY(fastPathOff & (1u << (OP_##opname - OP_SEND_ADD)))
 #endif
-
-    LOOP_TOP()
-    {
-    CASE(PUSH_SELF) *sp++ = fp->self; DISPATCH();
-    CASE(PUSH_NIL) *sp++ = G.nil; DISPATCH();
-    CASE(PUSH_TRUE) *sp++ = G.trueObj; DISPATCH();
-    CASE(PUSH_FALSE) *sp++ = G.falseObj; DISPATCH();
-    CASE(PUSH_0) *sp++ = int_value(0); DISPATCH();
-    CASE(PUSH_1) *sp++ = int_value(1); DISPATCH();
-    CASE(PUSH_INT8) *sp++ = int_value((int8_t)READ8()); DISPATCH();
-    CASE(PUSH_LIT) *sp++ = method->literals[READ16()]; DISPATCH();
-    CASE(PUSH_ARG) *sp++ = fp->args[READ8()]; DISPATCH();
-    CASE(POP_ARG) fp->args[READ8()] = *--sp; DISPATCH();
-    CASE(PUSH_LOCAL) *sp++ = fp->locals[READ8()]; DISPATCH();
-    CASE(POP_LOCAL) fp->locals[READ8()] = *--sp; DISPATCH();
-    CASE(PUSH_FIELD) *sp++ = as_obj(fp->self)->slots[READ8()]; DISPATCH();
-    CASE(POP_FIELD) {
-        Obj *o = as_obj(fp->self);
-        Value v = *--sp;
-        o->slots[READ8()] = v;
-        gc_write_barrier(o, v);
-        DISPATCH();
-    }
-    CASE(PUSH_CTX) {
-        uint8_t depth = READ8(), idx = READ8();
-        Value c = fp->ctx;
-        while (depth--) c = as_obj(c)->slots[CTX_OUTER];
-        *sp++ = as_obj(c)->slots[idx];
-        DISPATCH();
-    }
-    CASE(POP_CTX) {
-        uint8_t depth = READ8(), idx = READ8();
-        Value c = fp->ctx;
-        while (depth--) c = as_obj(c)->slots[CTX_OUTER];
-        Value v = *--sp;
-        as_obj(c)->slots[idx] = v;
-        gc_write_barrier(as_obj(c), v);
-        DISPATCH();
-    }
-    CASE(PUSH_GLOBAL) {
-        uint16_t gi = READ16();
-        Global *g = &globals[gi];
-        if (LIKELY(g->defined)) { *sp++ = g->value; DISPATCH(); }
-        SAVE();
-        Value cls;
-        if (loader_load_global(g->name, &cls)) { *sp++ = cls; DISPATCH(); }
-        /* unknownGlobal: answers the value to use */
-        args = sp;
-        sp[0] = fp->self;
-        sp[1] = globals[gi].name;
-        nargs = 1;
-        sp += 2;
-        m = interp_lookup(class_of(args[0]), S.unknownGlobal);
-        if (!m) interp_error("unknown global %s", sym_cstr(globals[gi].name));
-        goto invoke;
-    }
-    CASE(PUSH_BLOCK) {
-        Method *bm = method->blocks[READ8()];
-        uint32_t cls = bm->nargs < 4 ? CLS_BLOCK1 + bm->nargs : CLS_BLOCK;
-        Obj *b = SQ_ALLOC_ENABLED() ? obj_new(cls, FMT_FIXED, BLK_SIZE) : obj_alloc_small(cls, FMT_FIXED, BLK_SIZE);
-        b->slots[BLK_METHOD] = ptr_value(bm);
-        b->slots[BLK_CTX] = fp->ctx;
-        b->slots[BLK_SELF] = fp->self;
-        if (fp->closure == G.nil) {
-            b->slots[BLK_HOME] = ptr_value(fp);
-            b->slots[BLK_SERIAL] = int_value((int64_t)fp->serial);
-        } else {
-            b->slots[BLK_HOME] = as_obj(fp->closure)->slots[BLK_HOME];
-            b->slots[BLK_SERIAL] = as_obj(fp->closure)->slots[BLK_SERIAL];
-        }
-        *sp++ = obj_value(b);
-        DISPATCH();
-    }
-    CASE(POP) sp--; DISPATCH();
-    CASE(DUP) sp[0] = sp[-1]; sp++; DISPATCH();
-
-    CASE(SEND) {
-    send:
-        site = &method->sites[READ16()];
-        nargs = site->nargs;
-        args = sp - nargs - 1;
-        uint32_t cls = class_index_of(args[0]);
-        if (LIKELY(site->cachedClass == cls)) {
-            m = site->cachedMethod;
-        } else {
-            m = interp_lookup(G.classes[cls], site->selector);
-            if (UNLIKELY(!m)) { SAVE(); m = prepare_dnu(args, &nargs, site->selector); sp = args + nargs + 1; goto invoke; }
-            site->cachedClass = cls;
-            site->cachedMethod = m;
-        }
-        goto invoke;
-    }
-    CASE(SUPER_SEND) {
-        site = &method->sites[READ16()];
-        nargs = site->nargs;
-        args = sp - nargs - 1;
-        if (LIKELY(site->cachedClass != 0)) {
-            m = site->cachedMethod;
-        } else {
-            ClassInfo *from = method->holder->super;
-            m = from ? interp_lookup(from, site->selector) : NULL;
-            if (!m) { SAVE(); m = prepare_dnu(args, &nargs, site->selector); sp = args + nargs + 1; goto invoke; }
-            site->cachedClass = from->index;
-            site->cachedMethod = m;
-        }
-        goto invoke;
-    }
-
-    invoke:
-        if (m->prim) {
-            if (m->quick) { /* zero in traced mode: quick methods then get frames */
-                args[0] = quick_apply(m, args);
-                sp = args + 1;
-                DISPATCH();
-            }
-            SAVE();
-            interp_prim = m;
-            PrimResult r = m->prim(args, nargs);
-            if (LIKELY(r == PRIM_OK)) { sp = args + 1; DISPATCH(); }
-            if (r == PRIM_ACTIVATED) { p = interp_current; LOAD(); SAFE_POINT(); DISPATCH(); }
-            if (!m->code) { prim_fail(args, "no fallback"); }
-        }
-        SAVE();
-        push_frame(p, m, args, nargs, G.nil);
-        LOAD();
-        ACTIVATION_SAFE_POINT();
-        DISPATCH();
 
 /* ---- The special binary sends ----
  * The arithmetic and comparison opcodes also come in operand shapes (opcodes.h):
@@ -714,6 +576,201 @@ static Value run(Process *p)
 #define SEND_EQ_FAST(pops, bytes) CMP_FAST(SEND_EQ, ==, pops, bytes)
 #define SEND_NE_FAST(pops, bytes) CMP_FAST(SEND_NE, !=, pops, bytes)
 
+/* An Integer-only special send (%, /, &, <<, ...): no Double path. */
+#define INT_FAST(opname, ...)                                        \
+    CASE(opname) {                                                   \
+        Value a = sp[-2], b = sp[-1];                                \
+        if (FAST_PATH_OFF(opname)) goto send;                        \
+        if (LIKELY(is_int(a) & is_int(b))) { __VA_ARGS__ }           \
+        goto send;                                                   \
+    }
+
+
+/* Returns: straight to do_return untraced; the switch build tests callsTraced here,
+ * where computed goto swaps the dispatch entries (apply_traced_returns). */
+#if SQVM_COMPUTED_GOTO
+#define RETURN_TO(label) goto label
+#else
+#define RETURN_TO(label) do { if (UNLIKELY(callsTraced)) goto do_return_traced; goto label; } while (0)
+#endif
+
+
+static Value run(Process *p)
+{
+    Frame *fp;
+    const uint8_t *ip;
+    Value *sp;
+    Method *method;
+    jmp_buf restart;
+    jmp_buf *savedRestart = runRestart;
+    if (setjmp(restart)) p = interp_current;
+    runRestart = &restart;
+    fp = p->fp;
+    ip = fp->ip;
+    sp = fp->sp;
+    method = fp->method;
+    Value *args;
+    uint32_t nargs;
+    Method *m;
+    Value result;
+    SendSite *site;
+
+
+#if SQVM_COMPUTED_GOTO
+    /* Not const: interp_check_fast_paths points the entry of a special send
+     * whose class redefines its method at the plain SEND handler. */
+    static const void *dispatch_table[] = {
+#define OPCODE(name, operands, effect) &&op_##name,
+#include "opcodes.h"
+#undef OPCODE
+    };
+    if (UNLIKELY(!dispatchTable)) {
+        dispatchTable = dispatch_table;
+        returnHandlers[0][0] = &&op_RETURN_SELF;
+        returnHandlers[0][1] = &&op_RETURN_LOCAL;
+        returnHandlers[1][0] = &&traced_RETURN_SELF;
+        returnHandlers[1][1] = &&traced_RETURN_LOCAL;
+        static const void *const misses[] = {
+#define MISS_LABELS(op) &&miss_##op##_L, &&miss_##op##_LL, &&miss_##op##_I,
+            MISS_LABELS(SEND_ADD) MISS_LABELS(SEND_SUB) MISS_LABELS(SEND_MUL) MISS_LABELS(SEND_LT)
+            MISS_LABELS(SEND_GT) MISS_LABELS(SEND_LE) MISS_LABELS(SEND_GE) MISS_LABELS(SEND_EQ)
+            MISS_LABELS(SEND_NE)
+#undef MISS_LABELS
+        };
+        memcpy(missHandlers, misses, sizeof misses);
+        apply_fast_path_mask();
+        apply_traced_returns();
+    }
+#endif
+
+    LOOP_TOP()
+    {
+    CASE(PUSH_SELF) *sp++ = fp->self; DISPATCH();
+    CASE(PUSH_NIL) *sp++ = G.nil; DISPATCH();
+    CASE(PUSH_TRUE) *sp++ = G.trueObj; DISPATCH();
+    CASE(PUSH_FALSE) *sp++ = G.falseObj; DISPATCH();
+    CASE(PUSH_0) *sp++ = int_value(0); DISPATCH();
+    CASE(PUSH_1) *sp++ = int_value(1); DISPATCH();
+    CASE(PUSH_INT8) *sp++ = int_value((int8_t)READ8()); DISPATCH();
+    CASE(PUSH_LIT) *sp++ = method->literals[READ16()]; DISPATCH();
+    CASE(PUSH_ARG) *sp++ = fp->args[READ8()]; DISPATCH();
+    CASE(POP_ARG) fp->args[READ8()] = *--sp; DISPATCH();
+    CASE(PUSH_LOCAL) *sp++ = fp->locals[READ8()]; DISPATCH();
+    CASE(POP_LOCAL) fp->locals[READ8()] = *--sp; DISPATCH();
+    CASE(PUSH_FIELD) *sp++ = as_obj(fp->self)->slots[READ8()]; DISPATCH();
+    CASE(POP_FIELD) {
+        Obj *o = as_obj(fp->self);
+        Value v = *--sp;
+        o->slots[READ8()] = v;
+        gc_write_barrier(o, v);
+        DISPATCH();
+    }
+    CASE(PUSH_CTX) {
+        uint8_t depth = READ8(), idx = READ8();
+        Value c = fp->ctx;
+        while (depth--) c = as_obj(c)->slots[CTX_OUTER];
+        *sp++ = as_obj(c)->slots[idx];
+        DISPATCH();
+    }
+    CASE(POP_CTX) {
+        uint8_t depth = READ8(), idx = READ8();
+        Value c = fp->ctx;
+        while (depth--) c = as_obj(c)->slots[CTX_OUTER];
+        Value v = *--sp;
+        as_obj(c)->slots[idx] = v;
+        gc_write_barrier(as_obj(c), v);
+        DISPATCH();
+    }
+    CASE(PUSH_GLOBAL) {
+        uint16_t gi = READ16();
+        Global *g = &globals[gi];
+        if (LIKELY(g->defined)) { *sp++ = g->value; DISPATCH(); }
+        SAVE();
+        Value cls;
+        if (loader_load_global(g->name, &cls)) { *sp++ = cls; DISPATCH(); }
+        /* unknownGlobal: answers the value to use */
+        args = sp;
+        sp[0] = fp->self;
+        sp[1] = globals[gi].name;
+        nargs = 1;
+        sp += 2;
+        m = interp_lookup(class_of(args[0]), SYM.unknownGlobal);
+        if (!m) interp_error("unknown global %s", sym_cstr(globals[gi].name));
+        goto invoke;
+    }
+    CASE(PUSH_BLOCK) {
+        Method *bm = method->blocks[READ8()];
+        uint32_t cls = bm->nargs < 4 ? CLS_BLOCK1 + bm->nargs : CLS_BLOCK;
+        Obj *b = SQ_ALLOC_ENABLED() ? obj_new(cls, FMT_FIXED, BLK_SIZE) : obj_alloc_small(cls, FMT_FIXED, BLK_SIZE);
+        b->slots[BLK_METHOD] = ptr_value(bm);
+        b->slots[BLK_CTX] = fp->ctx;
+        b->slots[BLK_SELF] = fp->self;
+        if (fp->closure == G.nil) {
+            b->slots[BLK_HOME] = ptr_value(fp);
+            b->slots[BLK_SERIAL] = int_value((int64_t)fp->serial);
+        } else {
+            b->slots[BLK_HOME] = as_obj(fp->closure)->slots[BLK_HOME];
+            b->slots[BLK_SERIAL] = as_obj(fp->closure)->slots[BLK_SERIAL];
+        }
+        *sp++ = obj_value(b);
+        DISPATCH();
+    }
+    CASE(POP) sp--; DISPATCH();
+    CASE(DUP) sp[0] = sp[-1]; sp++; DISPATCH();
+
+    CASE(SEND) {
+    send:
+        site = &method->sites[READ16()];
+        nargs = site->nargs;
+        args = sp - nargs - 1;
+        uint32_t cls = class_index_of(args[0]);
+        if (LIKELY(site->cachedClass == cls)) {
+            m = site->cachedMethod;
+        } else {
+            m = interp_lookup(G.classes[cls], site->selector);
+            if (UNLIKELY(!m)) { SAVE(); m = prepare_dnu(args, &nargs, site->selector); sp = args + nargs + 1; goto invoke; }
+            site->cachedClass = cls;
+            site->cachedMethod = m;
+        }
+        goto invoke;
+    }
+    CASE(SUPER_SEND) {
+        site = &method->sites[READ16()];
+        nargs = site->nargs;
+        args = sp - nargs - 1;
+        if (LIKELY(site->cachedClass != 0)) {
+            m = site->cachedMethod;
+        } else {
+            ClassInfo *from = method->holder->super;
+            m = from ? interp_lookup(from, site->selector) : NULL;
+            if (!m) { SAVE(); m = prepare_dnu(args, &nargs, site->selector); sp = args + nargs + 1; goto invoke; }
+            site->cachedClass = from->index;
+            site->cachedMethod = m;
+        }
+        goto invoke;
+    }
+
+    invoke:
+        if (m->prim) {
+            if (m->quick) { /* zero in traced mode: quick methods then get frames */
+                args[0] = quick_apply(m, args);
+                sp = args + 1;
+                DISPATCH();
+            }
+            SAVE();
+            interp_prim = m;
+            PrimResult r = m->prim(args, nargs);
+            if (LIKELY(r == PRIM_OK)) { sp = args + 1; DISPATCH(); }
+            if (r == PRIM_ACTIVATED) { p = interp_current; LOAD(); SAFE_POINT(); DISPATCH(); }
+            if (!m->code) { prim_fail(args, "no fallback"); }
+        }
+        SAVE();
+        push_frame(p, m, args, nargs, G.nil);
+        LOAD();
+        ACTIVATION_SAFE_POINT();
+        DISPATCH();
+
+
     ARITH_FAST(SEND_ADD, INT_ADD, +)
     ARITH_FAST(SEND_SUB, INT_SUB, -)
     ARITH_FAST(SEND_MUL, INT_MUL, *)
@@ -724,13 +781,6 @@ static Value run(Process *p)
     COMPARE_FAST(SEND_EQ, ==)
     COMPARE_FAST(SEND_NE, !=)
 
-#define INT_FAST(opname, ...)                                        \
-    CASE(opname) {                                                   \
-        Value a = sp[-2], b = sp[-1];                                \
-        if (FAST_PATH_OFF(opname)) goto send;                        \
-        if (LIKELY(is_int(a) & is_int(b))) { __VA_ARGS__ }           \
-        goto send;                                                   \
-    }
 
     INT_FAST(SEND_BITAND, { sp[-2] = a & b; sp--; ip += 2; DISPATCH(); })
     /* false && x is false; true && aBoolean is aBoolean (anything else: the send) */
@@ -752,18 +802,12 @@ static Value run(Process *p)
     }
     INT_FAST(SEND_MOD, {
         int64_t x = int_val(a), y = int_val(b);
-        if (y != 0) {
-            int64_t r = x % y;
-            if (r != 0 && ((r < 0) != (y < 0))) r += y;
-            sp[-2] = int_value(r); sp--; ip += 2; DISPATCH();
-        }
+        if (y != 0) { sp[-2] = int_value(int_floor_mod(x, y)); sp--; ip += 2; DISPATCH(); }
     })
     INT_FAST(SEND_DIV, {
         int64_t x = int_val(a), y = int_val(b);
         if (y != 0 && !(x == SMALLINT_MIN && y == -1)) {
-            int64_t q = x / y;
-            if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
-            sp[-2] = int_value(q); sp--; ip += 2; DISPATCH();
+            sp[-2] = int_value(int_floor_div(x, y)); sp--; ip += 2; DISPATCH();
         }
     })
     CASE(SEND_AT) {
@@ -844,9 +888,6 @@ static Value run(Process *p)
 #if SQVM_COMPUTED_GOTO
     traced_RETURN_SELF: result = fp->self; goto do_return_traced;
     traced_RETURN_LOCAL: result = sp[-1]; goto do_return_traced;
-#define RETURN_TO(label) goto label
-#else
-#define RETURN_TO(label) do { if (UNLIKELY(callsTraced)) goto do_return_traced; goto label; } while (0)
 #endif
     CASE(RETURN_SELF) result = fp->self; RETURN_TO(do_return);
     CASE(RETURN_LOCAL) result = sp[-1]; RETURN_TO(do_return);
@@ -897,7 +938,7 @@ static Value run(Process *p)
         sp++;
         nargs = 1;
         ip = afterEscape;
-        m = interp_lookup(class_of(args[0]), S.escapedBlock);
+        m = interp_lookup(class_of(args[0]), SYM.escapedBlock);
         if (!m) { SAVE(); interp_error("block escaped its home method"); }
         goto invoke;
     }
@@ -909,6 +950,50 @@ static Value run(Process *p)
     vm_fatal("bad opcode");
 #endif
 }
+
+#undef ACTIVATION_SAFE_POINT
+#undef ARITH
+#undef ARITH_FAST
+#undef BODY_LABEL
+#undef BOTH_FLOATS
+#undef BRANCH_ON
+#undef CASE
+#undef CMP_FAST
+#undef COMPARE
+#undef COMPARE_FAST
+#undef DISPATCH
+#undef FAST_PATH_OFF
+#undef FLOAT_ARITH
+#undef IF_ATTENTION_OR_CALLS
+#undef INT_ADD
+#undef INT_FAST
+#undef INT_MUL
+#undef INT_SUB
+#undef LOAD
+#undef LOOP_SAFE_POINT
+#undef LOOP_TOP
+#undef MISS_LABEL
+#undef READ16
+#undef READ8
+#undef RESULT
+#undef RETURN_TO
+#undef SAFE_POINT
+#undef SAVE
+#undef SEND_ADD_FAST
+#undef SEND_EQ_FAST
+#undef SEND_GE_FAST
+#undef SEND_GT_FAST
+#undef SEND_LE_FAST
+#undef SEND_LT_FAST
+#undef SEND_MUL_FAST
+#undef SEND_NE_FAST
+#undef SEND_SUB_FAST
+#undef SHAPES
+#undef SHAPE_I
+#undef SHAPE_L
+#undef SHAPE_LL
+#undef SHAPE_RESULT
+#undef TO_BODY
 
 /* The bottom frame of p's stack (method NULL) with args[0..nargs] above it. */
 static Value *start_stack(Process *p, Value *args, uint32_t nargs)

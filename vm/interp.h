@@ -47,7 +47,10 @@ extern Process *interp_current;
 extern Method *interp_prim;
 
 void interp_init(void);
+/* The main process, with malloc'ed stack memory; interp_process_init sets up the stack
+ * fields of one whose memory the caller provides (sched.c maps forked processes'). */
 Process *interp_new_process(size_t stackWords);
+void interp_process_init(Process *p, Value *stack, size_t stackWords);
 /* Send selector to args[0] with nargs arguments, run to completion, and answer the result. */
 Value interp_run_send(Process *p, Value selector, Value *args, uint32_t nargs);
 /* Run compiled method m (not a primitive) on args[0..m->nargs] to completion. */

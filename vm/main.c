@@ -190,7 +190,7 @@ int main(int argc, char **argv)
     for (int k = i + 1; k < argc; k++) as_obj(args)->slots[k - i] = str_new_perm(argv[k], strlen(argv[k]));
     prims_system_init(args);
     Value sendArgs[2] = {G.systemObj, args};
-    interp_run_send(p, S.initialize, sendArgs, 1);
+    interp_run_send(p, SYM.initialize, sendArgs, 1);
     free(classNameBuf);
     free(cpFromFile);
     vm_exit(0);

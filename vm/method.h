@@ -62,8 +62,9 @@ struct Method {
     uint8_t quick, quickIndex; /* quick is QUICK_NONE while call probes are traced */
     uint8_t quickKind;         /* what detect_quick found */
     Value quickValue;        /* QUICK_CONST: an immediate or permanent object */
-    /* Copy-in of captured arguments at entry: argCopy[i] = context slot of
-     * argument i+1, or 0 when not captured. */
+    /* Copy-in of captured arguments at entry: argCopy[i], for argument i (from 1,
+     * as in args[i]; argCopy[0] is unused), is its context slot, or 0 when no block
+     * captures it. */
     uint8_t *argCopy;
     /* Line numbers: lines[i] is the source line of code[i]. */
     uint16_t *lines;

@@ -3,7 +3,7 @@
 #define SQVM_OBJECT_H
 
 #include "common.h"
-#include "probes.h"
+#include "gc.h"
 
 /* ---- The header word ----
  *   bits  0-21  class index (into the class table)
@@ -37,18 +37,11 @@ enum {
     FMT_WORDS = 3,     /* raw 64-bit words (Double, large Integer) */
 };
 
-/* GC flag bits (in bits 26-31). */
-#define GCF_FORWARDED (1ull << 26) /* body slot 0 holds the new address */
-#define GCF_PERM (1ull << 27)      /* permanent space: never moves, never freed */
-#define GCF_MARK (1ull << 28)      /* reached by the current full collection */
-#define GCF_AGE_SHIFT 29           /* bits 29-30: scavenges survived (young objects) */
-#define GCF_AGE_MASK (3ull << 29)
-#define GCF_REMEMBERED (1ull << 31) /* in the remembered set (old and permanent objects) */
+/* Bits 26-31 are the collector's flags (GCF_*, gc.h). */
 
 static inline uint32_t obj_class_index(const Obj *o) { return (uint32_t)(o->hdr & HDR_CLASS_MASK); }
 static inline unsigned obj_format(const Obj *o) { return (unsigned)(o->hdr >> HDR_FMT_SHIFT) & 3u; }
 /* The identity hash is assigned on first use (0 means "not yet"), so allocation skips it. */
-uint32_t gc_next_hash(void);
 static inline uint32_t obj_hash(Obj *o)
 {
     uint32_t h = (uint32_t)(o->hdr >> HDR_HASH_SHIFT) & HDR_HASH_MASK;
@@ -142,31 +135,6 @@ Value str_alloc(size_t len); /* zero-filled, NUL-terminated */
 Value array_new(size_t n);
 Value array_new_perm(size_t n);
 Value obj_shallow_copy(Value v);
-
-/* The allocation fast path for small objects (1..1022 slots) whose caller fills
- * every slot before the next safe point: blocks, contexts, Doubles. */
-void gc_remember(void *obj);
-extern char *gc_top, *gc_limit;
-extern uintptr_t gc_young_start, gc_young_size;
-void *gc_alloc_slow(size_t bytes);
-static inline Obj *obj_alloc_small(uint32_t classIndex, unsigned format, size_t numSlots)
-{
-    size_t bytes = (1 + numSlots) * 8;
-    char *p = gc_top;
-    Obj *o;
-    vm_counters.allocations++;
-    if (LIKELY((size_t)(gc_limit - p) >= bytes)) {
-        gc_top = p + bytes;
-        o = (Obj *)p;
-        o->hdr = (uint64_t)classIndex | ((uint64_t)format << HDR_FMT_SHIFT) | ((uint64_t)numSlots << HDR_SLOTS_SHIFT);
-        return o;
-    }
-    o = gc_alloc_slow(bytes);
-    o->hdr = (uint64_t)classIndex | ((uint64_t)format << HDR_FMT_SHIFT) | ((uint64_t)numSlots << HDR_SLOTS_SHIFT);
-    if (((uintptr_t)o - gc_young_start) >= gc_young_size && format <= FMT_INDEXABLE) gc_remember(o);
-    if (UNLIKELY(gc_sample_due)) probe_alloc_sample(o, bytes);
-    return o;
-}
 
 static inline size_t str_len(Value s) { return (size_t)as_obj(s)->slots[0]; }
 static inline char *str_bytes(Value s) { return (char *)&as_obj(s)->slots[1]; }

@@ -148,15 +148,12 @@ bool num_binop(int op, Value a, Value b, Value *out)
                 break;
             case NUM_DIV:
                 if (y == 0) return false;
-                r = x / y;
-                if ((x % y != 0) && ((x < 0) != (y < 0))) r--;
-                *out = largeint_from_i64(r);
+                if (x == SMALLINT_MIN && y == -1) { *out = largeint_from_i64(-x); return true; }
+                *out = int_value(int_floor_div(x, y));
                 return true;
             case NUM_MOD:
                 if (y == 0) return false;
-                r = x % y;
-                if (r != 0 && ((r < 0) != (y < 0))) r += y;
-                *out = int_value(r);
+                *out = int_value(int_floor_mod(x, y));
                 return true;
             case NUM_REM:
                 if (y == 0) return false;

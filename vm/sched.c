@@ -32,27 +32,27 @@ static struct {
     ClassInfo *processClass;
     Value *spareStacks[64];        /* stacks of ended processes, reused (mmap is slow) */
     int numSpare;
-} S_;
+} sched_state;
 
 /* ---- Bookkeeping ---- */
 
 static void link_all(Process *p)
 {
     p->allPrev = NULL;
-    p->allNext = S_.all;
-    if (S_.all) S_.all->allPrev = p;
-    S_.all = p;
+    p->allNext = sched_state.all;
+    if (sched_state.all) sched_state.all->allPrev = p;
+    sched_state.all = p;
 }
 
 static void unlink_all(Process *p)
 {
-    if (p->allPrev) p->allPrev->allNext = p->allNext; else S_.all = p->allNext;
+    if (p->allPrev) p->allPrev->allNext = p->allNext; else sched_state.all = p->allNext;
     if (p->allNext) p->allNext->allPrev = p->allPrev;
 }
 
 void sched_scan_roots(void (*visit)(Value *))
 {
-    for (Process *p = S_.all; p; p = p->allNext) {
+    for (Process *p = sched_state.all; p; p = p->allNext) {
         visit(&p->obj);
         visit(&p->waitingOn);
         for (Frame *f = p->fp; f; f = f->caller) {
@@ -64,7 +64,7 @@ void sched_scan_roots(void (*visit)(Value *))
     }
 }
 
-Process *sched_all_processes(void) { return S_.all; }
+Process *sched_all_processes(void) { return sched_state.all; }
 
 const char *sched_process_name(Process *p)
 {
@@ -75,7 +75,7 @@ const char *sched_process_name(Process *p)
 
 static Process *handle_of(Value procObj)
 {
-    if (!is_ptr(procObj) || obj_class_index(as_obj(procObj)) != S_.processClass->index) return NULL;
+    if (!is_ptr(procObj) || obj_class_index(as_obj(procObj)) != sched_state.processClass->index) return NULL;
     Value h = as_obj(procObj)->slots[PROC_HANDLE];
     return h == G.nil || !is_int(h) ? NULL : value_ptr(h);
 }
@@ -89,31 +89,31 @@ static void make_ready(Process *p, bool front, int reason)
     p->state = PS_READY;
     if (front) {
         p->prev = NULL;
-        p->next = S_.readyHead[pr];
-        if (p->next) p->next->prev = p; else S_.readyTail[pr] = p;
-        S_.readyHead[pr] = p;
+        p->next = sched_state.readyHead[pr];
+        if (p->next) p->next->prev = p; else sched_state.readyTail[pr] = p;
+        sched_state.readyHead[pr] = p;
     } else {
         p->next = NULL;
-        p->prev = S_.readyTail[pr];
-        if (p->prev) p->prev->next = p; else S_.readyHead[pr] = p;
-        S_.readyTail[pr] = p;
+        p->prev = sched_state.readyTail[pr];
+        if (p->prev) p->prev->next = p; else sched_state.readyHead[pr] = p;
+        sched_state.readyTail[pr] = p;
     }
-    S_.readyBits[pr >> 6] |= 1ull << (pr & 63);
+    sched_state.readyBits[pr >> 6] |= 1ull << (pr & 63);
 }
 
 static void unready(Process *p)
 {
     int pr = p->priority;
-    if (p->prev) p->prev->next = p->next; else S_.readyHead[pr] = p->next;
-    if (p->next) p->next->prev = p->prev; else S_.readyTail[pr] = p->prev;
-    if (!S_.readyHead[pr]) S_.readyBits[pr >> 6] &= ~(1ull << (pr & 63));
+    if (p->prev) p->prev->next = p->next; else sched_state.readyHead[pr] = p->next;
+    if (p->next) p->next->prev = p->prev; else sched_state.readyTail[pr] = p->prev;
+    if (!sched_state.readyHead[pr]) sched_state.readyBits[pr >> 6] &= ~(1ull << (pr & 63));
     p->next = p->prev = NULL;
 }
 
 static int highest_ready(void)
 {
-    if (S_.readyBits[1]) return 64 + 63 - __builtin_clzll(S_.readyBits[1]);
-    if (S_.readyBits[0]) return 63 - __builtin_clzll(S_.readyBits[0]);
+    if (sched_state.readyBits[1]) return 64 + 63 - __builtin_clzll(sched_state.readyBits[1]);
+    if (sched_state.readyBits[0]) return 63 - __builtin_clzll(sched_state.readyBits[0]);
     return -1;
 }
 
@@ -128,8 +128,8 @@ static void on_alarm(int sig)
 static void arm_timer(void)
 {
     struct itimerval it = {{0, 0}, {0, 0}};
-    if (S_.delays) {
-        uint64_t now = vm_now_ns(), wake = S_.delays->wakeNs;
+    if (sched_state.delays) {
+        uint64_t now = vm_now_ns(), wake = sched_state.delays->wakeNs;
         uint64_t us = wake > now ? (wake - now + 999) / 1000 : 1;
         it.it_value.tv_sec = (time_t)(us / 1000000);
         it.it_value.tv_usec = (suseconds_t)(us % 1000000);
@@ -140,17 +140,17 @@ static void arm_timer(void)
 static void add_delay(Process *p, uint64_t wakeNs)
 {
     p->wakeNs = wakeNs;
-    Process **pp = &S_.delays;
+    Process **pp = &sched_state.delays;
     while (*pp && (*pp)->wakeNs <= wakeNs) pp = &(*pp)->next;
     p->next = *pp;
     p->prev = NULL;
     *pp = p;
-    if (S_.delays == p) arm_timer();
+    if (sched_state.delays == p) arm_timer();
 }
 
 static void remove_delay(Process *p)
 {
-    for (Process **pp = &S_.delays; *pp; pp = &(*pp)->next)
+    for (Process **pp = &sched_state.delays; *pp; pp = &(*pp)->next)
         if (*pp == p) { *pp = p->next; break; }
     p->next = NULL;
 }
@@ -159,9 +159,9 @@ static void remove_delay(Process *p)
 static void wake_expired(void)
 {
     uint64_t now = vm_now_ns();
-    while (S_.delays && S_.delays->wakeNs <= now) {
-        Process *p = S_.delays;
-        S_.delays = p->next;
+    while (sched_state.delays && sched_state.delays->wakeNs <= now) {
+        Process *p = sched_state.delays;
+        sched_state.delays = p->next;
         make_ready(p, false, READY_DELAY);
     }
     arm_timer();
@@ -198,7 +198,7 @@ NORETURN static void deadlock(void)
 {
     fflush(stdout);
     fprintf(stderr, "ERROR: deadlock: no process can run\n");
-    for (Process *p = S_.all; p; p = p->allNext)
+    for (Process *p = sched_state.all; p; p = p->allNext)
         if (p->state == PS_WAITING)
             fprintf(stderr, "    process %s (id %llu, priority %d) waits on a Semaphore\n", sched_process_name(p),
                     (unsigned long long)p->id, p->priority);
@@ -211,12 +211,12 @@ static Process *pick_next(void)
     for (;;) {
         int pr = highest_ready();
         if (pr >= 0) {
-            Process *p = S_.readyHead[pr];
+            Process *p = sched_state.readyHead[pr];
             unready(p);
             return p;
         }
-        if (!S_.delays) deadlock();
-        struct timespec ts = {(time_t)(S_.delays->wakeNs / 1000000000ull), (long)(S_.delays->wakeNs % 1000000000ull)};
+        if (!sched_state.delays) deadlock();
+        struct timespec ts = {(time_t)(sched_state.delays->wakeNs / 1000000000ull), (long)(sched_state.delays->wakeNs % 1000000000ull)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
         wake_expired();
     }
@@ -252,7 +252,7 @@ static PrimResult ready_and_maybe_preempt(Process *p, Value *args, int why)
 bool sched_poll(void)
 {
     sched_attention = 0;
-    if (!S_.delays || S_.delays->wakeNs > vm_now_ns()) return false;
+    if (!sched_state.delays || sched_state.delays->wakeNs > vm_now_ns()) return false;
     wake_expired();
     Process *cur = interp_current;
     int pr = highest_ready();
@@ -268,15 +268,13 @@ bool sched_poll(void)
 static Process *new_process(size_t stackWords)
 {
     Process *p = vm_xcalloc(1, sizeof(Process));
-    void *stack = S_.numSpare ? S_.spareStacks[--S_.numSpare]
+    void *stack = sched_state.numSpare ? sched_state.spareStacks[--sched_state.numSpare]
                               : mmap(NULL, stackWords * sizeof(Value), PROT_READ | PROT_WRITE,
                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (stack == MAP_FAILED) vm_out_of_memory("cannot map a process stack");
-    p->stackBase = stack;
-    p->stackWords = stackWords;
-    p->stackLimit = p->stackBase + stackWords - 64;
+    interp_process_init(p, stack, stackWords);
     p->obj = p->waitingOn = G.nil;
-    p->id = ++S_.nextId;
+    p->id = ++sched_state.nextId;
     link_all(p);
     return p;
 }
@@ -284,13 +282,13 @@ static Process *new_process(size_t stackWords)
 void sched_init(Process *main)
 {
     main->obj = main->waitingOn = G.nil;
-    main->id = ++S_.nextId;
+    main->id = ++sched_state.nextId;
     main->priority = PRIORITY_USER;
     main->state = PS_RUNNING;
     main->isMain = true;
     main->started = main->ran = true;
     link_all(main);
-    S_.forkStackWords = (4u << 20) / sizeof(Value);
+    sched_state.forkStackWords = (4u << 20) / sizeof(Value);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_alarm;
@@ -300,7 +298,7 @@ void sched_init(Process *main)
 
 static Value new_process_object(Process *p, Value name)
 {
-    Obj *o = obj_new(S_.processClass->index, FMT_FIXED, S_.processClass->numFields);
+    Obj *o = obj_new(sched_state.processClass->index, FMT_FIXED, sched_state.processClass->numFields);
     o->slots[PROC_HANDLE] = ptr_value(p);
     o->slots[PROC_NAME] = name;
     p->obj = obj_value(o);
@@ -309,8 +307,8 @@ static Value new_process_object(Process *p, Value name)
 
 void sched_main_object(void)
 {
-    S_.processClass = loader_load_class("Process");
-    if (!S_.processClass || S_.processClass->numFields < PROC_NFIELDS) vm_fatal("core class Process missing or malformed");
+    sched_state.processClass = loader_load_class("Process");
+    if (!sched_state.processClass || sched_state.processClass->numFields < PROC_NFIELDS) vm_fatal("core class Process missing or malformed");
     new_process_object(interp_current, str_new_perm("main", 4));
     if (SQ_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, interp_current->id, "main", PRIORITY_USER);
     fire_activate(interp_current);
@@ -351,7 +349,7 @@ static void end_process(Process *p)
     p->state = PS_TERMINATED;
     unlink_all(p);
     if (p->obj != G.nil) as_obj(p->obj)->slots[PROC_HANDLE] = G.nil;
-    if (S_.numSpare < 64 && p->stackWords == S_.forkStackWords) S_.spareStacks[S_.numSpare++] = p->stackBase;
+    if (sched_state.numSpare < 64 && p->stackWords == sched_state.forkStackWords) sched_state.spareStacks[sched_state.numSpare++] = p->stackBase;
     else munmap(p->stackBase, p->stackWords * sizeof(Value));
     free(p);
 }
@@ -380,7 +378,7 @@ static PrimResult p_new_process(Value *a, uint32_t n)
     (void)n;
     Method *bm = value_ptr(as_obj(a[0])->slots[BLK_METHOD]);
     if (bm->nargs != 0) return prim_fail(a, "newProcess needs a block without arguments");
-    Process *p = new_process(S_.forkStackWords);
+    Process *p = new_process(sched_state.forkStackWords);
     p->priority = interp_current->priority;
     p->state = PS_SUSPENDED;
     /* bottom frame holding the block, then the block's activation above it */
@@ -498,7 +496,7 @@ static PrimResult p_yield(Value *a, uint32_t n)
 {
     (void)n;
     Process *cur = interp_current;
-    if (!S_.readyHead[cur->priority] && highest_ready() <= cur->priority) return PRIM_OK;
+    if (!sched_state.readyHead[cur->priority] && highest_ready() <= cur->priority) return PRIM_OK;
     suspend_active_at(a, PS_READY);
     make_ready(cur, false, READY_PREEMPTED);
     return switch_away();

@@ -6,7 +6,7 @@
 
 static Value *table;
 static size_t tableCap, tableCount;
-WellKnownSymbols S;
+WellKnownSymbols SYM;
 
 static uint64_t hash_bytes(const char *p, size_t n)
 {
@@ -61,24 +61,24 @@ int sym_num_args(Value sym)
 
 void sym_init(void)
 {
-    S.doesNotUnderstand = sym_intern_cstr("doesNotUnderstand:arguments:");
-    S.escapedBlock = sym_intern_cstr("escapedBlock:");
-    S.unknownGlobal = sym_intern_cstr("unknownGlobal:");
-    S.initialize = sym_intern_cstr("initialize:");
-    S.plus = sym_intern_cstr("+");
-    S.minus = sym_intern_cstr("-");
-    S.times = sym_intern_cstr("*");
-    S.lt = sym_intern_cstr("<");
-    S.gt = sym_intern_cstr(">");
-    S.le = sym_intern_cstr("<=");
-    S.ge = sym_intern_cstr(">=");
-    S.eq = sym_intern_cstr("=");
-    S.ne = sym_intern_cstr("<>");
-    S.mod = sym_intern_cstr("%");
-    S.div = sym_intern_cstr("/");
-    S.bitAnd = sym_intern_cstr("&");
-    S.logicalAnd = sym_intern_cstr("&&");
-    S.logicalOr = sym_intern_cstr("||");
-    S.at = sym_intern_cstr("at:");
-    S.atPut = sym_intern_cstr("at:put:");
+    SYM.doesNotUnderstand = sym_intern_cstr("doesNotUnderstand:arguments:");
+    SYM.escapedBlock = sym_intern_cstr("escapedBlock:");
+    SYM.unknownGlobal = sym_intern_cstr("unknownGlobal:");
+    SYM.initialize = sym_intern_cstr("initialize:");
+    SYM.plus = sym_intern_cstr("+");
+    SYM.minus = sym_intern_cstr("-");
+    SYM.times = sym_intern_cstr("*");
+    SYM.lt = sym_intern_cstr("<");
+    SYM.gt = sym_intern_cstr(">");
+    SYM.le = sym_intern_cstr("<=");
+    SYM.ge = sym_intern_cstr(">=");
+    SYM.eq = sym_intern_cstr("=");
+    SYM.ne = sym_intern_cstr("<>");
+    SYM.mod = sym_intern_cstr("%");
+    SYM.div = sym_intern_cstr("/");
+    SYM.bitAnd = sym_intern_cstr("&");
+    SYM.logicalAnd = sym_intern_cstr("&&");
+    SYM.logicalOr = sym_intern_cstr("||");
+    SYM.at = sym_intern_cstr("at:");
+    SYM.atPut = sym_intern_cstr("at:put:");
 }

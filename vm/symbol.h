@@ -16,7 +16,7 @@ typedef struct WellKnownSymbols {
     Value plus, minus, times, lt, gt, le, ge, eq, ne, mod, div, bitAnd, logicalAnd, logicalOr,
           at, atPut;
 } WellKnownSymbols;
-extern WellKnownSymbols S;
+extern WellKnownSymbols SYM;
 void sym_init(void);
 
 #endif
