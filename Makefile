@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # sqvm: a SOM Smalltalk VM with USDT probes, and the eBPF tools that observe it.
 #
 #   make              build the VM (build/sqvm)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqalloc.bpf.c - counts the objects an sqvm process allocates, by class and optionally by
  * allocating method or by the innermost frames of the Smalltalk stack, from the
  * squeak:object__alloc (every object) or squeak:object__alloc__sample (one in about

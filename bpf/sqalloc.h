@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqalloc.h - the map layout sqalloc's BPF program and user space share. */
 #ifndef SQALLOC_H
 #define SQALLOC_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqcalls.bpf.c - per method: calls, inclusive and exclusive (self) time, and optionally
  * a latency histogram and the system calls it made, from the call probes; aggregated
  * here, read by user space at the end or every interval.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqcalls.h - the maps sqcalls's BPF program and user space share. */
 #ifndef SQCALLS_H
 #define SQCALLS_H

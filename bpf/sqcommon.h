@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqcommon.h - sizes shared by every tool's BPF program and its user-space half. */
 #ifndef SQCOMMON_H
 #define SQCOMMON_H

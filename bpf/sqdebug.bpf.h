@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqdebug.bpf.h - the VM's debug-offsets contract (probes/debug_offsets.h) for BPF
  * programs, which have vmlinux.h's types instead of <stdint.h>. */
 #ifndef SQDEBUG_BPF_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqflow.bpf.c - method (and block) entries and returns of sqvm processes, as events in a
  * ring buffer, with each call's duration worked out here. The depth is the VM's own (the
  * probes' depth argument: frames on the Smalltalk stack), so it is right from the first

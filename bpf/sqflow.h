@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqflow.h - the event sqflow's BPF program sends user space for each method or block
  * entry and return. */
 #ifndef SQFLOW_H

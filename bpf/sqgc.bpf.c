@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqgc.bpf.c - GC pauses of sqvm processes: log2 histograms and totals per kind of
  * collection, and optionally one event per collection, from squeak:gc__{incremental,full}__
  * {begin,end}. The pause comes from the end probe (the VM measures it); the begin probe

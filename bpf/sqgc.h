@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqgc.h - what sqgc's BPF program and user space share: per-kind histograms and summary
  * counters (in .bss, read and reset with atomic exchanges) and the per-collection event. */
 #ifndef SQGC_H

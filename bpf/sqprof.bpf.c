@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqprof.bpf.c - samples the Smalltalk stacks of sqvm processes: on a CPU-clock perf event
  * (CPU profile) or on squeak:object__alloc__sample (allocation profile), walks the active
  * green process's frames through the addresses of its sqvm_debug_offsets and counts each

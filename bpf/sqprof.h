@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqprof.h - the map layouts sqprof's BPF program and user space share. */
 #ifndef SQPROF_H
 #define SQPROF_H

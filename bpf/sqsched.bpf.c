@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqsched.bpf.c - green-process scheduling of sqvm processes, from the process probes:
  * per process, activations, time on the CPU, the run-queue latency (process__ready to
  * process__activate, as runqlat measures it for threads) as a histogram, and the time

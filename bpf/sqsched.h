@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqsched.h - what sqsched's BPF program and user space share. */
 #ifndef SQSCHED_H
 #define SQSCHED_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqstat.bpf.c - tells sqstat at once when an sqvm process starts (with the address of
  * its debug offsets) and when it exits (with its final totals, read from its memory as
  * it exits, so that even a VM that lives less than one refresh is counted). The running

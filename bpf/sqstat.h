@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqstat.h - what sqstat's BPF program and user space share. */
 #ifndef SQSTAT_H
 #define SQSTAT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqtool.bpf.h - helpers shared by the BPF side of the sqvm tools: USDT arguments, map
  * initialisation, log2 bucketing, and the bounded string comparisons that filters need.
  * Include it after bpf/usdt.bpf.h (which brings bpf_usdt_arg and the errno values). */

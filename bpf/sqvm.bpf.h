@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqvm.bpf.h - what the BPF programs that read a VM's own memory share: the per-process
  * walk offsets (filled by user space for the VMs running when a tool starts, and here,
  * from squeak:vm__start, for every VM that starts later), the copies of names, and a

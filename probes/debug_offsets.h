@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* debug_offsets.h - the versioned structure (ELF symbol sqvm_debug_offsets) that tells an
  * out-of-process reader (a BPF program, gdb, tools/sqstack) how to find the active
  * process's current frame and walk the Smalltalk stack. Plain C, no VM headers: tools

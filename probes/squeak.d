@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * squeak.d - the "squeak" USDT provider of sqvm: the contract between the VM and
  * every tool. The build generates build/gen/squeak_probes.h from this file with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/demo.sh - the main job: installs what is missing, builds everything, runs the bundled
 # workload (examples/Workload.som), then runs it again under the tools and shows what they see:
 # sqalloc (allocations by class), sqalloc -m -c <busiest class> (which methods allocate it) and

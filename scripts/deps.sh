@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/deps.sh - installs the Debian 12 packages sqvm needs to build, test and benchmark.
 # Idempotent: does nothing when everything is present; otherwise apt-get update, then install.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* embed.c - writes a C file holding the core library's .som sources (run by the Makefile). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/test.sh - the one test command: installs what is missing, builds, runs every test.
 set -e
 cd "$(dirname "$0")/.."

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/attach.sh - the production case: every tool attached to a VM that is already
 # busy (deep in a known call chain, green processes handing a token back and forth,
 # collections all the time: tests/attach/Busy.som), a second or more after it started;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/bpftrace.sh - the bpftrace scripts (bpftrace/*.bt) and the one-liners of
 # bpftrace/ONELINERS.md, run against the real VM. Sourced by tests/run.sh (uses its
 # pass/fail/skip, matches, $TMP and $VM); needs root and bpftrace.

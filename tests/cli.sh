@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/cli.sh - the sqvm command line; sourced by tests/run.sh (uses its pass/fail and $VM).
 
 cli_case() { # label expected-status expected-output-substring -- command...

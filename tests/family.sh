@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/family.sh - the family's newer tools on real VMs: sqstat (a live top of every VM,
 # and its Prometheus file), sqcalls (calls, inclusive and self time per method) and
 # sqsched (green-process scheduling), with exact expectations from the workloads of

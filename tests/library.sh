@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/library.sh - every selector of the embedded library has a test; sourced by
 # tests/run.sh (uses its pass/fail and $VM).
 #

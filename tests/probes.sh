@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/probes.sh - the squeak USDT provider: the ELF notes match probes/squeak.d, PROBES=0
 # compiles them out, bpftrace sees exact event counts, the allocation sampler's estimate,
 # and the debug offsets reproduce the VM's own backtrace. Sourced by tests/run.sh.

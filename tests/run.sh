@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/run.sh - runs every test tier and ends with "N passed, N failed, N skipped".
 #
 #   tests/run.sh [--vm build/sqvm] [--all] [--filter SUBSTRING] [--tier tests/NAME.sh]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/som.sh - the standard suites, from external checkouts; sourced by tests/run.sh
 # (uses its pass/fail/skip and $VM). Nothing of them is copied into this repository.
 #

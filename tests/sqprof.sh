@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/sqprof.sh - sqprof, the sampling profiler (build/tools/sqprof), against the VM
 # running the workloads of tests/sqprof/, whose profiles are known in advance; sourced by
 # tests/run.sh (uses its pass/fail/skip, $VM and $TMP). Needs root (BPF, perf events).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/tools.sh - the eBPF tools (build/tools/sqalloc, sqgc, sqflow) against the real VM
 # running the workloads of tests/tools/, whose event counts are known in advance; sourced
 # by tests/run.sh (uses its pass/fail/skip, $VM and $TMP). Needs root (BPF, uprobes).

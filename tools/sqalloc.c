@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqalloc - object allocations of sqvm processes by class, or by allocating method, or by
  * the innermost frames of the Smalltalk stack, counted in the kernel from the
  * squeak:object__alloc probe (or estimated from squeak:object__alloc__sample with

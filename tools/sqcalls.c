@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqcalls - per method of sqvm processes: how often it is called, and how long it takes,
  * inclusive (callees included) and exclusive (self), counted in the kernel from the call
  * probes, like bcc's ucalls; -L adds a latency histogram per method, -S the system calls

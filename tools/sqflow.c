@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqflow - the method call flow of sqvm processes: an indented line per method (and
  * block) entry and return, per thread, with each call's duration; or Chrome trace-event
  * JSON that Perfetto and chrome://tracing open. */

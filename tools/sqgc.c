@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqgc - GC pauses of sqvm processes: log2 histograms of the pause of young (incremental)
  * and full collections, per interval, with counts, total and maximum; or (-e) one line
  * per collection with the heap sizes before and after it. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqnames.c - full names of VM processes by address; see sqnames.h. */
 #define _GNU_SOURCE
 #include "sqnames.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqnames.h - the full names (class names, selectors, method names) of VM processes, by
  * address. The BPF programs copy a fixed-size prefix of each name (SQ_NAME_LEN bytes,
  * bpf/sqcommon.h) and pass its address; the VM keeps these strings in memory that never

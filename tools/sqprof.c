@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqprof - a sampling profiler for sqvm: samples the Smalltalk stacks of one VM or of
  * every VM, on the CPU clock (where the time goes) or at the VM's allocation samples
  * (where the bytes go), and prints a self/total table, folded stacks, JSON, or an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqprof_export.c - speedscope and pprof files of a profile; see sqprof_export.h. */
 #define _GNU_SOURCE
 #include "sqprof_export.h"

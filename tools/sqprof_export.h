@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqprof_export.h - a profile in the formats other viewers read: speedscope's JSON file
  * format (a "sampled" profile) and pprof's gzipped protobuf (profile.proto), each with
  * the frames' source files and lines where known. */

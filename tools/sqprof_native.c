@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqprof_native.c - symbolizing kernel and C stacks for -K and -U; see sqprof_native.h. */
 #define _GNU_SOURCE
 #include "sqprof_native.h"

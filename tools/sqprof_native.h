@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqprof_native.h - -K and -U: names for the kernel's and the VM's own C frames, from
  * the BPF stack-trace map, /proc/kallsyms, and the ELF symbols of the mapped files. */
 #ifndef SQPROF_NATIVE_H

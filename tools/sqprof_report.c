@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqprof_report.c - folded stacks and the reports made from them; see sqprof_report.h. */
 #define _GNU_SOURCE
 #include "sqprof_report.h"

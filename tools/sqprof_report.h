@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqprof_report.h - a profile as folded stacks, and what sqprof prints from it: the
  * self/total table, folded lines, JSON. The flame graph (sqprof_svg.h) reads the same. */
 #ifndef SQPROF_REPORT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqprof_svg.c - the flame-graph writer (the layout and look of Brendan Gregg's
  * flamegraph.pl: root at the bottom, children sorted by name, width by count); see
  * sqprof_svg.h. The SVG carries its own script and style: nothing is fetched. */

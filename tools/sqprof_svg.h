@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqprof_svg.h - an interactive flame graph of folded stacks, as one self-contained SVG
  * file: hover a frame for its name and count, click to zoom into it, Esc or "Reset Zoom"
  * to zoom out, "Search" to highlight frames matching a regular expression. */

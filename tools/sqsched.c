@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqsched - the green-process scheduling of sqvm processes: per process, how often it
  * ran, for how long, how long it waited in the run queue once ready (a histogram, like
  * runqlat for threads), and how long it was blocked on Semaphores and on Delays;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqstat - a live top of every sqvm on the host (like bcc's ustat): per VM, method and
  * block activations, allocations (objects and bytes), young and full collections with
  * their pause time, process switches, DNUs and class loads, each per second.

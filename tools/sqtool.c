@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqtool.c - the user-space helpers the sqvm tools share; see sqtool.h. */
 #define _GNU_SOURCE
 #include "sqtool.h"

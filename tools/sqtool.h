@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqtool.h - the user-space half every sqvm tool shares: common options, finding the VM
  * binaries to attach to, USDT attachment, the event loop, and output (time stamps, log2
  * histograms, JSON). Functions print their own error messages, prefixed by the tool name,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqvm_proc.c - reading sqvm processes from outside; see sqvm_proc.h. */
 #define _GNU_SOURCE
 #include "sqvm_proc.h"

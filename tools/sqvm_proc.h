@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sqvm_proc.h - finding sqvm processes and reading them from outside (every tool of the
  * family: sqprof, sqstack, and the is-this-an-sqvm test of sq_find_targets): the
  * sqvm_debug_offsets structure (see probes/debug_offsets.h and probes/README.md, "Stack access

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tools/tools.mk - the eBPF tools (bpf/, tools/), included by the top Makefile.
 #
 #   make tools        build/tools/sqalloc, sqgc, sqflow, sqprof, sqstack, ...

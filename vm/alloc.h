@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* alloc.h - the allocation fast path of the interpreter's own small objects (blocks and
  * captured-variable contexts): a bump of eden's pointer and the header, with the slow
  * path, the write-barrier bookkeeping of an object born old, and the allocation

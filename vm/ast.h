@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* ast.h - the parse tree the compiler works on: one class definition, its methods and their scopes. */
 #ifndef SQVM_AST_H
 #define SQVM_AST_H

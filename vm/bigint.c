@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bigint.c - arbitrary-precision signed integers (base 2^32 magnitudes) for sqvm's large Integers. */
 #include "bigint.h"
 

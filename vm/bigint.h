@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bigint.h - arbitrary-precision integers for sqvm's large Integer objects. */
 #ifndef SQVM_BIGINT_H
 #define SQVM_BIGINT_H

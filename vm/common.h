@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* common.h - the value representation and the debug switches every VM file shares. */
 #ifndef SQVM_COMMON_H
 #define SQVM_COMMON_H

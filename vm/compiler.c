@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* compiler.c - resolves names, places variables (frame or captured context) and emits bytecode. */
 #include "compiler.h"
 #include "globals.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* compiler.h - from the parse tree to bytecode methods. */
 #ifndef SQVM_COMPILER_H
 #define SQVM_COMPILER_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* disasm.c - prints bytecode: for `sqvm --disassemble Class` and the compiler tests. */
 #include "globals.h"
 #include "method.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* gc.c - generational memory: a copying scavenger for young objects, mark-sweep over
  * size-segregated pages for old ones, and a permanent space that is never collected.
  *

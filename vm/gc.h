@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* gc.h - the object memory: young space with a copying scavenger, old space with mark-sweep,
  * a permanent space, the write barrier and collection statistics. */
 #ifndef SQVM_GC_H

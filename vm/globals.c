@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* globals.c - the global namespace (hash of symbol -> index into one growable table). */
 #include "globals.h"
 #include "gc.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* globals.h - the global namespace: name -> value, addressed by a stable index. */
 #ifndef SQVM_GLOBALS_H
 #define SQVM_GLOBALS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* interp.c - the bytecode interpreter: dispatch loop, sends, activations and returns. */
 #include "interp.h"
 #include "alloc.h"

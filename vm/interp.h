@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* interp.h - activation frames, processes' interpreter state, and the interpreter's entry points. */
 #ifndef SQVM_INTERP_H
 #define SQVM_INTERP_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* largeint.c - converts between heap large integers and bigint.c's BigInt. */
 #include "largeint.h"
 #include "vm.h"

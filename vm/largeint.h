@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* largeint.h - large Integer objects on the heap, and the bridge to bigint.c's arithmetic. */
 #ifndef SQVM_LARGEINT_H
 #define SQVM_LARGEINT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* lexer.c - turns SOM source text into tokens with line and column. */
 #include "lexer.h"
 #include "vm.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* lexer.h - tokens of SOM source text. */
 #ifndef SQVM_LEXER_H
 #define SQVM_LEXER_H

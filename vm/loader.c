@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* loader.c - finds class files, defines classes and metaclasses, and bootstraps the core library. */
 #include "loader.h"
 #include "ast.h"

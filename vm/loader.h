@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* loader.h - the class path, class loading (from files or the embedded core library) and bootstrap. */
 #ifndef SQVM_LOADER_H
 #define SQVM_LOADER_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* main.c - the sqvm command line. */
 #include "ast.h"
 #include "compiler.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* method.c - method objects: creation, Smalltalk mirrors, line lookup and GC roots. */
 #include "method.h"
 #include "gc.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* method.h - compiled methods, send sites with their inline caches, and the bytecode enum. */
 #ifndef SQVM_METHOD_H
 #define SQVM_METHOD_H

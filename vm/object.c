@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* object.c - object allocation, the class table and method dictionaries. */
 #include "object.h"
 #include "gc.h"

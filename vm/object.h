@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* object.h - the object header, object formats, the class table and the object constructors. */
 #ifndef SQVM_OBJECT_H
 #define SQVM_OBJECT_H

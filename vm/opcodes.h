@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* opcodes.h - the one list of bytecodes, included wherever a table of them is needed.
  *
  * OPCODE(name, operand bytes, stack effect). Operands are little-endian u8/u16.

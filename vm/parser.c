@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* parser.c - recursive-descent parser from SOM source to the parse tree (ast.h). */
 #include "ast.h"
 #include "largeint.h"

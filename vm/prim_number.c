@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* prim_number.c - Integer (small and large) and Double primitives. */
 #include "largeint.h"
 #include "prims.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* prim_object.c - primitives of Object, Class, Array, blocks, methods and Symbol. */
 #include "gc.h"
 #include "interp.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* prim_string.c - String and Symbol primitives: UTF-8 text, indexed by character from 1. */
 #include "interp.h"
 #include "prims.h"

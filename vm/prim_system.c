@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* prim_system.c - System primitives: globals, loading, output, time, exit and GC. */
 #include "gc.h"
 #include "globals.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* prims.c - finding primitives by class and selector, primitive failure, and shared arithmetic. */
 #include "prims.h"
 #include "interp.h"

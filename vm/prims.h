@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* prims.h - the table of primitives, by class and selector. */
 #ifndef SQVM_PRIMS_H
 #define SQVM_PRIMS_H

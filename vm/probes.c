@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* probes.c - argument preparation for the USDT probes, the allocation sampler, and the
  * debug-offsets structure that lets an out-of-process reader walk the Smalltalk stack. */
 #include "probes.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* probes.h - USDT probe sites (probes/squeak.d). Built with PROBES=0, every site compiles
  * to nothing. A site is "if (SQ_ENABLED(NAME)) probe_xxx(...)": the guard is one load
  * of the probe's semaphore, and argument preparation happens only inside it. */

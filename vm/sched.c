@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sched.c - green processes on one OS thread: ready queues per priority, Semaphores,
  * Delays driven by an interval timer, deadlock detection, and the process-activation
  * probe site. Scheduling follows Squeak: the highest-priority runnable process runs; a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sched.h - green processes: the ProcessorScheduler, Semaphores and Delays. */
 #ifndef SQVM_SCHED_H
 #define SQVM_SCHED_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* symbol.c - the symbol table (open addressing over permanent Symbol objects). */
 #include "symbol.h"
 #include "vm.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* symbol.h - interned symbols: permanent byte objects, so their bytes never move. */
 #ifndef SQVM_SYMBOL_H
 #define SQVM_SYMBOL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* vm.c - fatal errors, checked allocation, exiting, and the GC hooks. */
 #include "vm.h"
 #include "gc.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* vm.h - process-wide services: fatal errors, options, and the hooks probes attach to. */
 #ifndef SQVM_VM_H
 #define SQVM_VM_H

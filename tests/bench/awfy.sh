@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/bench/awfy.sh - are-we-fast-yet's own SOM benchmarks on sqvm, beside AWFY's own
 # Lua versions on Lua 5.4 (and LuaJIT's interpreter, luajit -joff, where installed), at
 # AWFY's sizes, in CPU time. Nothing of AWFY is copied here: it takes a checkout.

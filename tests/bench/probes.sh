@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/bench/probes.sh - what the probes cost. First the instructions (callgrind, which
 # counts them repeatably on a shared machine) of the normal build with nothing attached
 # against a PROBES=0 build, per benchmark: the unattached probes' overhead, which must

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Runs the sqvm benchmark suite and compares it with the Lua 5.4 versions.
 #
 #   tests/bench/run.sh [VM [Name...]]

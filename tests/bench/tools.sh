@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/bench/tools.sh - what the tools cost: start-up to attached for each libbpf tool
 # beside the equivalent bpftrace script, and the slowdown of an allocation-heavy benchmark
 # (BinaryTrees) under sqalloc (exact and --sample), sqgc, sqflow and sqprof. Root only.

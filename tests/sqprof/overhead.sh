@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/sqprof/overhead.sh - what sqprof costs the VM it samples (as root).
 #
 #   tests/sqprof/overhead.sh [VM [RUNS]]      (default build/sqvm, 5 runs)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bigint_test.c - unit tests for vm/bigint.c: exact values (expected literals computed with Python) plus randomized differential checks. */
 #include "bigint.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* float_test.c - the immediate Double encoding (vm/common.h): every Double that
  * float_encode accepts decodes to the same bits, the accepted range is exactly
  * the documented one (biased exponents 768..1279), and the tag never
