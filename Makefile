@@ -106,11 +106,11 @@ $(O)/obj:
 # ---- Tests ----
 build/bigint_test: tests/unit/bigint_test.c vm/bigint.c vm/bigint.h
 	@mkdir -p build
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -o $@ tests/unit/bigint_test.c vm/bigint.c
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -Iprobes -o $@ tests/unit/bigint_test.c vm/bigint.c
 
-build/float_test: tests/unit/float_test.c vm/common.h
+build/float_test: tests/unit/float_test.c vm/common.h probes/debug_offsets.h
 	@mkdir -p build
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -o $@ tests/unit/float_test.c -lm
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -Iprobes -o $@ tests/unit/float_test.c -lm
 
 # The C unit tests (tests/run.sh's unit tier)
 unit: build/bigint_test build/float_test
