@@ -19,7 +19,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SQSTAT_MAX_VMS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct sqstat_vm);
 } offsets_of SEC(".maps");
 
 struct {
@@ -77,7 +77,7 @@ static __always_inline int emit(__u32 type, __u64 offsets, __s32 status)
 {
 	__u32 zero = 0, pid = bpf_get_current_pid_tgid() >> 32;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	__u64 *known;
+	struct sqstat_vm *known, fresh = {};
 
 	if (!s)
 		return 0;
@@ -86,14 +86,18 @@ static __always_inline int emit(__u32 type, __u64 offsets, __s32 status)
 	s->e.pid = pid;
 	s->e.type = type;
 	s->e.status = status;
+	bpf_get_current_comm(s->e.comm, sizeof(s->e.comm));
 	if (type == SQSTAT_START) {
 		s->e.offsets = offsets;
-		bpf_map_update_elem(&offsets_of, &pid, &offsets, BPF_ANY);
+		fresh.offsets = offsets;
+		fresh.start_ns = s->e.ts_ns;
+		bpf_map_update_elem(&offsets_of, &pid, &fresh, BPF_ANY);
 	} else {
 		known = bpf_map_lookup_elem(&offsets_of, &pid);
 		if (known) {
-			s->e.offsets = *known;
-			if (!bpf_probe_read_user(&s->d, sizeof(s->d), (void *)*known) && sq_offsets_ok(&s->d))
+			s->e.offsets = known->offsets;
+			s->e.start_ns = known->start_ns;
+			if (!bpf_probe_read_user(&s->d, sizeof(s->d), (void *)known->offsets) && sq_offsets_ok(&s->d))
 				s->e.have_totals = read_totals(&s->d, &s->e.totals);
 			bpf_map_delete_elem(&offsets_of, &pid);
 		}

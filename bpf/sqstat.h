@@ -23,12 +23,20 @@ struct sqstat_totals {
  * from its memory as it exits, so that a VM that lives less than one interval is seen). */
 struct sqstat_event {
 	__u64 ts_ns;		/* CLOCK_MONOTONIC */
+	__u64 start_ns;		/* exit: when its vm__start fired (0: not seen) */
 	__u64 offsets;		/* the run-time address of its sqvm_debug_offsets */
 	__u32 pid;
 	__u32 type;		/* enum sqstat_type */
 	__s32 status;		/* exit: the exit status */
 	__u32 have_totals;	/* exit: 1 if the totals could be read */
 	struct sqstat_totals totals;
+	char comm[16];		/* the process's command name, for a VM gone before user space saw it */
+};
+
+/* What the BPF side keeps per VM. */
+struct sqstat_vm {
+	__u64 offsets;		/* the run-time address of its sqvm_debug_offsets */
+	__u64 start_ns;		/* its vm__start, or 0 */
 };
 
 #endif

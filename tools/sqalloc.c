@@ -40,8 +40,8 @@ static struct env {
 
 const char *argp_program_version = "sqalloc (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
-"Count the objects sqvm processes allocate: by class, by allocating method, or by\n"
-"the innermost frames of the Smalltalk stack.\n"
+"Count the objects sqvm processes allocate: by class, by allocating method, or\n"
+"by the innermost frames of the Smalltalk stack.\n"
 "\n"
 "USAGE: sqalloc [-h] [-p PID] [--vm PATH] [-C CLASS] [-b] [--callers N]\n"
 "               [--skip-class-side] [--sample] [-n N] [-s count|bytes]\n"
@@ -53,7 +53,8 @@ static const char doc[] =
 "    sqalloc -p 185 -n 10 -s bytes  # the 10 classes with the most bytes\n"
 "    sqalloc -p 185 -b -C Point  # which methods created the Points?\n"
 "    sqalloc -p 185 -C Point --callers 2   # ... and who called them\n"
-"    sqalloc -p 185 -C Point --callers 1 --skip-class-side  # past Point class>>x:y:\n"
+"    sqalloc -p 185 -C Point --callers 1 --skip-class-side\n"
+"                                # ... past Point class>>x:y:\n"
 "    sqalloc -p 185 --sample     # estimate from sampled allocations (cheaper)\n"
 "    sqalloc --vm build/sqvm     # every process of build/sqvm, new ones too\n"
 "    sqalloc -p 185 -j 1         # JSON lines, one per second\n";

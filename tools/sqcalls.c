@@ -39,16 +39,16 @@ const char *argp_program_version = "sqcalls (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
 "Count the method calls of sqvm processes, with their inclusive and self time.\n"
 "\n"
-"USAGE: sqcalls [-h] [-p PID] [--vm PATH] [-C CLASS] [-M SELECTOR] [-L] [-S] [-m]\n"
-"               [-n N] [-s total|self|count] [--no-blocks] [-d DURATION] [-T] [-j] [-v]\n"
-"               [interval [count]]\n"
+"USAGE: sqcalls [-h] [-p PID] [--vm PATH] [-C CLASS] [-M SELECTOR] [-L] [-S]\n"
+"               [-m] [-n N] [-s total|self|count] [--no-blocks] [-d DURATION]\n"
+"               [-T] [-j] [-v] [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqcalls -p 185            # the 20 methods with most total time, at Ctrl-C\n"
 "    sqcalls -p 185 -s self    # ... most time in themselves\n"
 "    sqcalls -p 185 -L -m      # with a latency histogram each, in milliseconds\n"
 "    sqcalls -p 185 -S         # and the system calls each made\n"
-"    sqcalls -p 185 -C Json -n 0 5   # every method of classes Json..., every 5 s\n"
+"    sqcalls -p 185 -C Json -n 0 5   # methods of classes Json..., every 5 s\n"
 "    sqcalls -p 185 -d 10 -j   # ten seconds, as JSON\n";
 
 static const struct argp_option opts[] = {

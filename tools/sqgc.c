@@ -33,8 +33,8 @@ const char *argp_program_version = "sqgc (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
 "Summarize the GC pauses of sqvm processes as histograms, or show each one.\n"
 "\n"
-"USAGE: sqgc [-h] [-p PID] [--vm PATH] [-m] [-e] [--min MIN] [-d DURATION] [-T] [-j] [-v]\n"
-"            [interval [count]]\n"
+"USAGE: sqgc [-h] [-p PID] [--vm PATH] [-m] [-e] [--min MIN] [-d DURATION]\n"
+"            [-T] [-j] [-v] [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqgc -p 185            # pause histograms until Ctrl-C or the VM exits\n"

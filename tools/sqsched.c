@@ -47,7 +47,7 @@ static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
 	{ "events", 'e', NULL, 0, "Print one line per process switch", 0 },
 	{ "per-process", 'P', NULL, 0, "A run-queue latency histogram per process (default: one for all)", 0 },
-	{ "milliseconds", 'm', NULL, 0, "Histograms in milliseconds (default: microseconds)", 0 },
+	{ "milliseconds", 'm', NULL, 0, "Histograms and times in milliseconds (default: us)", 0 },
 	{ "top", 'n', "N", 0, "The top N processes (default: all)", 0 },
 	{ "sort", 's', "ORDER", 0, "cpu (default), activations, runq, wait or id", 0 },
 	{},

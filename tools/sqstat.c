@@ -29,11 +29,12 @@
 #include "sqvm_proc.h"
 
 #define OPT_PROM 0x2001
+#define OPT_NOCLEAR 0x2002
 #define MAX_VMS SQSTAT_MAX_VMS
 
 static struct env {
 	struct sq_common c;
-	bool noclear;		/* -C */
+	bool noclear;		/* --noclear */
 	int sort;		/* -s: a field index */
 	long rows;		/* -n: 0 all */
 	const char *prom;	/* --prom FILE */
@@ -51,21 +52,22 @@ static const char doc[] =
 "A live top of every sqvm process on the host: calls, allocations, collections,\n"
 "process switches, DNUs and class loads per second.\n"
 "\n"
-"USAGE: sqstat [-h] [-p PID] [--vm PATH] [-C] [-s FIELD] [-n ROWS] [--prom FILE]\n"
-"              [-d DURATION] [-j] [-v] [interval [count]]\n"
+"USAGE: sqstat [-h] [-p PID] [--vm PATH] [--noclear] [-s FIELD] [-n ROWS]\n"
+"              [--prom FILE] [-d DURATION] [-j] [-v] [interval [count]]\n"
 "\n"
-"FIELDS (for -s): pid calls objnew bytes ygc ygctime fgc fgctime switch dnu load\n"
+"FIELDS (-s): pid calls objnew bytes ygc ygctime fgc fgctime switch dnu load\n"
 "\n"
 "EXAMPLES:\n"
 "    sqstat                  # every VM, refreshed every second, busiest first\n"
-"    sqstat -C 5             # every 5 seconds, without clearing the screen\n"
+"    sqstat --noclear 5      # every 5 seconds, without clearing the screen\n"
 "    sqstat -s objnew -n 10  # the 10 VMs that allocate most\n"
 "    sqstat -p 185 -j 1 10   # one VM, JSON lines, ten times\n"
 "    sqstat --prom /var/lib/node_exporter/sqvm.prom 15   # for node_exporter\n";
 
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
-	{ "noclear", 'C', NULL, 0, "Do not clear the screen between refreshes (as ustat -C)", 0 },
+	{ "noclear", OPT_NOCLEAR, NULL, 0,
+	  "Do not clear the screen between refreshes (ustat's -C; -C means CLASS in this family)", 0 },
 	{ "sort", 's', "FIELD", 0, "Order rows by FIELD, largest first (default calls; pid ascending)", 0 },
 	{ "top", 'n', "ROWS", 0, "At most ROWS rows (default: all)", 0 },
 	{ "prom", OPT_PROM, "FILE", 0,
@@ -81,7 +83,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	if (ret != ARGP_ERR_UNKNOWN)
 		return ret;
 	switch (key) {
-	case 'C':
+	case OPT_NOCLEAR:
 		env.noclear = true;
 		break;
 	case 's':
@@ -117,6 +119,7 @@ struct vm {
 	__u64 prev_ns, cur_ns;		/* CLOCK_MONOTONIC of prev and cur */
 	__u64 start_wall;		/* when it started, seconds since the epoch */
 	bool exited;			/* seen exiting: cur holds its final totals */
+	bool gone;			/* known from its events only (it never could be read) */
 	int status;
 	double rate[NFIELDS];
 };
@@ -250,10 +253,29 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 	v->start_wall = wall;
 	/* the BPF side reads the totals when it exits: it needs the offsets' address */
 	if (skel) {
-		__u64 offsets = v->vm.offsets_addr;
-		bpf_map_update_elem(bpf_map__fd(skel->maps.offsets_of), &key, &offsets, BPF_ANY);
+		struct sqstat_vm known = { .offsets = v->vm.offsets_addr };
+		bpf_map_update_elem(bpf_map__fd(skel->maps.offsets_of), &key, &known, BPF_NOEXIST);
 	}
 	nvms++;
+	return v;
+}
+
+/* A VM that exited before user space could read it: a row from its events alone. */
+static struct vm *add_gone(pid_t pid, const char *comm, __u64 since_ns)
+{
+	struct vm *v;
+
+	if ((v = vm_of(pid)))
+		return v;
+	if (nvms == MAX_VMS)
+		return NULL;
+	v = &vms[nvms++];
+	memset(v, 0, sizeof(*v));
+	v->vm.pid = pid;
+	snprintf(v->cmdline, sizeof(v->cmdline), "%.15s", comm);
+	v->prev_ns = v->cur_ns = since_ns;
+	v->start_wall = (__u64)time(NULL);
+	v->gone = true;
 	return v;
 }
 
@@ -277,8 +299,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (env.c.pid && (pid_t)e->pid != env.c.pid)
 		return sq_rb_yield();
 	if (e->type == SQSTAT_START) {
-		add_vm(skel, e->pid, e->ts_ns, true);
-	} else if ((v = vm_of(e->pid)) && !v->exited) {
+		if (!add_vm(skel, e->pid, e->ts_ns, true))
+			add_gone(e->pid, e->comm, e->ts_ns);	/* exited already: its vm__exit will tell */
+	} else if ((v = vm_of(e->pid)) || (v = add_gone(e->pid, e->comm, e->start_ns ? e->start_ns : e->ts_ns))) {
+		if (v->exited)
+			return sq_rb_yield();
 		v->exited = true;
 		v->status = e->status;
 		v->cur_ns = e->ts_ns;
@@ -299,7 +324,10 @@ static void compute(struct vm *v, __u64 now)
 	const struct sqstat_totals *a = &v->prev, *b = &v->cur;
 	double dt;
 
-	if (!v->exited) {
+	if (v->gone && !v->exited) {	/* its vm__start came, not yet its vm__exit */
+		v->cur_ns = now;
+		v->cur = v->prev;
+	} else if (!v->exited) {
 		v->cur_ns = now;
 		if (!read_totals(&v->vm, &v->cur)) {	/* it exited without our seeing it */
 			v->exited = true;
@@ -612,8 +640,9 @@ int main(int argc, char **argv)
 			err = -EIO;
 			break;
 		}
-		if (wake == SQ_WAKE_EXITED)	/* the -p VM: its last figures, from vm__exit */
-			ring_buffer__consume(rb);
+		/* Whatever the wake-up, take the VMs' start and exit records first: a signal
+		 * and a record can be ready at once, and the signal may be read first. */
+		ring_buffer__consume(rb);
 		err = refresh(skel);
 		if (err || wake != SQ_WAKE_TICK || (env.c.count && ++refreshes >= env.c.count))
 			break;
