@@ -153,7 +153,7 @@ deps:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace
 	install -m 755 $(O)/sqvm $(DESTDIR)$(PREFIX)/bin/
-	for t in $(wildcard build/tools/sq*); do [ -f "$$t" ] && [ -x "$$t" ] && install -m 755 "$$t" $(DESTDIR)$(PREFIX)/bin/ || true; done
+	install -m 755 $(TOOLS_BIN) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(wildcard tools/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 644 $(wildcard bpftrace/*.bt bpftrace/*.md) $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace/
 
