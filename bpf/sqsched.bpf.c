@@ -119,7 +119,9 @@ int BPF_USDT(process_activate, __u64 id, char *name, int priority)
 	struct sqsched_stats *s;
 	struct proc_state *st;
 
-	if (r && r->known)
+	/* The process that ran last on this VM thread, even if it has stopped running
+	 * (blocked, ended): 0 only before the first activation seen. */
+	if (r)
 		from = r->id;
 	charge_running(pid, tid, now);
 	s = stats_of(pid, id, name);

@@ -8,6 +8,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 #include "sqstat.h"
 #include "sqtool.bpf.h"
@@ -73,6 +74,22 @@ static __always_inline bool read_totals(const SqDebugOffsets *d, struct sqstat_t
 	return true;
 }
 
+/* The process's argv, from its mm (CO-RE): the VM is running, so the memory is there. */
+static __always_inline void read_cmdline(struct sqstat_event *e)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	unsigned long start = BPF_CORE_READ(task, mm, arg_start);
+	unsigned long end = BPF_CORE_READ(task, mm, arg_end);
+	__u64 len = end > start ? end - start : 0;
+
+	if (len > SQSTAT_CMDLINE - 1)
+		len = SQSTAT_CMDLINE - 1;
+	len &= SQSTAT_CMDLINE - 1;	/* the same bound, in a form the verifier keeps */
+	e->cmdline_len = 0;
+	if (len && !bpf_probe_read_user(e->cmdline, len, (void *)start))
+		e->cmdline_len = len;
+}
+
 static __always_inline int emit(__u32 type, __u64 offsets, __s32 status)
 {
 	__u32 zero = 0, pid = bpf_get_current_pid_tgid() >> 32;
@@ -86,7 +103,7 @@ static __always_inline int emit(__u32 type, __u64 offsets, __s32 status)
 	s->e.pid = pid;
 	s->e.type = type;
 	s->e.status = status;
-	bpf_get_current_comm(s->e.comm, sizeof(s->e.comm));
+	read_cmdline(&s->e);
 	if (type == SQSTAT_START) {
 		s->e.offsets = offsets;
 		fresh.offsets = offsets;

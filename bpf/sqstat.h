@@ -21,6 +21,8 @@ struct sqstat_totals {
 
 /* A VM started (with the address of its debug offsets) or exited (with its totals, read
  * from its memory as it exits, so that a VM that lives less than one interval is seen). */
+#define SQSTAT_CMDLINE 512	/* a power of two: the BPF side masks the length with it */
+
 struct sqstat_event {
 	__u64 ts_ns;		/* CLOCK_MONOTONIC */
 	__u64 start_ns;		/* exit: when its vm__start fired (0: not seen) */
@@ -30,7 +32,10 @@ struct sqstat_event {
 	__s32 status;		/* exit: the exit status */
 	__u32 have_totals;	/* exit: 1 if the totals could be read */
 	struct sqstat_totals totals;
-	char comm[16];		/* the process's command name, for a VM gone before user space saw it */
+	/* Its command line (arguments separated by NULs, cut at SQSTAT_CMDLINE bytes) as the
+	 * kernel holds it, for a VM gone before user space could read /proc/PID/cmdline. */
+	__u32 cmdline_len;
+	char cmdline[SQSTAT_CMDLINE];
 };
 
 /* What the BPF side keeps per VM. */

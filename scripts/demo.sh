@@ -1,15 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # scripts/demo.sh - the main job: installs what is missing, builds everything, runs the bundled
-# workload (examples/Workload.som), then runs it again under the tools and shows what they see:
-# sqalloc (allocations by class), sqalloc -m -c <busiest class> (which methods allocate it) and
-# sqgc (collection pauses). The tools need root (BPF); without it only the workload runs.
+# workload (examples/Workload.som) once, then starts it again to run until stopped and
+# attaches each tool to it while it is busy, as one would in production (sqvm is not
+# restarted, and nothing in it was prepared for tracing): sqstat, sqalloc (by class, then
+# which methods allocate the busiest class, and their callers), sqgc, sqcalls, sqsched,
+# sqprof, sqstack and sqflow. The tools need root (BPF); without it only the workload runs.
 set -e
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 make -j"$(nproc)" all >/dev/null
 
-VM=$(readlink -f build/sqvm)
 echo "== build/sqvm --gc-stats examples/Workload.som"
 build/sqvm --gc-stats examples/Workload.som
 
@@ -19,32 +20,39 @@ if [ "$(id -u)" != 0 ]; then
 fi
 mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 
-# under ROUNDS TOOL ARGS...: start the tool system-wide on this VM binary, wait until it
-# is attached, run the workload, then stop the tool (SIGINT) so it prints its summary.
-under() {
-    local rounds=$1 out
+build/sqvm examples/Workload.som forever >/dev/null &
+VM=$!
+trap 'kill $VM 2>/dev/null || true' EXIT
+sleep 1
+T=build/tools
+
+show() { # title command...: one tool run against the busy VM
+    echo
+    echo "== $1"
     shift
-    out=$(mktemp)
-    "$@" --vm "$VM" >"$out" 2>&1 &
-    local pid=$!
-    for _ in $(seq 100); do grep -q "Tracing" "$out" && break; sleep 0.1; done
-    build/sqvm examples/Workload.som "$rounds" >/dev/null
-    sleep 0.2
-    kill -INT "$pid" 2>/dev/null || true
-    wait "$pid" || true
-    cat "$out"
-    rm -f "$out"
+    local shown="$*"
+    echo "\$ ${shown//$VM/\$(pgrep -n sqvm)}"
+    "$@" || echo "(exit status $?)"
 }
 
-echo
-# Tracing every allocation costs microseconds per object: a short run for sqalloc.
-echo "== sqalloc: objects allocated by class (examples/Workload.som 3)"
-alloc=$(under 3 build/tools/sqalloc)
-echo "$alloc"
-busiest=$(echo "$alloc" | awk '/^CLASS/ { getline; print $1; exit }')
-echo
-echo "== sqalloc -m -c ${busiest:-Point}: which methods allocate the busiest class"
-under 3 build/tools/sqalloc -m -c "${busiest:-Point}"
-echo
-echo "== sqgc: young (incremental) and full collection pauses (examples/Workload.som 30)"
-under 30 build/tools/sqgc
+show "sqstat: every VM on the host, its rates (two refreshes, 1 s apart)" \
+    $T/sqstat --noclear 1 2
+show "sqalloc: the objects it allocates, by class (1 s; exact, so the VM slows while traced)" \
+    $T/sqalloc -p $VM -d 1 -n 8
+busiest=$($T/sqalloc -p $VM -d 0.5 -n 1 | awk '/^CLASS/ { getline; print $1; exit }')
+show "sqalloc -b -C ${busiest:=Point}: which methods allocate the busiest class" \
+    $T/sqalloc -p $VM -d 1 -b -C "$busiest" -n 5
+show "sqalloc --callers 2: ... and who called them" \
+    $T/sqalloc -p $VM -d 1 -C "$busiest" --callers 2 -n 5
+show "sqgc: young (incremental) and full collection pauses (3 s)" \
+    $T/sqgc -p $VM -d 3
+show "sqcalls: methods by inclusive time, with self time (1 s)" \
+    $T/sqcalls -p $VM -d 1 -n 10
+show "sqsched: the green processes (2 s)" \
+    $T/sqsched -p $VM -d 2 -n 8
+show "sqprof: where the CPU time goes, sampled at 99 Hz (3 s)" \
+    $T/sqprof -p $VM -d 3 -n 10
+show "sqstack: its Smalltalk stack right now" \
+    $T/sqstack -p $VM
+show "sqflow: the calls of Workload's own methods, with their durations (1 s)" \
+    $T/sqflow -p $VM -d 1 -C Workload --no-blocks

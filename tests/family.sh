@@ -82,6 +82,10 @@ fa_sqstat() {
     # A VM that starts after sqstat and exits 0.2 s later, within one 10 s refresh: counted,
     # with its exit status and its final totals (read in vm__exit)
     fa_start_tool "$FA_TMP/out" "$FA_TMP/err" sqstat --vm "$FA_TMP/sqvm" -j 10
+    # A process exec'ed within a few ms of the attach can miss both probes while another
+    # VM of the binary is busy (measured here: 1 in 3 at 0 ms, 0 in 30 at 50 ms or
+    # more; docs/TOOLS.md). What is tested is the short life, not that window.
+    sleep 0.1
     "$FA_TMP/sqvm" "$FA_DIR/ShortLived.som" >/dev/null 2>&1
     local short=$!
     sleep 0.2
@@ -90,7 +94,7 @@ fa_sqstat() {
     got=$(jq -r '.vms[] | select(.cmdline | test("ShortLived")) | "\(.exited) \(.status) \(.totals.dnus) \(.totals.allocations >= 20000) \(.totals.calls > 0)"' "$FA_TMP/out" 2>&1)
     if [ "$FA_STATUS" = 0 ] && [ "$got" = "true 3 7 true true" ]; then
         pass "family/sqstat: a VM living less than a refresh is counted: exit status 3, 7 DNUs, 20,000+ objects"
-    else fail "family/sqstat short-lived VM" "status $FA_STATUS: '$got' $(head -c 600 "$FA_TMP/out") $(head -3 "$FA_TMP/err")"; fi
+    else fail "family/sqstat short-lived VM" "status $FA_STATUS: '$got' $(jq -c '[.vms[] | [.pid, .cmdline, .exited, .status]]' "$FA_TMP/out") $(head -3 "$FA_TMP/err")"; fi
 
     touch "$spin_stop" "$sleep_stop"
     wait "$spinner" "$sleeper" 2>/dev/null
@@ -129,8 +133,13 @@ fa_sqcalls() {
          ($r["Calls>>outer"] | .self_ns < 0.05 * .total_ns and .total_ns >= $r["Calls>>busy:"].total_ns - 10000000),
          ($r["Calls>>fib:"] | ((.self_ns - .total_ns) | fabs) < 0.05 * .total_ns),
          ($r["Calls>>scan"].total_ns >= $r["Array>>do:"].total_ns and $r["Array>>do:"].total_ns >= $r["[] in Calls>>scan"].total_ns and $r["Calls>>scan"].total_ns >= 10 * 500000),
-         ($r["Calls>>busy:"].hist | map(select(.count > 0) | "\(.low):\(.count)") | join(" "))] | map(tostring) | join(" | ")' "$FA_TMP/out" 2>&1)
-    if [ "$FA_STATUS" = 0 ] && [ "$got" = "10 50 1973 10 10 30 | true | true | true | true | true | 1024:50" ]; then
+         # -L: all 50 in the histogram, none under 1,024 us (busy: cannot be quicker than
+         # its 2 ms), most in [1024, 2048): 2 ms is close to that bucket top, and a
+         # preempted call lands in the next one
+         ($r["Calls>>busy:"].hist | map(select(.count > 0)) |
+            (map(.count) | add) == 50 and (map(.low) | min) == 1024 and
+            (map(select(.low == 1024) | .count) | add) >= 40)] | map(tostring) | join(" | ")' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = "10 50 1973 10 10 30 | true | true | true | true | true | true" ]; then
         pass "family/sqcalls: exact counts, busy: 2 ms each, self and total right through recursion and a non-local return, -L histogram"
     else fail "family/sqcalls" "status $FA_STATUS: '$got' $(head -3 "$FA_TMP/err")"; fi
 

@@ -397,18 +397,25 @@ static void print_table(const struct row *rows, size_t n, long top, bool bytes_o
 {
 	size_t shown = top > 0 && (size_t)top < n ? (size_t)top : n;
 	const char *cnt = env.sample ? "~COUNT" : "COUNT", *bytes = env.sample ? "~BYTES" : "BYTES";
+	/* Columns widen to the longest name shown (names are kept whole), never narrow. */
+	int wm = 40, wc = has_method_column() ? 24 : 32;
 
+	for (size_t i = 0; i < shown; i++) {
+		int lm = rows[i].method ? (int)strlen(rows[i].method) : 1, lc = (int)strlen(rows[i].cls);
+		wm = lm > wm ? lm : wm;
+		wc = lc > wc ? lc : wc;
+	}
 	if (has_method_column())
-		printf("%-40s %-24s %12s %14s", env.callers ? "CALLERS" : "METHOD", "CLASS", cnt, bytes);
+		printf("%-*s %-*s %12s %14s", wm, env.callers ? "CALLERS" : "METHOD", wc, "CLASS", cnt, bytes);
 	else
-		printf("%-32s %12s %14s", "CLASS", cnt, bytes);
+		printf("%-*s %12s %14s", wc, "CLASS", cnt, bytes);
 	printf(env.sample ? " %9s\n" : "\n", "SAMPLES");
 	for (size_t i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
 		if (has_method_column())
-			printf("%-40s %-24s", r->method ? r->method : "?", r->cls);
+			printf("%-*s %-*s", wm, r->method ? r->method : "?", wc, r->cls);
 		else
-			printf("%-32s", r->cls);
+			printf("%-*s", wc, r->cls);
 		printf(" %12llu %14llu", (unsigned long long)row_count(r),
 		       (unsigned long long)r->val.bytes);
 		if (env.sample)

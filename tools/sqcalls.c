@@ -317,6 +317,8 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 		for (size_t i = 0; i < with && (env.top <= 0 || (long)i < env.top); i++)
 			printf("%-48s %10llu %14.3f\n", rows[i].name, (unsigned long long)rows[i].sys.count,
 			       in_unit(rows[i].sys.total_ns));
+		if (!with)
+			printf("(none: no traced method made a system call)\n");
 	}
 	if (lost)
 		printf("Lost %llu calls (the kernel map of %d methods was full)\n", (unsigned long long)lost,

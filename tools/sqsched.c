@@ -321,7 +321,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	sq_print_tracing(&env.c, "green-process scheduling");
 	if (env.events && env.c.format == SQ_FORMAT_TEXT)
-		printf("%-15s %-7s %6s    %-6s %-20s\n", "TIME", "PID", "FROM", "TO", "PROCESS");
+		printf("%-15s %-7s %6s    %-6s %s\n", "TIME", "PID", "FROM", "TO", "PROCESS");
 
 	for (;;) {
 		wake = sq_loop_wait(&loop);

@@ -261,9 +261,10 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 }
 
 /* A VM that exited before user space could read it: a row from its events alone. */
-static struct vm *add_gone(pid_t pid, const char *comm, __u64 since_ns)
+static struct vm *add_gone(pid_t pid, const struct sqstat_event *e, __u64 since_ns)
 {
 	struct vm *v;
+	__u32 len = e->cmdline_len < sizeof(e->cmdline) ? e->cmdline_len : sizeof(e->cmdline);
 
 	if ((v = vm_of(pid)))
 		return v;
@@ -272,7 +273,14 @@ static struct vm *add_gone(pid_t pid, const char *comm, __u64 since_ns)
 	v = &vms[nvms++];
 	memset(v, 0, sizeof(*v));
 	v->vm.pid = pid;
-	snprintf(v->cmdline, sizeof(v->cmdline), "%.15s", comm);
+	/* argv as the kernel had it: NULs between the arguments, as /proc/PID/cmdline */
+	for (__u32 i = 0; i < len && i + 1 < sizeof(v->cmdline); i++)
+		v->cmdline[i] = (unsigned char)e->cmdline[i] < ' ' ? ' ' : e->cmdline[i];
+	v->cmdline[len < sizeof(v->cmdline) ? len : sizeof(v->cmdline) - 1] = 0;
+	for (int i = (int)strlen(v->cmdline) - 1; i >= 0 && v->cmdline[i] == ' '; i--)
+		v->cmdline[i] = 0;
+	if (!v->cmdline[0])
+		snprintf(v->cmdline, sizeof(v->cmdline), "?");
 	v->prev_ns = v->cur_ns = since_ns;
 	v->start_wall = (__u64)time(NULL);
 	v->gone = true;
@@ -300,8 +308,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return sq_rb_yield();
 	if (e->type == SQSTAT_START) {
 		if (!add_vm(skel, e->pid, e->ts_ns, true))
-			add_gone(e->pid, e->comm, e->ts_ns);	/* exited already: its vm__exit will tell */
-	} else if ((v = vm_of(e->pid)) || (v = add_gone(e->pid, e->comm, e->start_ns ? e->start_ns : e->ts_ns))) {
+			add_gone(e->pid, e, e->ts_ns);	/* exited already: its vm__exit will tell */
+	} else if ((v = vm_of(e->pid)) || (v = add_gone(e->pid, e, e->start_ns ? e->start_ns : e->ts_ns))) {
 		if (v->exited)
 			return sq_rb_yield();
 		v->exited = true;
@@ -393,12 +401,12 @@ static void print_text(int shown)
 	printf("%s loadavg: %.2f %.2f %.2f, %d VM%s\n\n", now, load[0], load[1], load[2], nvms,
 	       nvms == 1 ? "" : "s");
 	printf("%-7s %-28s %8s %8s %8s %6s %8s %6s %8s %8s %6s %6s\n", "PID", "CMDLINE", "CALLS/s",
-	       "OBJNEW/s", "KB/s", "YGC/s", "YGCms/s", "FGC/s", "FGCms/s", "SWITCH/s", "DNU/s", "LOAD/s");
+	       "OBJNEW/s", "BYTES/s", "YGC/s", "YGCms/s", "FGC/s", "FGCms/s", "SWITCH/s", "DNU/s", "LOAD/s");
 	for (int i = 0; i < shown; i++) {
 		struct vm *v = &vms[i];
 		char cmd[40];
 		for (int f = 1; f < NFIELDS; f++)
-			human(cols[f], sizeof(cols[f]), f == F_BYTES ? v->rate[f] / 1024 : v->rate[f]);
+			human(cols[f], sizeof(cols[f]), v->rate[f]);
 		snprintf(cmd, sizeof(cmd), "%s%.28s", v->exited ? "(exited) " : "", v->cmdline);
 		cmd[28] = 0;
 		printf("%-7d %-28s %8s %8s %8s %6s %8s %6s %8s %8s %6s %6s\n", v->vm.pid, cmd, cols[F_CALLS],
