@@ -67,11 +67,15 @@ __u64 lost = 0;		/* samples not counted: the stacks map was full */
 __u64 lost_weight = 0;	/* their weight */
 __u64 truncated = 0;	/* samples deeper than max_depth (kept, with a marker) */
 __u64 unknown = 0;	/* --alloc: samples of a process not yet in vms */
+__u64 inconsistent = 0;	/* samples dropped: a frame outside its stack, or not below its callee */
 
 struct walk {
 	__u64 fp;		/* the next frame to read, 0 at the end */
+	__u64 prev;		/* the frame read before it (its callee), 0 at first */
+	__u64 base, limit;	/* the process's stack, when the VM publishes it (limit != 0) */
 	__u32 caller_off;
 	__u32 method_off;
+	bool bad;		/* a frame failed the checks: the stack is not counted */
 };
 
 /* bpf_loop body: frame i (innermost is 0) into the scratch key. Past the bottom frame it
@@ -86,7 +90,13 @@ static long walk_frame(__u64 i, void *data)
 	key = bpf_map_lookup_elem(&scratch, &zero);
 	if (!key || i >= SQPROF_MAX_DEPTH)
 		return 1;
+	if (w->fp && w->limit &&
+	    (w->fp < w->base || w->fp >= w->limit + 512 || (w->fp & 7) || (w->prev && w->fp >= w->prev))) {
+		w->bad = true;
+		return 1;
+	}
 	if (w->fp) {
+		w->prev = w->fp;
 		if (bpf_probe_read_user(&m, sizeof(m), (void *)(w->fp + w->method_off)) || !m) {
 			m = 0;
 			w->fp = 0;
@@ -163,7 +173,15 @@ static __always_inline int sample(void *ctx, __u64 weight, bool alloc)
 	if (bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc ||
 	    bpf_probe_read_user(&w.fp, sizeof(w.fp), (void *)(proc + vm->process_fp)))
 		w.fp = 0;
+	if (w.fp && vm->process_stack_limit &&
+	    (bpf_probe_read_user(&w.base, sizeof(w.base), (void *)(proc + vm->process_stack_base)) ||
+	     bpf_probe_read_user(&w.limit, sizeof(w.limit), (void *)(proc + vm->process_stack_limit))))
+		w.base = w.limit = 0;
 	bpf_loop(max_depth, walk_frame, &w, 0);
+	if (w.bad) {
+		__sync_fetch_and_add(&inconsistent, 1);
+		return 0;
+	}
 	/* Frames left over: keep the sample, marked, rather than pass it off as a whole stack. */
 	if (w.fp && !bpf_probe_read_user(&m, sizeof(m), (void *)(w.fp + vm->frame_method)) && m) {
 		key->flags |= SQPROF_TRUNCATED;

@@ -25,6 +25,10 @@ struct sqprof_vm {
 	__u32 frame_caller;		/* Frame.caller: Frame * */
 	__u32 frame_method;		/* Frame.method: Method *, NULL in the bottom frame */
 	__u32 method_print_name;	/* Method.printName: char * */
+	/* Process.stackBase and .stackLimit (0: the VM does not publish them): every frame
+	 * of a consistent stack lies between them, each below its callee. */
+	__u32 process_stack_base;
+	__u32 process_stack_limit;
 };
 
 /* Key flags. */

@@ -146,7 +146,7 @@ sp_cpu() {
             if (stack != chain && stack != chain ";ProfSpin>>hot" && stack != chain ";ProfSpin>>cold") print
         }' "$SP_TMP/spin-f.out")
     if [ "$st_f" = 0 ] && [ "$n" -ge 100 ] && [ -z "$bad" ] &&
-        grep -q "^sqprof: $n samples, 0 truncated (--max-depth 127), 0 lost$" "$SP_TMP/spin-f.err"; then
+        grep -q "^sqprof: $n samples, 0 truncated (--max-depth 127), 0 lost, 0 inconsistent$" "$SP_TMP/spin-f.err"; then
         pass "sqprof/cpu -f: all $n stacks hold the chain run: -> outer: -> middle: -> inner:, outermost first"
     else fail "sqprof/cpu -f (chain in every stack)" "status $st_f, $n samples; unexpected stacks:
 $(echo "$bad" | head -5)
@@ -259,7 +259,7 @@ sp_deep() {
             if (!ok) print substr($0, 1, 200) " (" k " frames)"
         }' "$SP_TMP/deep64.out")
     if [ "$s64" = 0 ] && [ "$n64" -ge 100 ] && [ -z "$bad64" ] &&
-        grep -q "^sqprof: $n64 samples, $n64 truncated (--max-depth 64), 0 lost$" "$SP_TMP/deep64.err"; then
+        grep -q "^sqprof: $n64 samples, $n64 truncated (--max-depth 64), 0 lost, 0 inconsistent$" "$SP_TMP/deep64.err"; then
         pass "sqprof/deep --max-depth 64: all $n64 samples truncated, [truncated] + the 64 innermost frames"
     else fail "sqprof/deep --max-depth 64" "status $s64; $n64 samples; $(head -2 "$SP_TMP/deep64.err")
 $(echo "$bad64" | head -3)"; fi
@@ -270,13 +270,13 @@ $(echo "$bad64" | head -3)"; fi
     bad300=$(awk -v want="$want300" '{ stack = $0; sub(/ [0-9]+$/, "", stack); if (stack != want) print substr($0, 1, 200) }' \
         "$SP_TMP/deep300.out")
     if [ "$s300" = 0 ] && [ "$n300" -ge 100 ] && [ -z "$bad300" ] &&
-        grep -q "^sqprof: $n300 samples, 0 truncated (--max-depth 300), 0 lost$" "$SP_TMP/deep300.err"; then
+        grep -q "^sqprof: $n300 samples, 0 truncated (--max-depth 300), 0 lost, 0 inconsistent$" "$SP_TMP/deep300.err"; then
         pass "sqprof/deep --max-depth 300: all $n300 stacks whole (204 frames), none truncated"
     else fail "sqprof/deep --max-depth 300" "status $s300; $(head -2 "$SP_TMP/deep300.err")
 $(echo "$bad300" | head -3)"; fi
 
     # The table (default --max-depth 127) reports the truncation and credits leaf: alone.
-    n127=$(sed -nE 's/^PID [0-9]+, CPU at 999 Hz for [0-9.]+ s: ([0-9]+) samples, ([0-9]+) truncated \(--max-depth 127\), 0 lost$/\1 \2/p' \
+    n127=$(sed -nE 's/^PID [0-9]+, CPU at 999 Hz for [0-9.]+ s: ([0-9]+) samples, ([0-9]+) truncated \(--max-depth 127\), 0 lost, 0 inconsistent$/\1 \2/p' \
         "$SP_TMP/deep127.out")
     if [ "$s127" = 0 ] && [ -n "$n127" ] && [ "${n127% *}" = "${n127#* }" ] &&
         [ "$(sp_row "$SP_TMP/deep127.out" 'ProfDeep>>leaf:' 2)" = "100.00" ] &&

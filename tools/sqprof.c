@@ -231,6 +231,8 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 	bv.frame_caller = vm.d.frame_caller;
 	bv.frame_method = vm.d.frame_method;
 	bv.method_print_name = vm.d.method_print_name;
+	bv.process_stack_base = vm.d.size >= 152 ? vm.d.process_stack_base : 0;
+	bv.process_stack_limit = vm.d.size >= 152 ? vm.d.process_stack_limit : 0;
 	if (skel && bpf_map_update_elem(bpf_map__fd(skel->maps.vms), &key, &bv, BPF_ANY)) {
 		fprintf(stderr, "sqprof: PID %d: cannot add it to the BPF map: %s\n", pid, strerror(errno));
 		return -1;
@@ -520,6 +522,7 @@ static int collect(struct sqprof_bpf *skel, struct sqp_profile *p, struct sqp_in
 	info->lost = skel->bss->lost;
 	info->lost_weight = skel->bss->lost_weight;
 	info->unknown = skel->bss->unknown;
+	info->inconsistent = skel->bss->inconsistent;
 	info->unresolved = unresolved;
 out:
 	free(b.s);
@@ -681,10 +684,10 @@ static int output(struct sqp_profile *p, struct sqp_info *info)
 	if (env.folded) {
 		sqp_print_folded(stdout, p);
 		if (!info->from_file)	/* the table's summary line, where it does not get in the way */
-			fprintf(stderr, "sqprof: %llu samples, %llu truncated (--max-depth %u), %llu lost\n",
-				(unsigned long long)sqp_total_samples(p),
+			fprintf(stderr, "sqprof: %llu samples, %llu truncated (--max-depth %u), %llu lost, "
+				"%llu inconsistent\n", (unsigned long long)sqp_total_samples(p),
 				(unsigned long long)info->truncated, info->max_depth,
-				(unsigned long long)info->lost);
+				(unsigned long long)info->lost, (unsigned long long)info->inconsistent);
 	}
 	else if (env.c.format == SQ_FORMAT_JSON)
 		sqp_print_json(stdout, p, info);

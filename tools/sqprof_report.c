@@ -313,8 +313,12 @@ static void print_summary(FILE *f, struct sqp_profile *p, const struct sqp_info 
 	else
 		fprintf(f, ", CPU at %ld Hz for %.2f s: %llu samples", info->hz, info->seconds,
 			(unsigned long long)samples);
-	fprintf(f, ", %llu truncated (--max-depth %u), %llu lost\n",
-		(unsigned long long)info->truncated, info->max_depth, (unsigned long long)info->lost);
+	fprintf(f, ", %llu truncated (--max-depth %u), %llu lost, %llu inconsistent\n",
+		(unsigned long long)info->truncated, info->max_depth, (unsigned long long)info->lost,
+		(unsigned long long)info->inconsistent);
+	if (info->inconsistent)
+		fprintf(f, "Dropped %llu inconsistent samples: a frame outside its process's stack, or "
+			"not below its callee.\n", (unsigned long long)info->inconsistent);
 	if (info->truncated)
 		fprintf(f, "Truncated samples were deeper than %u frames: they are kept under %s, "
 			"their outermost frames missing.\n", info->max_depth, SQP_TRUNCATED);
@@ -401,11 +405,11 @@ void sqp_print_json(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
 			info->alloc ? 0 : info->hz, info->seconds, info->max_depth);
 	}
 	fprintf(f, ",\"samples\":%llu,\"weight\":%llu,\"truncated\":%llu,\"lost\":%llu,"
-		"\"lost_weight\":%llu,\"unknown\":%llu,\"unresolved\":%llu,\"methods\":[",
+		"\"lost_weight\":%llu,\"unknown\":%llu,\"unresolved\":%llu,\"inconsistent\":%llu,\"methods\":[",
 		(unsigned long long)sqp_total_samples(p), (unsigned long long)sqp_total_weight(p),
 		(unsigned long long)info->truncated, (unsigned long long)info->lost,
 		(unsigned long long)info->lost_weight, (unsigned long long)info->unknown,
-		(unsigned long long)info->unresolved);
+		(unsigned long long)info->unresolved, (unsigned long long)info->inconsistent);
 	for (size_t i = 0; i < shown; i++) {
 		fprintf(f, "%s{\"method\":", i ? "," : "");
 		sq_json_str(f, rows[i].name);

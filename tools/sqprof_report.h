@@ -41,6 +41,7 @@ struct sqp_info {
 	uint64_t lost, lost_weight;	/* samples the kernel map had no room for */
 	uint64_t unknown;		/* --alloc: samples of VMs not (yet) known */
 	uint64_t unresolved;		/* frames whose method name could not be read */
+	uint64_t inconsistent;		/* samples dropped by the BPF walk: the stack failed its checks */
 	long top;			/* table rows; 0: all */
 	bool sort_total;		/* table order: total, not self */
 };
