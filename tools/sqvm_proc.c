@@ -231,9 +231,14 @@ const char *sq_vm_strerror(int err)
 	case SQ_VM_NOT_SQVM:
 		return "not an sqvm process: its executable has no " SYMBOL " symbol";
 	case SQ_VM_NO_ACCESS: {
-		static char buf[160];
-		snprintf(buf, sizeof(buf), "cannot read its executable or memory: %s (reading another "
-			 "user's process needs root or CAP_SYS_PTRACE)", strerror(errno ? errno : EACCES));
+		static char buf[200];
+		int e = errno ? errno : EACCES;
+		if (geteuid() == 0)	/* root too: a security module, another user namespace, ... */
+			snprintf(buf, sizeof(buf), "cannot read its executable or memory: %s (denied even "
+				 "to root: the process is protected from ptrace access)", strerror(e));
+		else
+			snprintf(buf, sizeof(buf), "cannot read its executable or memory: %s (reading "
+				 "another user's process needs root or CAP_SYS_PTRACE)", strerror(e));
 		return buf;
 	}
 	case SQ_VM_VERSION:
