@@ -17,6 +17,15 @@ BENCH=(BinaryTrees 16 1)
 
 now_ms() { date +%s%3N; }
 
+# stop PID: SIGINT, and SIGKILL if it has not exited 3 s later (bpftrace 0.17 can miss a
+# SIGINT that arrives while it is still setting up)
+stop() {
+    kill -INT "$1" 2>/dev/null
+    for _ in $(seq 30); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+
 # startup LABEL MARKER CMD...: milliseconds from launch until CMD prints MARKER
 startup() {
     local label=$1 marker=$2 t0 t1 pid
@@ -26,7 +35,7 @@ startup() {
     pid=$!
     for _ in $(seq 600); do grep -q "$marker" "$TMPD/out" && break; sleep 0.01; done
     t1=$(now_ms)
-    kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    stop "$pid"
     printf '%-34s %6d ms\n' "$label" $((t1 - t0))
 }
 
@@ -34,8 +43,9 @@ echo "start-up to attached"
 startup "sqalloc" "Tracing" build/tools/sqalloc --vm "$VM"
 startup "sqgc" "Tracing" build/tools/sqgc --vm "$VM"
 startup "sqflow" "Tracing" build/tools/sqflow --vm "$VM"
-startup "bpftrace objectalloc (equivalent)" "Attaching" \
-    bpftrace -e "usdt:$VM:squeak:object__alloc { @[str(arg0)] = count(); }"
+# BEGIN runs once every probe is attached: the same point as the tools' "Tracing" line.
+startup "bpftrace objectalloc (equivalent)" "^Tracing" \
+    bpftrace -e "BEGIN { printf(\"Tracing\\n\"); } usdt:$VM:squeak:object__alloc { @[str(arg0)] = count(); }"
 
 run_bench() { "$VM" -cp tests/bench tests/bench/BenchmarkHarness.som "${BENCH[@]}" 2>/dev/null |
               sed -n 's/.*runtime: \([0-9]*\)us/\1/p'; }
