@@ -117,6 +117,8 @@ unit: build/bigint_test build/float_test
 
 # The eBPF tools (bpf/, tools/) have their own rules.
 -include tools/tools.mk
+# libFuzzer targets (fuzz/): make fuzz
+include fuzz/fuzz.mk
 
 test: all unit
 	tests/run.sh --vm $(O)/sqvm

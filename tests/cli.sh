@@ -30,3 +30,34 @@ cli_case gc-stats 0 "gc: " -- "$VM" --gc-stats -e 'system fullGC'
 cli_case kernel-class-from-class-path 0 "42" -- "$VM" -cp tests/cli -e '1 + 2'
 cli_case disassemble 0 "PUSH_FIELD" -- "$VM" -cp examples --disassemble Point
 cli_case disassemble-missing 1 "class Nope not found" -- "$VM" --disassemble Nope
+
+# Bad input at the limits: clear errors, never a crash (issue 13). The files are made
+# here: 100,000 levels of nesting and 20 MB literals do not belong in the tree.
+CLI_BIG=$(mktemp -d)
+python3 - "$CLI_BIG" <<'PY'
+import sys
+d = sys.argv[1]
+def w(name, body): open(f"{d}/{name}.som", "w").write(f"{name} = (\n  run = ( {body} )\n)\n")
+w("Parens", "^" + "(" * 100000 + "1" + ")" * 100000)
+w("Blocks", "^" + "[" * 100000 + "1" + "]" * 100000)
+w("Arrays", "^#" + "(" * 100000 + "1" + ")" * 100000)
+w("Nested999", "(" * 999 + "1" + ")" * 999 + " println")
+w("ManySends", "^3" + " + 1" * 70000)
+w("BigString", "('" + "a" * 20000000 + "') length println")
+w("BigNumber", "(" + "7" * 30000 + ") asString length println")
+w("BigArray", "#(" + "1 " * 1000000 + ") length println")
+PY
+cli_case nesting-parens 1 "Parens.som:2:1012: error: nesting too deep: more than 1000 levels" -- "$VM" "$CLI_BIG/Parens.som"
+cli_case nesting-blocks 1 "Blocks.som:2:1012: error: nesting too deep" -- "$VM" "$CLI_BIG/Blocks.som"
+cli_case nesting-literal-arrays 1 "Arrays.som:2:1012: error: nesting too deep" -- "$VM" "$CLI_BIG/Arrays.som"
+cli_case nesting-999-levels-run 0 "1" -- "$VM" "$CLI_BIG/Nested999.som"
+cli_case too-many-sends 1 "ManySends.som:2:1: error: too many sends in one method" -- "$VM" "$CLI_BIG/ManySends.som"
+cli_case huge-string-literal 0 "20000000" -- "$VM" "$CLI_BIG/BigString.som"
+cli_case huge-integer-literal 0 "30000" -- "$VM" "$CLI_BIG/BigNumber.som"
+cli_case huge-literal-array 0 "1000000" -- "$VM" "$CLI_BIG/BigArray.som"
+rm -rf "$CLI_BIG"
+# Memory is bounded by --heap: an object larger than the heap is a Smalltalk error
+# (found by fuzz_eval: Array new: 707000428585 asked malloc for 5.6 TB)
+cli_case object-larger-than-heap 1 "ERROR: out of memory: an object of 5656003428696 bytes is larger than the --heap limit of 4294967296 bytes" -- "$VM" -e 'Array new: 707000428585'
+cli_case object-larger-than-small-heap 1 "an object of 240000016 bytes is larger than the --heap limit of 67108864 bytes" -- "$VM" --heap 64M -e '(Array new: 30000000) size'
+cli_case heap-exhausted 1 "ERROR: out of memory:" -- "$VM" --heap 32M -e '| v | v := Vector new. [ true ] whileTrue: [ v append: (Array new: 1000) ]'

@@ -15,7 +15,8 @@
 #   probes, tools, attach, sqprof, bpftrace: the probe contract and the tools on real
 #              VMs (root); attach: every tool attached to a VM that is already busy;
 #              family: sqstat, sqcalls, sqsched
-#   --all adds: lang under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify
+#   --all adds: lang under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify,
+#              and the fuzzers for FUZZ_TIME (60) seconds each (tests/fuzz.sh)
 # TEST_TIERS="tests/cli.sh ..." limits the sourced tiers (default: all of them).
 set -u
 cd "$(dirname "$0")/.."
@@ -174,6 +175,8 @@ if [ "$ALL" = 1 ]; then
         fail "asan build" "$(tail -20 "$TMP/asan-build")"
     fi
     lang_tier "$VM" "--gc-stress --gc-verify" "gc-stress/"
+    . tests/fuzz.sh
+    [ -z "$FILTER" ] || [[ "fuzz" == *"$FILTER"* ]] && fuzz_tier
 fi
 
 for f in "${FAILURES[@]+"${FAILURES[@]}"}"; do echo "failed: $f"; done

@@ -34,6 +34,7 @@ typedef struct Compiler {
     const char *path;
     jmp_buf fail;
     Method *home;   /* the method being compiled (blocks point at it for names) */
+    int line;       /* the method's definition, for an error that has no node */
 } Compiler;
 
 NORETURN static void cfail(Compiler *c, Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -41,7 +42,7 @@ static void cfail(Compiler *c, Node *n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s:%d:%d: error: ", c->path, n ? n->line : 0, n ? n->col : 0);
+    fprintf(stderr, "%s:%d:%d: error: ", c->path, n ? n->line : c->line, n ? n->col : 1);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -884,7 +885,7 @@ static Method *compile_fn(Compiler *c, Fn *outer, Scope *s, Value selector, int 
 
 Method *compile_method(MethodDef *md, ClassInfo *holder, const char *path)
 {
-    Compiler c = {.holder = holder, .path = path};
+    Compiler c = {.holder = holder, .path = path, .line = md->line};
     if (setjmp(c.fail)) return NULL;
     if (md->isPrimitive) {
         Method *m = method_new();

@@ -213,6 +213,9 @@ static void note_old_growth(size_t bytes)
 static void *old_alloc(size_t bytes)
 {
     if (bytes > MAX_CELL) {
+        /* Never ask malloc for more than the heap may hold: Array new: 10 ** 12 is a
+         * Smalltalk error naming the limit, not a terabyte request. */
+        if (heap.cfg.maxHeapBytes && bytes > heap.cfg.maxHeapBytes) vm_object_too_large(bytes, heap.cfg.maxHeapBytes);
         Large *l = malloc(sizeof(Large) + bytes);
         if (!l) vm_out_of_memory("cannot allocate a large object");
         l->bytes = bytes;

@@ -328,6 +328,11 @@ void interp_print_backtrace(void)
                 (unsigned long long)interp_current->id);
 }
 
+#ifdef SQVM_FUZZ
+/* Between two fuzzed programs: the run loop the last one left by vm_exit is gone. */
+void interp_fuzz_reset(void) { runRestart = NULL; }
+#endif
+
 void interp_error(const char *fmt, ...)
 {
     va_list ap;

@@ -48,6 +48,9 @@ extern Process *interp_current;
 extern Method *interp_prim;
 
 void interp_init(void);
+#ifdef SQVM_FUZZ
+void interp_fuzz_reset(void);
+#endif
 /* The main process, with malloc'ed stack memory; interp_process_init sets up the stack
  * fields of one whose memory the caller provides (sched.c maps forked processes'). */
 Process *interp_new_process(size_t stackWords);

@@ -29,7 +29,12 @@ typedef struct Parser {
     ArenaBlock *arena;
     Scope *scope;
     const char *path;
+    int depth;              /* expressions and literal arrays being parsed, nested */
 } Parser;
+
+/* Deeper nesting is a syntax error: the parser (and the compiler after it) recurse once
+ * per level, and 100,000 nested parentheses must not overflow the C stack. */
+#define MAX_NESTING 1000
 
 static void *aalloc(Parser *p, size_t n)
 {
@@ -273,7 +278,24 @@ static Value parse_array_element(Parser *p)
     }
 }
 
+static Value parse_literal_array_body(Parser *p);
+
+static void enter_nesting(Parser *p)
+{
+    if (++p->depth > MAX_NESTING)
+        fail_at(p, p->tok.line, p->tok.col, "nesting too deep: more than %d levels of parentheses, "
+                "blocks and literal arrays", MAX_NESTING);
+}
+
 static Value parse_literal_array(Parser *p)
+{
+    enter_nesting(p);
+    Value v = parse_literal_array_body(p);
+    p->depth--;
+    return v;
+}
+
+static Value parse_literal_array_body(Parser *p)
 {
     expect(p, T_LPAREN, "'('");
     Value tmp[256];
@@ -426,7 +448,17 @@ static Node *parse_cascade_message(Parser *p)
     return m;
 }
 
+static Node *parse_expression_body(Parser *p);
+
 static Node *parse_expression(Parser *p)
+{
+    enter_nesting(p);
+    Node *n = parse_expression_body(p);
+    p->depth--;
+    return n;
+}
+
+static Node *parse_expression_body(Parser *p)
 {
     if (at(p, T_IDENT) && peek(p)->kind == T_ASSIGN) {
         int line = p->tok.line, col = p->tok.col;

@@ -219,6 +219,9 @@ static Process *pick_next(void)
         if (!sched_state.delays) deadlock();
         struct timespec ts = {(time_t)(sched_state.delays->wakeNs / 1000000000ull), (long)(sched_state.delays->wakeNs % 1000000000ull)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+#ifdef SQVM_FUZZ
+        vm_fuzz_check();
+#endif
         wake_expired();
     }
 }
@@ -253,6 +256,9 @@ static PrimResult ready_and_maybe_preempt(Process *p, Value *args, int why)
 bool sched_poll(void)
 {
     sched_attention = 0;
+#ifdef SQVM_FUZZ
+    vm_fuzz_check();
+#endif
     if (!sched_state.delays || sched_state.delays->wakeNs > vm_now_ns()) return false;
     wake_expired();
     Process *cur = interp_current;
@@ -279,6 +285,22 @@ static Process *new_process(size_t stackWords)
     link_all(p);
     return p;
 }
+
+#ifdef SQVM_FUZZ
+/* Between two fuzzed programs: forget every process but the new main one, and any Delay. */
+void sched_fuzz_reset(Process *main)
+{
+    memset(sched_state.readyHead, 0, sizeof sched_state.readyHead);
+    memset(sched_state.readyTail, 0, sizeof sched_state.readyTail);
+    memset(sched_state.readyBits, 0, sizeof sched_state.readyBits);
+    sched_state.delays = NULL;
+    sched_state.all = NULL;
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    sched_init(main);
+    sched_main_object();
+}
+#endif
 
 void sched_init(Process *main)
 {

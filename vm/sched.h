@@ -14,6 +14,9 @@ enum { SEM_FIRST, SEM_LAST, SEM_EXCESS, SEM_NFIELDS };
 
 
 void sched_init(Process *main);
+#ifdef SQVM_FUZZ
+void sched_fuzz_reset(Process *main);
+#endif
 /* The main process's Smalltalk object, made once the Process class is loaded. */
 void sched_main_object(void);
 /* At a safe point: wake expired Delays; may switch processes (answers true if it did). */

@@ -33,10 +33,26 @@ void vm_out_of_memory(const char *what)
     exit(1);
 }
 
+#ifdef SQVM_FUZZ
+/* Fuzz builds (fuzz/): the harness runs many programs in one process, so the end of a
+ * program returns to it instead of ending the process, and a program that runs past
+ * its time budget ends at the next safe point or scheduler wait. */
+jmp_buf *vm_fuzz_exit;
+volatile sig_atomic_t vm_fuzz_expired;
+
+void vm_fuzz_check(void)
+{
+    if (vm_fuzz_expired) vm_exit(3);
+}
+#endif
+
 void vm_exit(int status)
 {
     if (SQ_ENABLED(VM_EXIT)) probe_vm_exit(status);
     fflush(stdout);
+#ifdef SQVM_FUZZ
+    if (vm_fuzz_exit) longjmp(*vm_fuzz_exit, 1);
+#endif
     if (vm_options.gcStats) gc_print_stats();
     exit(status);
 }
@@ -88,6 +104,15 @@ void vm_gc_begin_hook(int kind)
 void vm_gc_end_hook(const struct GCEvent *e)
 {
     if (SQ_ENABLED(GC_INCREMENTAL_END) || SQ_ENABLED(GC_FULL_END)) probe_gc_end(e);
+}
+
+void vm_object_too_large(size_t bytes, size_t max)
+{
+    fflush(stdout);
+    fprintf(stderr, "ERROR: out of memory: an object of %zu bytes is larger than the --heap limit of %zu bytes\n",
+            bytes, max);
+    interp_print_backtrace();
+    vm_exit(1);
 }
 
 void vm_heap_exhausted(size_t live, size_t max)

@@ -44,5 +44,15 @@ void vm_gc_begin_hook(int kind);
 void vm_gc_end_hook(const struct GCEvent *e);
 /* Live old data exceeds --heap after a full collection. */
 NORETURN void vm_heap_exhausted(size_t live, size_t max);
+/* One object would be larger than --heap allows. */
+NORETURN void vm_object_too_large(size_t bytes, size_t max);
+
+#ifdef SQVM_FUZZ
+#include <setjmp.h>
+#include <signal.h>
+extern jmp_buf *vm_fuzz_exit;              /* where vm_exit returns to, when set */
+extern volatile sig_atomic_t vm_fuzz_expired;
+void vm_fuzz_check(void);                  /* vm_exit(3) once the budget is spent */
+#endif
 
 #endif

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# fuzz/fuzz.mk - libFuzzer targets (clang -fsanitize=fuzzer,address,undefined), included
+# by the top Makefile:
+#
+#   make fuzz                    build them and run each for FUZZ_TIME seconds (default 60)
+#   make fuzz FUZZ_TIME=600      longer
+#   make fuzz-build              build only: build/fuzz/fuzz_compile, fuzz_eval, fuzz_elf
+#
+# fuzz_compile: the lexer, parser and compiler on class-file text; fuzz_eval: statements
+# run as -e runs them, with a time and heap budget; fuzz_elf: the tools' ELF, note and
+# symbol reader on arbitrary bytes. The VM is built for them with -DSQVM_FUZZ (vm_exit
+# returns to the harness; a time budget) and without probes. Seeds come from tests/
+# (scripts/fuzz.sh); a crash fails the run and its input is kept in build/fuzz/crashes/.
+
+FUZZ_CC ?= clang
+FUZZ_DIR := build/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -DSQVM_FUZZ -DSQVM_PROBES=0 \
+               -fno-strict-aliasing -Ivm -Iprobes -Ibuild/gen
+FUZZ_VM_SRC := $(filter-out vm/main.c,$(wildcard vm/*.c))
+FUZZ_VM_OBJ := $(patsubst vm/%.c,$(FUZZ_DIR)/obj/vm_%.o,$(FUZZ_VM_SRC)) $(FUZZ_DIR)/obj/corelib.o
+FUZZ_TOOL_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -I$(TOOLS_GEN) -Ibpf -Itools -Iprobes
+FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_compile $(FUZZ_DIR)/fuzz_eval $(FUZZ_DIR)/fuzz_elf
+FUZZ_TIME ?= 60
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_TARGETS)
+fuzz: fuzz-build
+	scripts/fuzz.sh $(FUZZ_TIME)
+
+$(FUZZ_DIR)/obj/vm_%.o: vm/%.c | $(FUZZ_DIR)/obj
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/obj/corelib.o: build/gen/corelib.c | $(FUZZ_DIR)/obj
+	$(FUZZ_CC) -std=gnu11 -O0 -c -o $@ $<
+
+$(FUZZ_DIR)/obj/%.o: fuzz/%.c | $(FUZZ_DIR)/obj
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/obj/tool_%.o: tools/%.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
+	$(FUZZ_CC) $(FUZZ_TOOL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/obj/fuzz_elf.o: fuzz/fuzz_elf.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
+	$(FUZZ_CC) $(FUZZ_TOOL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_compile: $(FUZZ_DIR)/obj/fuzz_compile.o $(FUZZ_DIR)/obj/fuzz_vm.o $(FUZZ_VM_OBJ)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lm
+$(FUZZ_DIR)/fuzz_eval: $(FUZZ_DIR)/obj/fuzz_eval.o $(FUZZ_DIR)/obj/fuzz_vm.o $(FUZZ_VM_OBJ)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lm
+$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DIR)/obj/tool_sqtool.o $(FUZZ_DIR)/obj/tool_sqvm_proc.o
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS)
+
+$(FUZZ_DIR)/obj:
+	mkdir -p $@
+
+-include $(wildcard $(FUZZ_DIR)/obj/*.d)

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* fuzz_eval.c - libFuzzer target: statements evaluated as sqvm -e evaluates them, in one
+ * VM for the whole run. Each input gets a fresh main process, a 200 ms wall-clock
+ * budget (a timer signal: the VM ends the program at its next safe point or scheduler
+ * wait) and the VM's 64 MiB heap limit, so that an input that loops, sleeps or
+ * allocates forever ends cleanly. Smalltalk errors, deadlocks, `system exit:` and an
+ * exhausted heap end the program through vm_exit, which returns here in fuzz builds.
+ * A crash, a sanitizer report, vm_fatal (an internal error) or a hang past the budget
+ * is a finding. */
+#include "ast.h"
+#include "compiler.h"
+#include "fuzz_vm.h"
+#include "interp.h"
+#include "object.h"
+#include "sched.h"
+#include "symbol.h"
+#include "vm.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static timer_t budget;
+
+static void on_budget(int sig)
+{
+    (void)sig;
+    vm_fuzz_expired = 1;
+    sched_attention = 1;
+}
+
+static void arm_budget(long ms)
+{
+    static int made;
+    if (!made) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_budget;
+        sigaction(SIGUSR2, &sa, NULL);
+        struct sigevent sev;
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_SIGNAL;
+        sev.sigev_signo = SIGUSR2;
+        if (timer_create(CLOCK_MONOTONIC, &sev, &budget)) abort();
+        made = 1;
+    }
+    struct itimerspec it = {{0, 0}, {ms / 1000, (ms % 1000) * 1000000}};
+    timer_settime(budget, 0, &it, NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_vm_boot();
+    if (size > 4096) return 0;    /* keep each run short: the budget is per input */
+    char *text = fuzz_cstring(data, size);
+    void *arena;
+    MethodDef *md = parse_expression_method(text, strlen(text), &arena);
+    if (!md) { free(text); return 0; }
+    Method *m = compile_method(md, class_at(CLS_NIL), "-e");
+    ast_free(arena);
+    if (!m) { free(text); return 0; }
+
+    /* A fresh main process on the same stack; the previous program's processes and
+     * Delays are forgotten. */
+    static Process *p;
+    static Value *stack;
+    const size_t words = (256u << 10) / sizeof(Value);
+    if (!p) {
+        p = vm_xcalloc(1, sizeof(Process));
+        stack = vm_xmalloc(words * sizeof(Value));
+    }
+    memset(p, 0, sizeof *p);
+    interp_process_init(p, stack, words);
+    interp_current = p;
+    sched_fuzz_reset(p);
+    interp_fuzz_reset();
+    vm_fuzz_expired = 0;
+    sched_attention = 0;
+
+    jmp_buf here;
+    if (!setjmp(here)) {
+        vm_fuzz_exit = &here;
+        arm_budget(200);
+        Value args[1] = {G.nil};
+        Value result = interp_run_method(p, m, args);
+        args[0] = result;
+        interp_run_send(p, sym_intern_cstr("asString"), args, 0);
+    }
+    arm_budget(0);
+    vm_fuzz_exit = NULL;
+    free(text);
+    return 0;
+}
