@@ -14,7 +14,8 @@
 #              named by SOM_DIR and AWFY_DIR (skipped when they are not set)
 #   probes, tools, attach, sqprof, bpftrace: the probe contract and the tools on real
 #              VMs (root); attach: every tool attached to a VM that is already busy;
-#              family: sqstat, sqcalls, sqsched
+#              family: sqstat, sqcalls, sqsched; faults: VM or tool killed, full
+#              buffers and maps, two tools at once
 #   --all adds: lang under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify,
 #              and the fuzzers for FUZZ_TIME (60) seconds each (tests/fuzz.sh)
 # TEST_TIERS="tests/cli.sh ..." limits the sourced tiers (default: all of them).
@@ -163,7 +164,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/sqprof.sh tests/bpftrace.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/faults.sh tests/sqprof.sh tests/bpftrace.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done
