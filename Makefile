@@ -64,7 +64,7 @@ VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: all vm test check-all check-som bench bench-awfy bench-probes bench-tools bench-sqprof clean install deps unit lang
+.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-tools bench-sqprof clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -138,6 +138,10 @@ check-som: vm
 	tests/run.sh --vm $(O)/sqvm --tier tests/som.sh
 
 # What the USDT probes cost: PROBES=0 vs compiled in vs attached (root for attached).
+# Ten minutes of the VM and the tools under stress (scripts/soak.sh; not in CI).
+soak: all
+	scripts/soak.sh $(or $(SOAK_TIME),600) $(AWFY_DIR)
+
 bench-probes:
 	tests/bench/probes.sh
 

@@ -74,6 +74,7 @@ ft_vm_killed() {
     ft_wait_for "$FT_ERR" "phase 2"
     sleep 0.3
     kill -KILL "$FT_VM"
+    { wait "$FT_VM"; } 2>/dev/null
     for tool in sqalloc sqcalls sqgc sqflow sqsched; do
         local pid status
         eval "pid=\$FT_T_$tool"
@@ -174,8 +175,8 @@ ft_tool_killed() {
     if [ "$before $during $after $alive" = "0 1 0 yes" ]; then
         pass "faults/sqalloc killed with SIGKILL: the VM runs on, object__alloc's semaphore 0 -> 1 -> 0 in its memory"
     else fail "faults/tool killed" "semaphore before/during/after: $before $during $after, VM alive: $alive"; fi
-    pkill -KILL -f "$FT_DIR/Phases.som $FT_GO1" 2>/dev/null
-    wait "$FT_VM" 2>/dev/null
+    kill -KILL "$FT_VM" 2>/dev/null
+    { wait "$FT_VM"; } 2>/dev/null
 }
 
 # ---- two tools on one VM, one stopped half-way -----------------------------------------

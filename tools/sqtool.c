@@ -294,6 +294,7 @@ static void add_note(struct sq_probes *out, const char *desc, size_t len, int ad
 
 int sq_read_probes(const char *path, struct sq_probes *out)
 {
+	struct stat st;
 	Elf *elf = NULL;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -302,10 +303,16 @@ int sq_read_probes(const char *path, struct sq_probes *out)
 	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* The file may be a container's: a regular file of sane size, read (not mapped: a
+	 * mapping of a file its owner truncates meanwhile faults with SIGBUS). */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > SQ_MAX_BINARY_SIZE) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
 		err = -ENOEXEC;
 		goto out;
@@ -392,22 +399,36 @@ int sq_add_target(struct sq_common *c, const char *path, const char *shown)
 	return add_binary(c, path, shown, shown, true);
 }
 
-static bool same_file(const char *path, const struct stat *want)
+/* Opens path read-only if it is the regular file want; else -1. */
+static int open_same_file(const char *path, const struct stat *want)
 {
 	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
-	return stat(path, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != want->st_dev ||
+	    st.st_ino != want->st_ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
-/* The file a process runs, as a path this process can open. The exe link names it as
- * seen from the process's mount namespace (a container: reach it through
- * /proc/PID/root) or, for a chroot, from ours; /proc/PID/exe itself always works (a
- * deleted binary, an unusual namespace) but makes a poor name, so it comes last. */
-static int exe_of(pid_t pid, char *path, size_t len, char *shown, size_t shown_len)
+/* The file a process runs, opened, as the path /proc/self/fd/N of that open file (kept
+ * open for the tool's life). A container's owner controls every path under
+ * /proc/PID/root, symbolic links included, and could swap the file between a check and
+ * a use; an open file cannot be swapped, and /proc/self/fd/N names exactly it, for our
+ * ELF reading and for the kernel's uprobe alike. The exe link names the file as seen from
+ * the process's mount namespace (reach it through /proc/PID/root) or, for a chroot,
+ * from ours; /proc/PID/exe itself (the same file, whatever its name) is the last resort.
+ * Answers the descriptor in *fdout. */
+static int exe_of(pid_t pid, char *path, size_t len, char *shown, size_t shown_len, int *fdout)
 {
 	char link[64], target[PATH_MAX], cand[PATH_MAX + 64];
 	struct stat want;
 	ssize_t n;
+	int fd = -1;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
 	n = readlink(link, target, sizeof(target) - 1);
@@ -418,19 +439,23 @@ static int exe_of(pid_t pid, char *path, size_t len, char *shown, size_t shown_l
 		return -errno;
 	snprintf(shown, shown_len, "%s", target);
 	snprintf(cand, sizeof(cand), "/proc/%d/root%s", pid, target);
-	if (target[0] == '/' && strlen(cand) < len && same_file(cand, &want))
-		snprintf(path, len, "%s", cand);
-	else if (target[0] == '/' && same_file(target, &want))
-		snprintf(path, len, "%s", target);
-	else
-		snprintf(path, len, "%s", link);
+	if (target[0] == '/')
+		fd = open_same_file(cand, &want);
+	if (fd < 0 && target[0] == '/')
+		fd = open_same_file(target, &want);
+	if (fd < 0)
+		fd = open_same_file(link, &want);
+	if (fd < 0)
+		return errno ? -errno : -ENOENT;
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	*fdout = fd;
 	return 0;
 }
 
 static int find_pid_target(struct sq_common *c)
 {
 	char path[PATH_MAX], shown[PATH_MAX], what[PATH_MAX + 64];
-	int err;
+	int err, fd = -1;
 
 	c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
 	if (c->pidfd < 0 && errno == ESRCH) {
@@ -441,7 +466,7 @@ static int find_pid_target(struct sq_common *c)
 		error("PID %d does not exist", c->pid);
 		return -ESRCH;
 	}
-	err = exe_of(c->pid, path, sizeof(path), shown, sizeof(shown));
+	err = exe_of(c->pid, path, sizeof(path), shown, sizeof(shown), &fd);
 	if (err == -ENOENT) {
 		error("PID %d has no executable (a kernel thread, or it has exited): not a sqvm process",
 		      c->pid);
@@ -452,7 +477,10 @@ static int find_pid_target(struct sq_common *c)
 		return err;
 	}
 	snprintf(what, sizeof(what), "PID %d (%s)", c->pid, shown);
-	return add_binary(c, path, shown, what, false);
+	err = add_binary(c, path, shown, what, false);
+	if (err)
+		close(fd);
+	return err;
 }
 
 /* name on PATH, as an absolute path, into out (PATH_MAX bytes). */
@@ -505,6 +533,7 @@ static void scan_containers(struct sq_common *c, const char *base)
 	while ((de = readdir(proc))) {
 		char link[64], path[PATH_MAX], shown[PATH_MAX], what[PATH_MAX + 64];
 		const char *slash;
+		int fd, nbins;
 		pid_t pid;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
@@ -513,13 +542,16 @@ static void scan_containers(struct sq_common *c, const char *base)
 		snprintf(link, sizeof(link), "/proc/%d/root", pid);
 		if (stat(link, &st) != 0 || (st.st_dev == root.st_dev && st.st_ino == root.st_ino))
 			continue;
-		if (exe_of(pid, path, sizeof(path), shown, sizeof(shown)) != 0)
+		if (exe_of(pid, path, sizeof(path), shown, sizeof(shown), &fd) != 0)
 			continue;
 		slash = strrchr(shown, '/');
-		if (strcmp(slash ? slash + 1 : shown, base) != 0)
-			continue;
-		snprintf(what, sizeof(what), "PID %d (%s, in a container)", pid, shown);
-		add_binary(c, path, what, what, true);
+		nbins = c->nbins;
+		if (strcmp(slash ? slash + 1 : shown, base) == 0) {
+			snprintf(what, sizeof(what), "PID %d (%s, in a container)", pid, shown);
+			add_binary(c, path, what, what, true);
+		}
+		if (c->nbins == nbins)	/* not kept: not an sqvm, or a binary already traced */
+			close(fd);
 	}
 	closedir(proc);
 }

@@ -42,15 +42,21 @@ bool sq_elf_walk(const char *path, sq_elf_phdr_fn phdr, sq_elf_sym_fn sym, void 
 	Elf_Scn *scn = NULL;
 	size_t nphdr;
 	bool ok = false, more = true;
+	struct stat st;
 	Elf *elf;
 	int fd;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return false;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* untrusted (a container's binary): a regular file of sane size, read, not mapped */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > SQ_MAX_BINARY_SIZE) {
+		close(fd);
+		return false;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nphdr))
 		goto out;
 	ok = true;

@@ -14,6 +14,10 @@
 
 #include "debug_offsets.h"
 
+/* The largest binary the tools read (an sqvm is about 1 MB): a file a container's owner
+ * controls is not read without bound. */
+#define SQ_MAX_BINARY_SIZE ((off_t)1 << 30)
+
 /* One VM process and where its stack is. */
 struct sq_vm {
 	pid_t pid;
