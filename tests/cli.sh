@@ -61,3 +61,5 @@ rm -rf "$CLI_BIG"
 cli_case object-larger-than-heap 1 "ERROR: out of memory: an object of 5656003428696 bytes is larger than the --heap limit of 4294967296 bytes" -- "$VM" -e 'Array new: 707000428585'
 cli_case object-larger-than-small-heap 1 "an object of 240000016 bytes is larger than the --heap limit of 67108864 bytes" -- "$VM" --heap 64M -e '(Array new: 30000000) size'
 cli_case heap-exhausted 1 "ERROR: out of memory:" -- "$VM" --heap 32M -e '| v | v := Vector new. [ true ] whileTrue: [ v append: (Array new: 1000) ]'
+# (found by fuzz_eval in CI: more than 2^40 slots went to exit(1) without a backtrace)
+cli_case object-beyond-2-40-slots 1 "ERROR: out of memory: an object of 30544608402416 bytes is larger than the --heap limit" -- "$VM" -e 'Array new: 021429000555555555555555555555555555555551-5%5555555525555'

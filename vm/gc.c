@@ -210,6 +210,8 @@ static void note_old_growth(size_t bytes)
     }
 }
 
+size_t gc_heap_limit(void) { return heap.cfg.maxHeapBytes; }
+
 static void *old_alloc(size_t bytes)
 {
     if (bytes > MAX_CELL) {

@@ -56,6 +56,8 @@ typedef struct GCConfig {
 } GCConfig;
 
 void gc_init(const GCConfig *cfg);
+/* The --heap limit in bytes (0: none). */
+size_t gc_heap_limit(void);
 /* fullOnly scanners (method literals: permanent objects only) are skipped by scavenges. */
 void gc_add_root_scanner(GCRootScanner scanner, bool fullOnly);
 

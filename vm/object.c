@@ -50,7 +50,9 @@ static void fill_body(Obj *o, unsigned format, size_t numSlots)
 
 Obj *obj_new(uint32_t classIndex, unsigned format, size_t numSlots)
 {
-    if (numSlots > ((size_t)1 << 40)) vm_out_of_memory("object too large");
+    /* Far beyond any heap, and its size in bytes may not even fit a size_t. */
+    if (numSlots > ((size_t)1 << 40))
+        vm_object_too_large(numSlots > SIZE_MAX / 8 - 1 ? SIZE_MAX : (numSlots + 1) * 8, gc_heap_limit());
     vm_counters.allocations++;
     Obj *o = init_obj(gc_alloc(alloc_bytes(numSlots)), classIndex, format, numSlots, 0);
     fill_body(o, format, numSlots);

@@ -30,7 +30,7 @@ void vm_out_of_memory(const char *what)
 {
     fflush(stdout);
     fprintf(stderr, "ERROR: out of memory: %s\n", what);
-    exit(1);
+    vm_exit(1);
 }
 
 #ifdef SQVM_FUZZ
