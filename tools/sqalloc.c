@@ -161,48 +161,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 /* ===================================================================== */
-/* The VMs' stack offsets (--callers)                                    */
-/* ===================================================================== */
-
-/* The VMs running now get their walk offsets from here; the ones that start later hand
- * them to the BPF program themselves (squeak:vm__start). */
-static void add_vm_offsets(struct sqalloc_bpf *skel, pid_t pid, bool quiet)
-{
-	struct sq_vm_offsets o;
-	struct sq_vm vm;
-	__u32 key = pid;
-	int err = sq_vm_open(pid, &vm);
-
-	if (err) {
-		if (!quiet)
-			fprintf(stderr, "sqalloc: PID %d: %s: --callers cannot walk its stack\n", pid,
-				sq_vm_strerror(err));
-		return;
-	}
-	o.current_process = vm.d.current_process;
-	o.process_fp = vm.d.process_fp;
-	o.frame_caller = vm.d.frame_caller;
-	o.frame_method = vm.d.frame_method;
-	o.method_print_name = vm.d.method_print_name;
-	bpf_map_update_elem(bpf_map__fd(skel->maps.vms), &key, &o, BPF_ANY);
-}
-
-static void add_running_vms(struct sqalloc_bpf *skel)
-{
-	pid_t pids[1024];
-
-	if (env.c.pid) {
-		add_vm_offsets(skel, env.c.pid, false);
-		return;
-	}
-	for (int b = 0; b < env.c.nbins; b++) {
-		int n = sq_scan_vms(pids, 1024, env.c.bins[b].dev, env.c.bins[b].ino);
-		for (int i = 0; i < n; i++)
-			add_vm_offsets(skel, pids[i], true);
-	}
-}
-
-/* ===================================================================== */
 /* Rows                                                                  */
 /* ===================================================================== */
 
@@ -218,22 +176,14 @@ struct row {
  * read lands in the next interval, not nowhere). */
 static int take_rows(int fd, struct row **out, size_t *n)
 {
-	struct sqalloc_key *keys, cur, next;
-	struct row *rows;
-	size_t nkeys = 0, nrows = 0;
-	void *prev = NULL;
+	size_t nkeys, nrows = 0;
+	struct sqalloc_key *keys = sq_map_keys(fd, sizeof(*keys), SQALLOC_MAX_KEYS, &nkeys);
+	struct row *rows = calloc(SQALLOC_MAX_KEYS, sizeof(*rows));
 
-	keys = calloc(SQALLOC_MAX_KEYS, sizeof(*keys));
-	rows = calloc(SQALLOC_MAX_KEYS, sizeof(*rows));
 	if (!keys || !rows) {
 		free(keys);
 		free(rows);
 		return -ENOMEM;
-	}
-	while (nkeys < SQALLOC_MAX_KEYS && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		keys[nkeys++] = next;
-		cur = next;
-		prev = &cur;
 	}
 	for (size_t i = 0; i < nkeys; i++) {
 		rows[nrows].key = keys[i];
@@ -597,7 +547,9 @@ int main(int argc, char **argv)
 		err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
 		if (err)
 			goto cleanup;
-		add_running_vms(skel);
+		/* the VMs running now; later ones hand their offsets over at vm__start */
+		sq_add_running_vm_offsets(&env.c, bpf_map__fd(skel->maps.vms),
+					  "--callers cannot walk its stack");
 	}
 	err = env.sample ? sq_attach(&env.c, skel->progs.object_alloc_sample, "object__alloc__sample")
 			 : sq_attach(&env.c, skel->progs.object_alloc, "object__alloc");

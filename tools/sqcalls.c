@@ -110,41 +110,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 /* ===================================================================== */
-/* The VMs' offsets (callers' frames, -S)                                */
-/* ===================================================================== */
-
-static void add_vm_offsets(struct sqcalls_bpf *skel, pid_t pid)
-{
-	struct sq_vm_offsets o;
-	struct sq_vm vm;
-	__u32 key = pid;
-
-	if (sq_vm_open(pid, &vm))
-		return;
-	o.current_process = vm.d.current_process;
-	o.process_fp = vm.d.process_fp;
-	o.frame_caller = vm.d.frame_caller;
-	o.frame_method = vm.d.frame_method;
-	o.method_print_name = vm.d.method_print_name;
-	bpf_map_update_elem(bpf_map__fd(skel->maps.vms), &key, &o, BPF_ANY);
-}
-
-static void add_running_vms(struct sqcalls_bpf *skel)
-{
-	pid_t pids[1024];
-
-	if (env.c.pid) {
-		add_vm_offsets(skel, env.c.pid);
-		return;
-	}
-	for (int b = 0; b < env.c.nbins; b++) {
-		int n = sq_scan_vms(pids, 1024, env.c.bins[b].dev, env.c.bins[b].ino);
-		for (int i = 0; i < n; i++)
-			add_vm_offsets(skel, pids[i]);
-	}
-}
-
-/* ===================================================================== */
 /* Rows                                                                  */
 /* ===================================================================== */
 
@@ -168,22 +133,14 @@ static const char *name_at(struct sqcalls_bpf *skel, __u32 pid, __u64 addr, bool
 static int take_rows(struct sqcalls_bpf *skel, struct row **out, size_t *n)
 {
 	int fd = bpf_map__fd(skel->maps.stats), sfd = bpf_map__fd(skel->maps.sys);
-	struct sqcalls_key *keys, cur, next;
-	void *prev = NULL;
-	size_t nkeys = 0, nrows = 0;
-	struct row *rows;
+	size_t nkeys, nrows = 0;
+	struct sqcalls_key *keys = sq_map_keys(fd, sizeof(*keys), SQCALLS_MAX_METHODS, &nkeys);
+	struct row *rows = calloc(SQCALLS_MAX_METHODS, sizeof(*rows));
 
-	keys = calloc(SQCALLS_MAX_METHODS, sizeof(*keys));
-	rows = calloc(SQCALLS_MAX_METHODS, sizeof(*rows));
 	if (!keys || !rows) {
 		free(keys);
 		free(rows);
 		return -ENOMEM;
-	}
-	while (nkeys < SQCALLS_MAX_METHODS && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		keys[nkeys++] = next;
-		cur = next;
-		prev = &cur;
 	}
 	for (size_t i = 0; i < nkeys; i++) {
 		struct row *r = &rows[nrows];
@@ -432,7 +389,7 @@ int main(int argc, char **argv)
 	 * before entries (an entry whose return cannot be seen would never end). */
 	err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
 	if (!err) {
-		add_running_vms(skel);
+		sq_add_running_vm_offsets(&env.c, bpf_map__fd(skel->maps.vms), NULL);
 		err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
 	}
 	if (!err)

@@ -119,22 +119,14 @@ static int by_order(const void *pa, const void *pb)
 static int take_rows(struct sqsched_bpf *skel, struct row **out, size_t *n)
 {
 	int fd = bpf_map__fd(skel->maps.stats);
-	struct sqsched_key *keys, cur, next;
-	void *prev = NULL;
-	size_t nkeys = 0, nrows = 0;
-	struct row *rows;
+	size_t nkeys, nrows = 0;
+	struct sqsched_key *keys = sq_map_keys(fd, sizeof(*keys), SQSCHED_MAX_PROCS, &nkeys);
+	struct row *rows = calloc(SQSCHED_MAX_PROCS, sizeof(*rows));
 
-	keys = calloc(SQSCHED_MAX_PROCS, sizeof(*keys));
-	rows = calloc(SQSCHED_MAX_PROCS, sizeof(*rows));
 	if (!keys || !rows) {
 		free(keys);
 		free(rows);
 		return -ENOMEM;
-	}
-	while (nkeys < SQSCHED_MAX_PROCS && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		keys[nkeys++] = next;
-		cur = next;
-		prev = &cur;
 	}
 	/* An interval's figures: taken out, except that a live process's name must stay. */
 	for (size_t i = 0; i < nkeys; i++) {

@@ -2,6 +2,7 @@
 /* sqtool.c - the user-space helpers the sqvm tools share; see sqtool.h. */
 #define _GNU_SOURCE
 #include "sqtool.h"
+#include "sqcommon.h"
 #include "sqvm_proc.h"
 
 #include <ctype.h>
@@ -646,6 +647,56 @@ void sq_detach_all(void)
 	free(links);
 	links = NULL;
 	nsites = 0;
+}
+
+void *sq_map_keys(int fd, size_t key_size, size_t max, size_t *n)
+{
+	char *keys = calloc(max ? max : 1, key_size);
+	size_t i;
+
+	if (!keys)
+		return NULL;
+	/* each key read is the cursor for the next: the array holds them in order */
+	for (i = 0; i < max; i++)
+		if (bpf_map_get_next_key(fd, i ? keys + (i - 1) * key_size : NULL, keys + i * key_size))
+			break;
+	*n = i;
+	return keys;
+}
+
+static void add_vm_offsets(const struct sq_common *c, int map_fd, pid_t pid, const char *why)
+{
+	struct sq_vm_offsets o;
+	struct sq_vm vm;
+	__u32 key = pid;
+	int err = sq_vm_open(pid, &vm);
+
+	if (err) {
+		if (why)
+			fprintf(stderr, "%s: PID %d: %s: %s\n", c->tool, pid, sq_vm_strerror(err), why);
+		return;
+	}
+	o.current_process = vm.d.current_process;
+	o.process_fp = vm.d.process_fp;
+	o.frame_caller = vm.d.frame_caller;
+	o.frame_method = vm.d.frame_method;
+	o.method_print_name = vm.d.method_print_name;
+	bpf_map_update_elem(map_fd, &key, &o, BPF_ANY);
+}
+
+void sq_add_running_vm_offsets(const struct sq_common *c, int map_fd, const char *why)
+{
+	pid_t pids[1024];
+
+	if (c->pid) {
+		add_vm_offsets(c, map_fd, c->pid, why);
+		return;
+	}
+	for (int b = 0; b < c->nbins; b++) {
+		int n = sq_scan_vms(pids, 1024, c->bins[b].dev, c->bins[b].ino);
+		for (int i = 0; i < n; i++)
+			add_vm_offsets(c, map_fd, pids[i], NULL);
+	}
 }
 
 void sq_print_tracing(const struct sq_common *c, const char *what)

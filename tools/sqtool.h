@@ -128,6 +128,17 @@ int sq_attach(struct sq_common *c, struct bpf_program *prog, const char *probe);
 int sq_attached_sites(void);
 void sq_detach_all(void);
 
+/* A snapshot of the keys of a BPF hash map (at most max, key_size bytes each), so that
+ * the entries can be taken out one by one while the kernel goes on adding to it. Answers
+ * a calloc'ed array (free it) with its length in *n, or NULL if out of memory. */
+void *sq_map_keys(int fd, size_t key_size, size_t max, size_t *n);
+
+/* Fills a BPF map of struct sq_vm_offsets, keyed by PID, with the stack-walk offsets of
+ * the VMs running now: the -p one, or every process of the target binaries (VMs that
+ * start later hand theirs over at squeak:vm__start). With -p and why, a VM that cannot be
+ * read is reported: "TOOL: PID N: REASON: WHY". */
+void sq_add_running_vm_offsets(const struct sq_common *c, int map_fd, const char *why);
+
 /* "Tracing WHAT of PID 42... Hit Ctrl-C to end." (on stderr unless the output is text),
  * and with -v the start-up time. */
 void sq_print_tracing(const struct sq_common *c, const char *what);
