@@ -35,18 +35,11 @@ at_tool() { # tool args...
 
 # Starts a tool in the background and waits for its "Tracing" line; AT_TOOL (pid).
 at_start_tool() { # out err tool args...
-    local out=$1 err=$2 i
-    shift 2
-    : >"$out"
-    : >"$err"
-    timeout -s KILL "$AT_TIMEOUT" "$AT_TOOLS/$@" >>"$out" 2>>"$err" </dev/null &
-    AT_TOOL=$!
-    for ((i = 0; i < 1000; i++)); do
-        grep -q '^Tracing ' "$out" "$err" 2>/dev/null && return 0
-        kill -0 "$AT_TOOL" 2>/dev/null || return 1
-        sleep 0.01
-    done
-    return 1
+    local out=$1 err=$2 tool=$3
+    shift 3
+    start_bg "$out" "$err" "$AT_TIMEOUT" "$AT_TOOLS/$tool" "$@"
+    AT_TOOL=$BG_PID
+    wait_line "$out" "$err" '^Tracing ' "$AT_TOOL"
 }
 
 at_wait_tool() {

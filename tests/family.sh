@@ -11,18 +11,11 @@ FA_TMP="$TMP/family"
 FA_TIMEOUT=60
 
 fa_start_tool() { # out err tool args...: starts it, waits for its "Tracing" line
-    local out=$1 err=$2 i
-    shift 2
-    : >"$out"
-    : >"$err"
-    timeout -s KILL "$FA_TIMEOUT" "$FA_TOOLS/$@" >>"$out" 2>>"$err" </dev/null &
-    FA_TOOL=$!
-    for ((i = 0; i < 1000; i++)); do
-        grep -q '^Tracing ' "$out" "$err" 2>/dev/null && return 0
-        kill -0 "$FA_TOOL" 2>/dev/null || return 1
-        sleep 0.01
-    done
-    return 1
+    local out=$1 err=$2 tool=$3
+    shift 3
+    start_bg "$out" "$err" "$FA_TIMEOUT" "$FA_TOOLS/$tool" "$@"
+    FA_TOOL=$BG_PID
+    wait_line "$out" "$err" '^Tracing ' "$FA_TOOL"
 }
 
 fa_wait_tool() {

@@ -12,23 +12,18 @@ FT_TMP="$TMP/faults"
 FT_TIMEOUT=60
 
 ft_start_tool() { # name out tool args...: FT_PID_<name>; waits for "Tracing"
-    local name=$1 out=$2 i pid
+    local name=$1 out=$2 pid
     shift 2
     : >"$out"
     : >"$out.err"
-    # exec: FT_PID_ is the tool itself (a SIGKILL must reach it, not a wrapper)
-    bash -c 'exec "$@"' _ "$FT_TOOLS/$@" >"$out" 2>"$out.err" </dev/null &
+    # no timeout(1) wrapper: FT_PID_ is the tool itself (a SIGKILL must reach it)
+    "$FT_TOOLS/$@" >"$out" 2>"$out.err" </dev/null &
     pid=$!
     eval "FT_PID_$name=$pid"
     # a watchdog, so that a tool that hangs fails its case instead of the whole run
     (sleep "$FT_TIMEOUT"; kill -KILL "$pid" 2>/dev/null) >/dev/null 2>&1 &
     disown
-    for ((i = 0; i < 1000; i++)); do
-        grep -q '^Tracing ' "$out" "$out.err" 2>/dev/null && return 0
-        kill -0 "$pid" 2>/dev/null || return 1
-        sleep 0.01
-    done
-    return 1
+    wait_line "$out" "$out.err" '^Tracing ' "$pid"
 }
 
 ft_wait_for() { # file text: until file contains text (10 s)

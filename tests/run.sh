@@ -53,6 +53,30 @@ fail() {
 }
 skip() { SKIPPED=$((SKIPPED + 1)); echo "skip $1: $2"; }
 
+# The tool tiers' way of running a tool beside a VM (tools, attach, family, faults, sqprof).
+# start_bg OUT ERR TIMEOUT CMD...: starts CMD in the background under a SIGKILL timeout,
+# stdout and stderr to files emptied here (not by the background job's redirections, which
+# may run only after wait_line has looked and found the previous case's line); BG_PID.
+start_bg() {
+    local out=$1 err=$2 t=$3
+    shift 3
+    : >"$out"
+    : >"$err"
+    timeout -s KILL "$t" "$@" >>"$out" 2>>"$err" </dev/null &
+    BG_PID=$!
+}
+# wait_line OUT ERR PATTERN PID: until PATTERN is in OUT or ERR (a tool's "Tracing" line is
+# on stderr when its output is JSON): 0; or until PID has died, or 10 s: 1.
+wait_line() {
+    local i
+    for ((i = 0; i < 1000; i++)); do
+        grep -q "$3" "$1" "$2" 2>/dev/null && return 0
+        kill -0 "$4" 2>/dev/null || return 1
+        sleep 0.01
+    done
+    return 1
+}
+
 # matches EXPECTED_FILE ACTUAL_FILE: exact, except that a line "..." in the
 # expected output stands for any number of lines, and a line ending in "..."
 # matches any line that begins with the text before it.

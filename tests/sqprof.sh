@@ -58,19 +58,13 @@ sp_stop() {
 sp_start_tool() { # name args...
     local name=$1
     shift
-    timeout -s KILL "$SP_TIMEOUT" "$SP_TOOL" "$@" >"$SP_TMP/$name.out" 2>"$SP_TMP/$name.err" </dev/null &
-    SP_TOOL_PID=$!
+    start_bg "$SP_TMP/$name.out" "$SP_TMP/$name.err" "$SP_TIMEOUT" "$SP_TOOL" "$@"
+    SP_TOOL_PID=$BG_PID
 }
 
 # Waits until the tool's "Sampling ..." line is out (on stdout or stderr), or it died.
 sp_wait_sampling() { # name
-    local i
-    for ((i = 0; i < 1000; i++)); do
-        grep -q '^Sampling ' "$SP_TMP/$1.out" "$SP_TMP/$1.err" 2>/dev/null && return 0
-        kill -0 "$SP_TOOL_PID" 2>/dev/null || return 1
-        sleep 0.01
-    done
-    return 1
+    wait_line "$SP_TMP/$1.out" "$SP_TMP/$1.err" '^Sampling ' "$SP_TOOL_PID"
 }
 
 # Is the file well-formed XML?

@@ -70,26 +70,15 @@ tt_wait_vm_waiting() { # pid
 
 # Starts a tool in the background (stdout, stderr to files); sets TT_TOOL_PID.
 tt_start_tool() { # out err tool args...
-    local out=$1 err=$2
-    shift 2
-    # emptied here, not by the background job's redirections, which may run only after
-    # tt_wait_attached has looked (and found the previous case's "Tracing" line)
-    : >"$out"
-    : >"$err"
-    timeout -s KILL "$TT_TIMEOUT" "$TT_TOOLS/$@" >>"$out" 2>>"$err" </dev/null &
-    TT_TOOL_PID=$!
+    local out=$1 err=$2 tool=$3
+    shift 3
+    start_bg "$out" "$err" "$TT_TIMEOUT" "$TT_TOOLS/$tool" "$@"
+    TT_TOOL_PID=$BG_PID
 }
 
-# Waits until the tool has printed its "Tracing..." line (on stdout, or on stderr when
-# its output is JSON), or has died. 0 when attached.
+# Waits until the tool has printed its "Tracing..." line, or has died. 0 when attached.
 tt_wait_attached() { # out err
-    local i
-    for ((i = 0; i < 1000; i++)); do
-        grep -q '^Tracing ' "$1" "$2" 2>/dev/null && return 0
-        kill -0 "$TT_TOOL_PID" 2>/dev/null || return 1
-        sleep 0.01
-    done
-    return 1
+    wait_line "$1" "$2" '^Tracing ' "$TT_TOOL_PID"
 }
 
 # Waits for the tool to exit; sets TT_STATUS.
