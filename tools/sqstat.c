@@ -135,28 +135,35 @@ static struct vm *vm_of(pid_t pid)
 	return NULL;
 }
 
+/* argv as the kernel keeps it (NULs between the arguments) as one line of text: control
+ * characters become spaces, trailing ones go. */
+static void cmdline_text(char *buf, size_t len, const char *argv, size_t n)
+{
+	if (n > len - 1)
+		n = len - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (unsigned char)argv[i] < ' ' ? ' ' : argv[i];
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = 0;
+}
+
 static void read_cmdline(pid_t pid, char *buf, size_t len)
 {
-	char path[64];
+	char path[64], raw[512];
 	ssize_t n = 0;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		n = read(fd, buf, len - 1);
+		n = read(fd, raw, sizeof(raw));
 		close(fd);
 	}
-	if (n <= 0) {
+	if (n <= 0)
 		sq_comm(pid, buf, len);
-		return;
-	}
-	buf[n] = 0;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == 0 || buf[i] == '\n' || buf[i] == '\t')
-			buf[i] = ' ';
-	while (n > 0 && buf[n - 1] == ' ')
-		buf[--n] = 0;
+	else
+		cmdline_text(buf, len, raw, (size_t)n);
 }
 
 /* When the process started: CLOCK_MONOTONIC ns and wall seconds (from /proc/PID/stat). */
@@ -264,7 +271,6 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 static struct vm *add_gone(pid_t pid, const struct sqstat_event *e, __u64 since_ns)
 {
 	struct vm *v;
-	__u32 len = e->cmdline_len < sizeof(e->cmdline) ? e->cmdline_len : sizeof(e->cmdline);
 
 	if ((v = vm_of(pid)))
 		return v;
@@ -273,12 +279,8 @@ static struct vm *add_gone(pid_t pid, const struct sqstat_event *e, __u64 since_
 	v = &vms[nvms++];
 	memset(v, 0, sizeof(*v));
 	v->vm.pid = pid;
-	/* argv as the kernel had it: NULs between the arguments, as /proc/PID/cmdline */
-	for (__u32 i = 0; i < len && i + 1 < sizeof(v->cmdline); i++)
-		v->cmdline[i] = (unsigned char)e->cmdline[i] < ' ' ? ' ' : e->cmdline[i];
-	v->cmdline[len < sizeof(v->cmdline) ? len : sizeof(v->cmdline) - 1] = 0;
-	for (int i = (int)strlen(v->cmdline) - 1; i >= 0 && v->cmdline[i] == ' '; i--)
-		v->cmdline[i] = 0;
+	cmdline_text(v->cmdline, sizeof(v->cmdline), e->cmdline,
+		     e->cmdline_len < sizeof(e->cmdline) ? e->cmdline_len : sizeof(e->cmdline));
 	if (!v->cmdline[0])
 		snprintf(v->cmdline, sizeof(v->cmdline), "?");
 	v->prev_ns = v->cur_ns = since_ns;
