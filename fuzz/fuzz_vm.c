@@ -2,11 +2,8 @@
 /* fuzz_vm.c - boots the VM once for the fuzz targets (see fuzz_vm.h). */
 #include "fuzz_vm.h"
 #include "gc.h"
-#include "interp.h"
 #include "loader.h"
 #include "prims.h"
-#include "probes.h"
-#include "sched.h"
 #include "vm.h"
 
 #include <locale.h>
@@ -20,15 +17,8 @@ void fuzz_vm_boot(void)
     booted = 1;
     setlocale(LC_CTYPE, "C.UTF-8");
     GCConfig gcfg = {.youngBytes = 1u << 20, .maxHeapBytes = (size_t)64 << 20, .stress = false, .fullEvery = 10};
-    gc_init(&gcfg);
-    probes_init(512u << 10);
     loader_add_path("/nonexistent-fuzz-class-path", false); /* the embedded library only */
-    interp_init();
-    loader_bootstrap();
-    Process *p = interp_new_process((1u << 20) / sizeof(Value));
-    interp_current = p;
-    sched_init(p);
-    sched_main_object();
+    vm_boot(&gcfg, 512u << 10, (1u << 20) / sizeof(Value));
     prims_system_init(array_new_perm(0));
 }
 

@@ -146,8 +146,6 @@ int main(int argc, char **argv)
     gcfg.stress = true;
     gcfg.verify = true;
 #endif
-    gc_init(&gcfg);
-    probes_init(allocSample);
     /* A program given as a path: its folder joins the class path, its name is the class. */
     const char *className = i < argc ? argv[i] : NULL;
     char *classNameBuf = NULL;
@@ -167,12 +165,7 @@ int main(int argc, char **argv)
     if (cpFromFile) loader_add_path(cpFromFile, false);
     for (int k = 0; k < ncp; k++) add_class_path(cpArgs[k]);
     if (!cpFromFile && !ncp) loader_add_path(".", false);
-    interp_init();
-    loader_bootstrap();
-    Process *p = interp_new_process(stackBytes / sizeof(Value));
-    interp_current = p;
-    sched_init(p);
-    sched_main_object();
+    Process *p = vm_boot(&gcfg, allocSample, stackBytes / sizeof(Value));
     if (SQ_ENABLED(VM_START)) probe_vm_start();
     if (disasm) {
         ClassInfo *c = loader_load_class(disasm);

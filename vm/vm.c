@@ -3,7 +3,9 @@
 #include "vm.h"
 #include "gc.h"
 #include "interp.h"
+#include "loader.h"
 #include "probes.h"
+#include "sched.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +15,19 @@
 VMOptions vm_options;
 VMAttention vm_attention;
 SqVMCounters vm_counters;
+
+Process *vm_boot(const GCConfig *gc, uint64_t allocSampleBytes, size_t stackWords)
+{
+    gc_init(gc);
+    probes_init(allocSampleBytes);
+    interp_init();
+    loader_bootstrap();
+    Process *p = interp_new_process(stackWords);
+    interp_current = p;
+    sched_init(p);
+    sched_main_object();
+    return p;
+}
 
 void vm_fatal(const char *fmt, ...)
 {

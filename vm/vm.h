@@ -13,6 +13,13 @@ typedef struct VMOptions {
 
 extern VMOptions vm_options;
 
+/* Brings the VM up, the class path being set already: the heap, the probes, the
+ * interpreter, the core classes, and the main process (a stack of stackWords), which
+ * becomes the running one. The command line and the fuzz targets start the same VM. */
+struct GCConfig;
+struct Process;
+struct Process *vm_boot(const struct GCConfig *gc, uint64_t allocSampleBytes, size_t stackWords);
+
 NORETURN void vm_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 NORETURN void vm_out_of_memory(const char *what);
 NORETURN void vm_exit(int status);
