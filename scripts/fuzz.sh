@@ -20,8 +20,6 @@ find tests vm/lib -name '*.som' -size -64k | while read -r f; do
 cp fuzz/seeds/eval/* "$D/corpus/eval/"
 cc -O1 -o "$D/corpus/elf/seed-usdt" fuzz/seeds/usdt/usdt.c 2>/dev/null
 cc -O1 -s -o "$D/corpus/elf/seed-usdt-stripped" fuzz/seeds/usdt/usdt.c 2>/dev/null
-cc -O1 -static-pie -o "$D/corpus/elf/seed-usdt-static" fuzz/seeds/usdt/usdt.c 2>/dev/null
-rm -f "$D/corpus/elf/seed-usdt-static" # (larger than max_len: only if it built small)
 
 passed=0 failed=0
 run() { # target max_len

@@ -134,7 +134,7 @@ PY
 
 # ---- a full ring buffer, in the JSON ---------------------------------------------------
 ft_ringbuf() {
-    local got go="$FT_TMP/rbgo.$RANDOM"
+    local got
     ft_phases
     ft_start_tool f "$FT_TMP/rb" sqflow -p "$FT_VM" -j --buffer 4K -C Phases
     kill -STOP "$FT_PID_f"   # user space stops reading: the kernel side must drop and count
@@ -153,8 +153,7 @@ ft_ringbuf() {
 # ---- a tool killed with SIGKILL: the VM runs on, probes disarmed -----------------------
 ft_tool_killed() {
     local before during after
-    ft_phases "$FT_TMP/stop.k$RANDOM"
-    local stop=$FT_TMP/stop.k
+    ft_phases "$FT_TMP/stop.k$RANDOM"    # makes FaultPoints until killed
     before=$(ft_semaphore "$FT_VM" object__alloc)
     ft_start_tool k "$FT_TMP/killtool" sqalloc -p "$FT_VM"
     during=$(ft_semaphore "$FT_VM" object__alloc)
