@@ -94,7 +94,9 @@ bpftrace_counts_test() {
     rm -f "$go"
     "$VM" --young 200M --alloc-sample 64K -cp tests/lang/lib tests/probes/Counts.som "$go" >"$TMP/counts.vm" 2>&1 &
     pid=$!
+    # BEGIN fires once every probe is attached ("Attaching N probes..." prints before)
     bpftrace -p "$pid" -e "
+        BEGIN { printf(\"--ready--\\n\"); }
         usdt:$vmabs:squeak:object__alloc /str(arg0) == \"TPoint\"/ { @alloc[str(arg0), str(arg2), str(arg3)] = count(); }
         usdt:$vmabs:squeak:method__entry /str(arg1) == \"twentyThree\"/ { @entry = count(); }
         usdt:$vmabs:squeak:method__return /str(arg1) == \"twentyThree\"/ { @return = count(); }
@@ -108,8 +110,7 @@ bpftrace_counts_test() {
         usdt:$vmabs:squeak:object__alloc /str(arg0) == \"Array\" || str(arg0) == \"String\"/ { @bytes[str(arg0)] = sum(arg1); }
     " >"$TMP/counts.bt" 2>&1 &
     bt=$!
-    for _ in $(seq 300); do grep -q "Attaching" "$TMP/counts.bt" && break; sleep 0.05; done
-    sleep 0.3
+    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/counts.bt" && break; sleep 0.05; done
     touch "$go"
     wait "$pid"
     sleep 0.2
