@@ -5,8 +5,9 @@
 #   make test         build and run the fast test tier (what CI runs)
 #   make check-all    the fast tier plus the slow ones (sanitizers, GC stress)
 #   make bench        the quick benchmark suite (tests/bench), side by side with Lua 5.4
-#   make bench-awfy AWFY=DIR  are-we-fast-yet's SOM benchmarks beside its Lua ones
-#   make check-som SOM_DIR=DIR AWFY_DIR=DIR  SOM's TestSuite and AWFY's benchmarks
+#   make bench-awfy [AWFY=DIR]  are-we-fast-yet's SOM benchmarks beside its Lua ones
+#   make check-som [SOM_DIR=DIR AWFY_DIR=DIR]  SOM's TestSuite and AWFY's benchmarks
+#                     (both default to the copies in ../shared/suites)
 #   make deps         install the Debian packages the project needs (as root)
 #   make SANITIZE=1   ASan+UBSan build in build/asan
 #   make DEBUG=1      assertions and switch dispatch in build/debug
@@ -130,10 +131,12 @@ bench: vm
 	tests/bench/run.sh $(O)/sqvm
 
 # The headline figures: are-we-fast-yet's own SOM and Lua programs at AWFY's sizes.
+# AWFY= (or AWFY_DIR=) names the checkout; by default the copy in ../shared/suites.
+AWFY ?= $(or $(AWFY_DIR),$(wildcard ../shared/suites/are-we-fast-yet))
 bench-awfy: vm
 	tests/bench/awfy.sh "$(AWFY)" $(O)/sqvm
 
-# The standard suites from external checkouts (see tests/som.sh).
+# The standard suites from external checkouts, by default ../shared/suites (tests/som.sh).
 check-som: vm
 	tests/run.sh --vm $(O)/sqvm --tier tests/som.sh
 

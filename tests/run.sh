@@ -11,7 +11,8 @@
 #   library    tests/library.sh: every selector of the embedded library has a test
 #   cli        tests/cli.sh: the command line (help, -e, errors)
 #   som        tests/som.sh: SOM's TestSuite and AWFY's benchmarks, from the checkouts
-#              named by SOM_DIR and AWFY_DIR (skipped when they are not set)
+#              named by SOM_DIR and AWFY_DIR, else from ../shared/suites (skipped when
+#              neither is there; under CI=true that fails)
 #   probes, tools, attach, sqprof, bpftrace: the probe contract and the tools on real
 #              VMs (root); attach: every tool attached to a VM that is already busy;
 #              family: sqstat, sqcalls, sqsched; faults: VM or tool killed, full

@@ -1,13 +1,26 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# tests/som.sh - the standard suites, from external checkouts; sourced by tests/run.sh
-# (uses its pass/fail/skip and $VM). Nothing of them is copied into this repository.
+# tests/som.sh - the standard suites, unmodified, from checkouts outside this repository;
+# sourced by tests/run.sh (uses its pass/fail/skip and $VM). Nothing of them is copied here.
 #
 #   SOM_DIR=/path/to/SOM-st/SOM        its TestSuite, with sqvm's embedded library and
 #                                      with SOM's own Smalltalk/ first on the class path
 #   AWFY_DIR=/path/to/are-we-fast-yet  the 14 benchmarks of benchmarks/SOM, unmodified,
 #                                      at the sizes of AWFY's own test.conf, verified
 #
-# Each is skipped, with the reason, when its variable is not set.
+# When a variable is unset, the copy in ../shared/suites/ beside the repository is used if
+# it is there (CI's machine has it; see its README.md). A suite that is found nowhere is
+# skipped with the reason, and under CI=true it fails instead: CI must run them.
+
+som_suites=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/suites
+[ -z "${SOM_DIR:-}" ] && [ -f "$som_suites/SOM/TestSuite/TestHarness.som" ] && SOM_DIR=$som_suites/SOM
+[ -z "${AWFY_DIR:-}" ] && [ -f "$som_suites/are-we-fast-yet/benchmarks/SOM/Harness.som" ] &&
+    AWFY_DIR=$som_suites/are-we-fast-yet
+
+# missing NAME REASON: a suite that is not there.
+som_missing() {
+    if [ "${CI:-}" = true ]; then fail "$1" "$2; CI must run the standard suites"
+    else skip "$1" "$2"; fi
+}
 
 SOM_VM=$(cd "$(dirname "$VM")" && pwd)/$(basename "$VM")
 
@@ -45,7 +58,7 @@ awfy_benchmarks() {
 }
 
 if [ -z "${SOM_DIR:-}" ]; then
-    skip "som/TestSuite" "SOM_DIR is not set (a checkout of github.com/SOM-st/SOM)"
+    som_missing "som/TestSuite" "SOM_DIR is not set and $som_suites/SOM is missing (a checkout of github.com/SOM-st/SOM)"
 elif [ ! -f "$SOM_DIR/TestSuite/TestHarness.som" ]; then
     fail "som/TestSuite" "SOM_DIR=$SOM_DIR has no TestSuite/TestHarness.som"
 else
@@ -54,7 +67,7 @@ else
 fi
 
 if [ -z "${AWFY_DIR:-}" ]; then
-    skip "awfy" "AWFY_DIR is not set (a checkout of github.com/smarr/are-we-fast-yet)"
+    som_missing "awfy" "AWFY_DIR is not set and $som_suites/are-we-fast-yet is missing (a checkout of github.com/smarr/are-we-fast-yet)"
 elif [ ! -f "$AWFY_DIR/benchmarks/SOM/Harness.som" ]; then
     fail "awfy" "AWFY_DIR=$AWFY_DIR has no benchmarks/SOM/Harness.som"
 else
