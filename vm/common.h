@@ -56,14 +56,8 @@ static inline int64_t int_val(Value v) { return (int64_t)v >> 1; }
 static inline Value int_value(int64_t i) { return ((Value)i << 1) | 1; }
 static inline bool int_fits(int64_t i) { return i >= SMALLINT_MIN && i <= SMALLINT_MAX; }
 
-/* Smalltalk's // and \\: the quotient rounded toward negative infinity, and the
- * remainder with the divisor's sign (C's / and % truncate toward zero). y != 0;
- * the quotient of SMALLINT_MIN by -1 is one past SMALLINT_MAX (callers check). */
-static inline int64_t int_floor_div(int64_t x, int64_t y)
-{
-    int64_t q = x / y;
-    return (x % y != 0 && (x < 0) != (y < 0)) ? q - 1 : q;
-}
+/* SOM's Integer>>%: the modulo, with the divisor's sign (C's % takes the dividend's,
+ * which is rem:). y != 0. (Integer>>/ truncates, as C's / does.) */
 static inline int64_t int_floor_mod(int64_t x, int64_t y)
 {
     int64_t r = x % y;

@@ -813,7 +813,7 @@ static Value run(Process *p)
     INT_FAST(SEND_DIV, {
         int64_t x = int_val(a), y = int_val(b);
         if (y != 0 && !(x == SMALLINT_MIN && y == -1)) {
-            sp[-2] = int_value(int_floor_div(x, y)); sp--; ip += 2; DISPATCH();
+            sp[-2] = int_value(x / y); sp--; ip += 2; DISPATCH(); /* truncated, as num_binop's */
         }
     })
     CASE(SEND_AT) {

@@ -78,20 +78,31 @@ static bool to_double(Value v, double *d)
     return false;
 }
 
+/* The Integer nearest to q towards zero; false when q is not finite. */
+static bool truncated_integer(double q, Value *out)
+{
+    if (!isfinite(q)) return false;
+    if (q > -9.0e18 && q < 9.0e18) { *out = largeint_from_i64((int64_t)q); return true; }
+    BigInt b;
+    big_init(&b);
+    big_from_double(&b, q);
+    *out = largeint_from_big(&b);
+    big_free(&b);
+    return true;
+}
+
+/* x op y where either is a Double. Integer>>/ answers an Integer even then (the
+ * quotient truncated, as SOM-java, TruffleSOM and SOM++ do); % and rem: are C's fmod
+ * (the sign of the receiver), as Double>>% is and as the Java SOMs compute it. */
 static bool double_op(int op, double x, double y, Value *out)
 {
     switch (op) {
     case NUM_ADD: *out = double_new(x + y); return true;
     case NUM_SUB: *out = double_new(x - y); return true;
     case NUM_MUL: *out = double_new(x * y); return true;
-    case NUM_DIV: case NUM_FDIV: *out = double_new(x / y); return true;
-    case NUM_MOD: {
-        double r = fmod(x, y);
-        if (r != 0 && ((r < 0) != (y < 0))) r += y;
-        *out = double_new(r);
-        return true;
-    }
-    case NUM_REM: *out = double_new(fmod(x, y)); return true;
+    case NUM_DIV: return truncated_integer(x / y, out);
+    case NUM_FDIV: *out = double_new(x / y); return true;
+    case NUM_MOD: case NUM_REM: *out = double_new(fmod(x, y)); return true;
     case NUM_LT: *out = bool_value(x < y); return true;
     case NUM_GT: *out = bool_value(x > y); return true;
     case NUM_LE: *out = bool_value(x <= y); return true;
@@ -114,7 +125,7 @@ static bool big_op(int op, Value a, Value b, Value *out)
     case NUM_ADD: big_add(&r, &x, &y); break;
     case NUM_SUB: big_sub(&r, &x, &y); break;
     case NUM_MUL: big_mul(&r, &x, &y); break;
-    case NUM_DIV: if (y.sign == 0) ok = false; else big_divmod_floor(&r, NULL, &x, &y); break;
+    case NUM_DIV: if (y.sign == 0) ok = false; else big_divmod_trunc(&r, NULL, &x, &y); break;
     case NUM_MOD: if (y.sign == 0) ok = false; else big_divmod_floor(NULL, &r, &x, &y); break;
     case NUM_REM: if (y.sign == 0) ok = false; else big_divmod_trunc(NULL, &r, &x, &y); break;
     case NUM_AND: big_and(&r, &x, &y); break;
@@ -150,7 +161,7 @@ bool num_binop(int op, Value a, Value b, Value *out)
             case NUM_DIV:
                 if (y == 0) return false;
                 if (x == SMALLINT_MIN && y == -1) { *out = largeint_from_i64(-x); return true; }
-                *out = int_value(int_floor_div(x, y));
+                *out = int_value(x / y); /* truncated, as in SOM's VMs (C's and Java's /) */
                 return true;
             case NUM_MOD:
                 if (y == 0) return false;
