@@ -61,11 +61,18 @@ static PrimResult p_int_negated(Value *a, uint32_t n)
     return with_big(a, big_neg);
 }
 
-/* sqrt answers an Integer for perfect squares (as SOM does) and a Double otherwise
- * (NaN for a negative receiver). */
+/* sqrt of a small Integer is computed as SOM's VMs compute it: the Double square
+ * root, answered as an Integer when it is integral (so 4611686018427387903 sqrt is
+ * 2147483648, as in SOM-java and TruffleSOM), NaN for a negative receiver. A large
+ * Integer's is an Integer for exact squares and a Double otherwise. */
 static PrimResult p_int_sqrt(Value *a, uint32_t n)
 {
     (void)n;
+    if (is_int(a[0])) {
+        double r = sqrt((double)int_val(a[0]));
+        a[0] = r == rint(r) ? int_value((int64_t)r) : double_new(r);
+        return PRIM_OK;
+    }
     BigInt x, r, sq;
     big_init(&x); big_init(&r); big_init(&sq);
     largeint_to_big(a[0], &x);
@@ -124,7 +131,10 @@ static PrimResult p_shr(Value *a, uint32_t n)
     return shift(a, -s);
 }
 
-/* >>> is a logical shift of the 64-bit two's-complement pattern (as in Java SOMs). */
+/* >>> is Java's >>> on a long, as in SOM-java, TruffleSOM and SOM++: the 64-bit
+ * two's-complement pattern shifted right by (s mod 64) bits, zeros coming in, read as a
+ * signed 64-bit integer again. So -1 >>> 1 is 9223372036854775807 and -1 >>> 0 is -1.
+ * A large receiver shifts as >> does (SOM's VMs do not define it). */
 static PrimResult p_ushr(Value *a, uint32_t n)
 {
     (void)n;
@@ -132,7 +142,7 @@ static PrimResult p_ushr(Value *a, uint32_t n)
     if (!is_int(a[0])) return p_shr(a, n);
     if (!shift_amount(a[1], &s) || s < 0) return prim_fail(a, ">>> needs a non-negative small Integer");
     uint64_t x = (uint64_t)int_val(a[0]);
-    a[0] = largeint_from_u64(s >= 64 ? 0 : x >> s);
+    a[0] = largeint_from_i64((int64_t)(x >> (s & 63)));
     return PRIM_OK;
 }
 
@@ -240,8 +250,12 @@ static PrimResult p_int_fromString(Value *a, uint32_t n)
 {
     (void)n;
     if (!is_string_like(a[1])) return prim_fail(a, "fromString: needs a String");
+    /* an optional sign, then decimal digits (a leading + as Java's parseLong allows) */
+    const char *s = str_bytes(a[1]);
+    size_t len = str_len(a[1]);
+    if (len > 1 && s[0] == '+' && s[1] >= '0' && s[1] <= '9') s++, len--;
     bool ok;
-    Value v = largeint_parse(str_bytes(a[1]), str_len(a[1]), 10, &ok);
+    Value v = largeint_parse(s, len, 10, &ok);
     a[0] = ok ? v : G.nil;
     return PRIM_OK;
 }
@@ -307,17 +321,19 @@ static PrimResult p_d_mod(Value *a, uint32_t n)
 static PrimResult p_d_floor(Value *a, uint32_t n) { (void)n; return double_to_int(a, floor(double_val(a[0]))); }
 static PrimResult p_d_ceiling(Value *a, uint32_t n) { (void)n; return double_to_int(a, ceil(double_val(a[0]))); }
 
-/* Doubles print as Java's Double.toString does (SOM's VMs print that way):
- * the fewest significant digits that read back as the same Double; plain
- * decimals from 1.0E-3 up to 1.0E7 ('0.001', '100.0', '1234567.0'), and
- * d.dddE<n> outside that range ('1.0E7', '1.5E-5', '-2.5E100'). */
+/* Doubles print as Java's Double.toString does since JDK 19 (JDK-4511638), which is
+ * what SOM-java and TruffleSOM print: the decimal of the fewest significant digits,
+ * but at least two, that reads back as the same Double, the closest one of that length
+ * (%.*e rounds correctly); plain decimals from 1.0E-3 up to 1.0E7 ('0.001', '100.0',
+ * '1234567.0'), and d.dddE<n> outside that range ('1.0E7', '1.5E-5', '4.9E-324').
+ * Older JDKs sometimes print a digit more (9.999999999999999E22 for 1.0E23). */
 static void format_double(double d, char *out, size_t size)
 {
     if (isnan(d)) { snprintf(out, size, "NaN"); return; }
     if (isinf(d)) { snprintf(out, size, d > 0 ? "Infinity" : "-Infinity"); return; }
     if (d == 0) { snprintf(out, size, signbit(d) ? "-0.0" : "0.0"); return; }
     char sci[40];
-    for (int prec = 1; prec <= 17; prec++) {
+    for (int prec = 2; prec <= 17; prec++) {
         snprintf(sci, sizeof sci, "%.*e", prec - 1, d);
         if (strtod(sci, NULL) == d) break;
     }
