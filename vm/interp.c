@@ -692,9 +692,7 @@ static Value run(Process *p)
         Global *g = &globals[gi];
         if (LIKELY(g->defined)) { *sp++ = g->value; DISPATCH(); }
         SAVE();
-        Value cls;
-        if (loader_load_global(g->name, &cls)) { *sp++ = cls; DISPATCH(); }
-        /* unknownGlobal: answers the value to use */
+        /* unknownGlobal: answers the value to use (Object's loads the class, as in SOM) */
         args = sp;
         sp[0] = fp->self;
         sp[1] = globals[gi].name;

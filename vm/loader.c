@@ -211,16 +211,6 @@ ClassInfo *loader_load_class(const char *name)
     return c;
 }
 
-bool loader_load_global(Value name, Value *classOut)
-{
-    const char *s = sym_cstr(name);
-    if (!(s[0] >= 'A' && s[0] <= 'Z')) return false;
-    ClassInfo *c = loader_load_class(s);
-    if (!c) return false;
-    *classOut = c->classObj;
-    return true;
-}
-
 /* ---- Bootstrap ---- */
 
 static const struct { uint32_t index; const char *name; } coreClasses[] = {

@@ -6,8 +6,7 @@
 #include "object.h"
 
 void loader_bootstrap(void);
-/* Finds and defines the class called name; answers false if there is none. */
-bool loader_load_global(Value name, Value *classOut);
+/* Finds and defines the class called name (System>>load:); NULL if there is none. */
 ClassInfo *loader_load_class(const char *name);
 /* Adds a class path entry (at the front when first). */
 void loader_add_path(const char *dir, bool first);

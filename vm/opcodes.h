@@ -30,7 +30,7 @@ OPCODE(POP_FIELD, 1, -1)
 /* PUSH_CTX depth8 i8 / POP_CTX depth8 i8: a captured variable, depth contexts out */
 OPCODE(PUSH_CTX, 2, 1)
 OPCODE(POP_CTX, 2, -1)
-/* PUSH_GLOBAL lit16: a global, by name (loads the class on first use):  -> v */
+/* PUSH_GLOBAL lit16: a global, by name (undefined: sends unknownGlobal: to self):  -> v */
 OPCODE(PUSH_GLOBAL, 2, 1)
 /* PUSH_BLOCK blk8: make a closure of nested block method blk:  -> block */
 OPCODE(PUSH_BLOCK, 1, 1)

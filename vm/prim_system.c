@@ -42,8 +42,7 @@ static PrimResult p_global_put(Value *a, uint32_t n)
     (void)n;
     if (!is_symbol(a[1])) return prim_fail(a, "global:put: needs a Symbol");
     globals_define(a[1], a[2]);
-    a[0] = a[2];
-    return PRIM_OK;
+    return PRIM_OK; /* answers the receiver, as SOM-java, TruffleSOM and SOM++ do */
 }
 
 static PrimResult p_has_global(Value *a, uint32_t n)
