@@ -40,14 +40,26 @@ static PrimResult p_halt(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+/* The slot of a class object (or metaclass object) that holds its class index: a
+ * field that Class>>fields does not list and the reflective accessors do not reach
+ * (writing it would turn one class into another). -1 for other objects. */
+static int hidden_slot(ClassInfo *c)
+{
+    if (c->fieldNames == G.nil) return -1;
+    Value hidden = sym_intern_cstr("(class index)");
+    for (uint32_t i = 0; i < c->numFields && i < array_len(c->fieldNames); i++)
+        if (as_obj(c->fieldNames)->slots[i] == hidden) return (int)i;
+    return -1;
+}
+
 static PrimResult p_inspect(Value *a, uint32_t n)
 {
     (void)n;
     ClassInfo *c = class_of(a[0]);
-    printf("a%s %s\n", strchr("AEIOU", c->name[0]) ? "n" : "", c->name);
+    printf("instance of %s\n", c->name); /* SOM's Object>>asString */
     if (is_ptr(a[0]) && c->instFormat == FMT_FIXED && c->fieldNames != G.nil)
         for (uint32_t i = 0; i < c->numFields; i++)
-            printf("  %s: %s\n", sym_cstr(as_obj(c->fieldNames)->slots[i]),
+            if ((int)i != hidden_slot(c)) printf("  %s: %s\n", sym_cstr(as_obj(c->fieldNames)->slots[i]),
                    class_of(as_obj(a[0])->slots[i])->name);
     return PRIM_OK;
 }
@@ -124,16 +136,18 @@ static PrimResult p_perform_args_super(Value *a, uint32_t n)
     return interp_send(a, count, sel, c);
 }
 
+/* instVarAt: idx's slot: the idx-th field, counting from 1, the hidden one left out. */
 static bool field_index(Value obj, Value idx, size_t *out)
 {
     if (!is_ptr(obj) || !is_int(idx)) return false;
     Obj *o = as_obj(obj);
     unsigned f = obj_format(o);
     if (f != FMT_FIXED && f != FMT_INDEXABLE) return false;
-    size_t count = f == FMT_FIXED ? class_of(obj)->numFields : obj_num_slots(o);
+    int hidden = f == FMT_FIXED ? hidden_slot(class_of(obj)) : -1;
+    size_t count = f == FMT_FIXED ? class_of(obj)->numFields - (hidden >= 0) : obj_num_slots(o);
     int64_t i = int_val(idx);
     if (i < 1 || (uint64_t)i > count) return false;
-    *out = (size_t)(i - 1);
+    *out = (size_t)(i - 1) + (hidden >= 0 && i - 1 >= hidden);
     return true;
 }
 
@@ -153,16 +167,16 @@ static PrimResult p_instVarAtPut(Value *a, uint32_t n)
     if (!field_index(a[0], a[1], &i)) return prim_fail(a, "instVarAt:put: index out of bounds");
     as_obj(a[0])->slots[i] = a[2];
     gc_write_barrier(as_obj(a[0]), a[2]);
-    a[0] = a[2];
-    return PRIM_OK;
+    return PRIM_OK; /* answers the receiver, as SOM-java, TruffleSOM and SOM++ do */
 }
 
 static int field_named(Value obj, Value name)
 {
     ClassInfo *c = class_of(obj);
     if (!is_ptr(obj) || c->fieldNames == G.nil || !is_string_like(name)) return -1;
+    int hidden = hidden_slot(c);
     for (uint32_t i = 0; i < c->numFields; i++)
-        if (!strcmp(sym_cstr(as_obj(c->fieldNames)->slots[i]), str_bytes(name))) return (int)i;
+        if ((int)i != hidden && !strcmp(sym_cstr(as_obj(c->fieldNames)->slots[i]), str_bytes(name))) return (int)i;
     return -1;
 }
 
@@ -182,8 +196,7 @@ static PrimResult p_instVarNamedPut(Value *a, uint32_t n)
     if (i < 0) return prim_fail(a, "instVarNamed:put: no such field");
     as_obj(a[0])->slots[i] = a[2];
     gc_write_barrier(as_obj(a[0]), a[2]);
-    a[0] = a[2];
-    return PRIM_OK;
+    return PRIM_OK; /* the receiver, as instVarAt:put: */
 }
 
 /* ---- Boolean ---- */

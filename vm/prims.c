@@ -36,7 +36,8 @@ PrimResult prim_quick(Value *args, uint32_t nargs)
     return PRIM_OK;
 }
 
-/* Short, safe description of a value for error messages (no sends). */
+/* Short, safe description of a value for error messages (no sends): what its
+ * asString would be for the kernel's values, and SOM's 'instance of Foo' otherwise. */
 static void describe(Value v, char *buf, size_t n)
 {
     if (is_int(v)) snprintf(buf, n, "%lld", (long long)int_val(v));
@@ -45,10 +46,7 @@ static void describe(Value v, char *buf, size_t n)
     else if (obj_class_index(as_obj(v)) == CLS_SYMBOL) snprintf(buf, n, "#%.40s", str_bytes(v));
     else if (v == G.nil) snprintf(buf, n, "nil");
     else if (class_from_object(v)) snprintf(buf, n, "%s", class_from_object(v)->name);
-    else {
-        const char *name = class_of(v)->name;
-        snprintf(buf, n, "a%s %s", strchr("AEIOU", name[0]) ? "n" : "", name);
-    }
+    else snprintf(buf, n, "instance of %s", class_of(v)->name);
 }
 
 PrimResult prim_fail(Value *args, const char *why)
