@@ -2,8 +2,9 @@
 # tests/som.sh - the standard suites, unmodified, from checkouts outside this repository;
 # sourced by tests/run.sh (uses its pass/fail/skip and $VM). Nothing of them is copied here.
 #
-#   SOM_DIR=/path/to/SOM-st/SOM        its TestSuite, with sqvm's embedded library and
-#                                      with SOM's own Smalltalk/ first on the class path
+#   SOM_DIR=/path/to/SOM-st/SOM        its TestSuite and BasicInterpreterTests, with sqvm's
+#                                      embedded library and with SOM's own Smalltalk/ first
+#                                      on the class path
 #   AWFY_DIR=/path/to/are-we-fast-yet  the 14 benchmarks of benchmarks/SOM, unmodified,
 #                                      at the sizes of AWFY's own test.conf, verified
 #
@@ -38,6 +39,47 @@ som_testsuite() { # label class-path
     fi
 }
 
+# SOM's TestSuite/BasicInterpreterTests: class-side test methods whose answers each SOM VM
+# checks in its own harness. Here a generated class sends each one and prints the class and
+# asString of the answer, compared with tests/som/BasicInterpreterTests.expected (what
+# SOM-java answers); the two tests of Self must not compile. NumberOfTests says how many
+# there are, so a suite with more tests than the expected file fails.
+som_basic_tests() { # label class-path-before-the-tests
+    local label=$1 cp=$2 dir=$SOM_DIR/TestSuite/BasicInterpreterTests
+    local want=tests/som/BasicInterpreterTests.expected work=$TMP/som-basic
+    local answers errors out status count sel
+    answers=$(grep -v -e '^#' -e ' compile error$' "$want")
+    errors=$(grep ' compile error$' "$want")
+    mkdir -p "$work"
+    {
+        echo 'BasicRunner = ('
+        echo '    show: c sel: s = ( | r | r := (system resolve: c) perform: s.'
+        echo "        (c asString + ' ' + s asString + ' ' + r class name + ' ' + r asString) println )"
+        echo '    run = ('
+        awk '{ print "        self show: #" $1 " sel: #" $2 "." }' <<<"$answers"
+        echo '    )'
+        echo ')'
+    } >"$work/BasicRunner.som"
+    out=$(cd "$work" && timeout 60 "$SOM_VM" -cp "$cp.:$dir" BasicRunner.som 2>&1)
+    status=$?
+    count=$("$SOM_VM" -cp "$dir" -e 'NumberOfTests numberOfTests' 2>&1)
+    if [ "$status" != 0 ] || [ "$out" != "$answers" ]; then
+        fail "som/BasicInterpreterTests $label" "status $status; $(diff <(echo "$answers") <(echo "$out") | head -12)"
+    elif [ "$count" != $(($(wc -l <<<"$answers") + $(wc -l <<<"$errors"))) ]; then
+        fail "som/BasicInterpreterTests $label" \
+            "NumberOfTests says $count tests; $want lists $(($(wc -l <<<"$answers") + $(wc -l <<<"$errors")))"
+    else
+        for sel in $(awk '{ print $2 }' <<<"$errors"); do
+            out=$("$SOM_VM" -cp "$cp$dir" -e "Self $sel" 2>&1)
+            if [ $? = 0 ] || ! grep -q "Self.som:[0-9]*:[0-9]*: error:" <<<"$out"; then
+                fail "som/BasicInterpreterTests $label" "Self $sel should not compile: $(head -3 <<<"$out")"
+                return
+            fi
+        done
+        pass "som/BasicInterpreterTests $label ($count of $count tests)"
+    fi
+}
+
 # The benchmarks at the sizes of AWFY's test.conf (test-som), each run once.
 AWFY_TEST_SIZES="DeltaBlue:1 Richards:1 Json:1 CD:10 Havlak:1 Bounce:100 List:1 Mandelbrot:500 NBody:1
 Permute:1 Queens:1 Sieve:1 Storage:1 Towers:1"
@@ -64,6 +106,8 @@ elif [ ! -f "$SOM_DIR/TestSuite/TestHarness.som" ]; then
 else
     som_testsuite "with the embedded library" TestSuite
     som_testsuite "with SOM's Smalltalk/" Smalltalk:TestSuite
+    som_basic_tests "with the embedded library" ""
+    som_basic_tests "with SOM's Smalltalk/" "$SOM_DIR/Smalltalk:"
 fi
 
 if [ -z "${AWFY_DIR:-}" ]; then
