@@ -490,6 +490,55 @@ tt_common() {
     [ -n "$times" ] && pass "tools/start-up to attached:$times"
 }
 
+# ---- the build: a header edit rebuilds what includes it ---------------------------
+
+# The tools whose BPF object (or skeleton) `make -n` would rebuild if HEADER had just been
+# touched (-W: as if it were, without touching it). what: the compile or the skeleton.
+tt_rebuilt() { # what header
+    local pattern
+    case "$1" in
+        object) pattern='s|.* -c bpf/\([a-z]*\)\.bpf\.c .*|\1|p' ;;
+        skeleton) pattern='s|.* gen skeleton [^ ]*/\([a-z]*\)\.bpf\.o .*|\1|p' ;;
+    esac
+    make -n -W "$2" tools 2>/dev/null | sed -n "$pattern" | sort -u | tr "\n" " " | sed "s/ $//"
+}
+
+# The BPF programs that include HEADER, directly or through other bpf/ and probes/
+# headers: read from the sources' #include lines, not from make's .d files.
+tt_includers() { # header
+    local set changed=1 h
+    set=$(basename "$1")
+    while [ "$changed" = 1 ]; do
+        changed=0
+        for h in bpf/*.h probes/*.h; do
+            case " $set " in *" $(basename "$h") "*) continue ;; esac
+            if grep -qE "^#include \"($(tr ' ' '|' <<<"$set"))\"" "$h"; then
+                set="$set $(basename "$h")"
+                changed=1
+            fi
+        done
+    done
+    for h in bpf/*.bpf.c; do
+        grep -qE "^#include \"($(tr ' ' '|' <<<"$set"))\"" "$h" && basename "$h" .bpf.c
+    done | sort | tr "\n" " " | sed "s/ $//"
+}
+
+tt_build_deps() {
+    local header want obj skel
+    for header in bpf/sqalloc.h probes/debug_offsets.h; do
+        want=$(tt_includers "$header")
+        obj=$(tt_rebuilt object "$header")
+        skel=$(tt_rebuilt skeleton "$header")
+        if [ -n "$want" ] && [ "$obj" = "$want" ] && [ "$skel" = "$want" ]; then
+            pass "tools/build: after touching $header, make rebuilds the BPF objects and skeletons of: $want"
+        else
+            fail "tools/build: after touching $header" "the BPF programs that include it: '$want'
+make -n would compile: '$obj'
+and generate the skeletons of: '$skel'"
+        fi
+    done
+}
+
 tt_error_case() { # label expected-stderr tool args...
     local label=$1 want=$2 out status
     shift 2
@@ -517,6 +566,7 @@ tt_tier() {
         return
     fi
     pass "tools/build (make tools)"
+    tt_build_deps
     mkdir -p "$TT_TMP/noprobes"
     cp "$VM" "$TT_TMP/sqvm"
     tt_sqalloc

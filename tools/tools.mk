@@ -65,10 +65,13 @@ $(TOOLS_GEN)/vmlinux.h:
 	@test -r $(VMLINUX_BTF) || { echo "tools: $(VMLINUX_BTF) missing: the kernel has no BTF (CONFIG_DEBUG_INFO_BTF)" >&2; exit 1; }
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-# The BPF side includes only bpf/ headers; -MMD records which.
-$(TOOLS_OBJ)/%.bpf.o: bpf/%.bpf.c $(TOOLS_GEN)/vmlinux.h
+# The BPF side includes bpf/ and probes/ headers; -MMD records which. The object is
+# written to $@.tmp and stripped into $@, so -MT names the target the .d file is for: by
+# default it would be the .tmp file, and a header edit would rebuild nothing. A change
+# to these rules rebuilds the objects too (tools.mk is a prerequisite).
+$(TOOLS_OBJ)/%.bpf.o: bpf/%.bpf.c $(TOOLS_GEN)/vmlinux.h tools/tools.mk
 	@mkdir -p $(TOOLS_OBJ)
-	$(BPF_CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(TOOLS_OBJ)/$*.bpf.d -c $< -o $@.tmp
+	$(BPF_CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(TOOLS_OBJ)/$*.bpf.d -MT $@ -c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp -o $@ && rm -f $@.tmp
 
 $(TOOLS_GEN)/%.skel.h: $(TOOLS_OBJ)/%.bpf.o
