@@ -456,7 +456,7 @@ $(head -5 "$SP_TMP/wide.out" "$SP_TMP/wide.err")"; fi
 # ---- The command line and its errors --------------------------------------------
 
 sp_errors() {
-    local out st dead sleeper
+    local out st dead sleeper i
 
     out=$("$SP_TOOL" --help 2>&1); st=$?
     if [ "$st" = 0 ] && [[ "$out" == *"USAGE: sqprof"* ]] && [[ "$out" == *"EXAMPLES:"* ]] &&
@@ -490,6 +490,11 @@ sp_errors() {
 
     sleep 30 &
     sleeper=$!
+    # until the shell's child has exec'ed sleep (before, its executable is the shell's)
+    for ((i = 0; i < 500; i++)); do
+        [ "$(readlink "/proc/$sleeper/exe")" = "$(readlink -f "$(command -v sleep)")" ] && break
+        sleep 0.01
+    done
     out=$("$SP_TOOL" -p "$sleeper" -d 1 2>&1); st=$?
     kill "$sleeper" 2>/dev/null
     wait "$sleeper" 2>/dev/null
