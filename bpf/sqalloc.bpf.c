@@ -5,13 +5,8 @@
  * every N bytes, with its weight) probes. Keys hold the names' addresses, not their
  * text: nothing is read per allocation but the stack (with --callers), and two names
  * never merge however long they are. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
-#include "sqalloc.h"
-#include "sqtool.bpf.h"
 #include "sqvm.bpf.h"
+#include "sqalloc.h"
 
 /* Options, set by user space before load. */
 const volatile bool by_method = false;			/* -b */
@@ -84,7 +79,7 @@ static __always_inline int record(const char *cls, __u64 bytes, const char *allo
 	struct sq_vm_offsets *vm = NULL;
 	struct sqalloc_key key;
 	struct sqalloc_val *val;
-	long err;
+	bool created = false;
 
 	if (filter_class && !wanted_class(pid, cls))
 		return 0;
@@ -102,16 +97,12 @@ static __always_inline int record(const char *cls, __u64 bytes, const char *allo
 		if (!key.ncallers)
 			key.flags |= SQALLOC_NO_STACK;
 	}
-	val = bpf_map_lookup_elem(&allocs, &key);
+	val = sq_lookup_or_init(&allocs, &key, &zero, &created);
 	if (!val) {
-		err = bpf_map_update_elem(&allocs, &key, &zero, BPF_NOEXIST);
-		if (err && err != -EEXIST) {
-			__sync_fetch_and_add(&lost, 1);
-			return 0;
-		}
-		val = bpf_map_lookup_elem(&allocs, &key);
-		if (!val)
-			return 0;
+		__sync_fetch_and_add(&lost, 1);
+		return 0;
+	}
+	if (created) {
 		/* A new row: keep copies of its names, for a process gone before the report. */
 		sq_remember_name(pid, key.cls, cls);
 		if (by_method) {
@@ -122,7 +113,7 @@ static __always_inline int record(const char *cls, __u64 bytes, const char *allo
 			for (__u32 i = 0; i < SQALLOC_MAX_CALLERS; i++) {
 				if (i >= key.ncallers)
 					break;
-				sq_remember_method(pid, key.callers[i], vm);
+				sq_remember_method(pid, key.callers[i], vm->method_print_name);
 			}
 	}
 	__sync_fetch_and_add(&val->count, 1);
@@ -152,7 +143,8 @@ int BPF_USDT(object_alloc_sample, char *cls, __u64 bytes, char *alloc_class, cha
 SEC("usdt")
 int BPF_USDT(vm_start, char *version, __u64 offsets)
 {
-	return sq_learn_vm(offsets);
+	sq_learn_vm(offsets);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -10,13 +10,8 @@
  * frame, so non-local returns, which end several frames at once, and green processes,
  * which interleave frames on one thread, time right). A recursive method's total counts
  * its outermost activation only: the inner ones are inside it already. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
-#include "sqcalls.h"
-#include "sqtool.bpf.h"
 #include "sqvm.bpf.h"
+#include "sqcalls.h"
 
 /* Options, set by user space before load. */
 const volatile bool histograms = false;			/* -L */
@@ -199,17 +194,14 @@ static __always_inline void count(const struct sqcalls_key *key, const char *sel
 {
 	static const struct sqcalls_stats zero;
 	struct sqcalls_stats *s;
+	bool created = false;
 
-	s = bpf_map_lookup_elem(&stats, key);
+	s = sq_lookup_or_init(&stats, key, &zero, &created);
 	if (!s) {
-		long err = bpf_map_update_elem(&stats, key, &zero, BPF_NOEXIST);
-		if (err && err != -EEXIST) {
-			__sync_fetch_and_add(&lost, 1);
-			return;
-		}
-		s = bpf_map_lookup_elem(&stats, key);
-		if (!s)
-			return;
+		__sync_fetch_and_add(&lost, 1);
+		return;
+	}
+	if (created) {
 		sq_remember_name(key->pid, key->def_class, def);
 		sq_remember_name(key->pid, key->selector, sel);
 	}
@@ -335,7 +327,8 @@ int BPF_USDT(process_activate, __u64 proc, char *name, int priority)
 SEC("usdt")
 int BPF_USDT(vm_start, char *version, __u64 offsets)
 {
-	return sq_learn_vm(offsets);
+	sq_learn_vm(offsets);
+	return 0;
 }
 
 /* -S: system calls, charged to the innermost traced activation of the running process. */
@@ -369,20 +362,15 @@ int sys_exit(void *ctx)
 	dur = bpf_ktime_get_ns() - *start;
 	bpf_map_delete_elem(&sys_start, &tid);
 	vm = bpf_map_lookup_elem(&vms, &pid);
-	if (!vm || bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc ||
-	    bpf_probe_read_user(&fp, sizeof(fp), (void *)(proc + vm->process_fp)))
+	if (!vm || !(fp = sq_current_frame(vm, &proc)))
 		return 0;
 	fk.frame = fp;
 	c = bpf_map_lookup_elem(&calls, &fk);
 	if (!c || !wanted(c))
 		return 0;
-	s = bpf_map_lookup_elem(&sys, &c->key);
-	if (!s) {
-		bpf_map_update_elem(&sys, &c->key, &zero, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&sys, &c->key);
-		if (!s)
-			return 0;
-	}
+	s = sq_lookup_or_init(&sys, &c->key, &zero, NULL);
+	if (!s)
+		return 0;
 	__sync_fetch_and_add(&s->count, 1);
 	__sync_fetch_and_add(&s->total_ns, dur);
 	return 0;

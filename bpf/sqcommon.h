@@ -1,13 +1,33 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* sqcommon.h - sizes shared by every tool's BPF program and its user-space half. */
+/* sqcommon.h - what every tool's BPF program and its user space share: sizes, the keys
+ * and values of the family's maps (bpf/sqvm.bpf.h), and the VM's debug-offsets contract
+ * (probes/debug_offsets.h) with the one check and the one conversion of it that both
+ * sides use. It includes its own types, so it can come first, last or alone. */
 #ifndef SQCOMMON_H
 #define SQCOMMON_H
+
+#ifdef __bpf__
+#include "vmlinux.h"
+/* debug_offsets.h is plain C: on the BPF side vmlinux.h's types stand for <stdint.h>'s */
+typedef __u32 uint32_t;
+typedef __u64 uint64_t;
+#define SQ_INLINE static __always_inline
+#else
+#include <stdbool.h>
+#include <linux/types.h>
+#define SQ_INLINE static inline
+#endif
+#include "debug_offsets.h"
 
 /* Room for a class name or a selector read from the VM; longer ones are cut (NUL kept). */
 #define SQ_NAME_LEN 64
 
 /* Slots of a log2 histogram: slot i counts values in [2^(i-1), 2^i - 1] (slot 0: 0 and 1). */
 #define SQ_MAX_SLOTS 32
+
+/* Processes a tool keeps the offsets of (the vms map), and names it keeps copies of. */
+#define SQ_MAX_VMS 4096
+#define SQ_MAX_NAMES 65536
 
 /* A name (class, selector, method) as a BPF program copied it: the first SQ_NAME_COPY - 1
  * bytes, kept by (process, address) the first time a new map key used it, for a process
@@ -16,7 +36,7 @@
 
 struct sq_name_key {
 	__u32 pid;
-	__u32 pad;
+	__u32 pad;		/* 0 (a filter's cache may use it for the kind of name) */
 	__u64 addr;		/* of the string, or of the Method (its printName) */
 };
 
@@ -24,14 +44,44 @@ struct sq_name_copy {
 	char name[SQ_NAME_COPY];
 };
 
-/* What a BPF stack walk needs of a VM, from its sqvm_debug_offsets: run-time addresses
- * (load bias included) and field offsets. Kept per process (tgid) in a map. */
+/* What a tool knows of one VM process (the vms map, keyed by PID): where its debug
+ * offsets are, when it started, and what a stack walk needs of them (run-time
+ * addresses, load bias included, and field offsets). */
 struct sq_vm_offsets {
+	__u64 debug_offsets;		/* run-time address of its sqvm_debug_offsets */
+	__u64 started_ns;		/* its vm__start (CLOCK_MONOTONIC); 0: it ran before the tool */
 	__u64 current_process;		/* &interp_current: Process ** */
 	__u32 process_fp;		/* Process.fp: Frame * */
+	__u32 process_stack_base;	/* Process.stackBase, .stackLimit: a consistent stack's */
+	__u32 process_stack_limit;	/* frames lie between them, each below its callee */
 	__u32 frame_caller;		/* Frame.caller: Frame * */
 	__u32 frame_method;		/* Frame.method: Method *, NULL in the bottom frame */
 	__u32 method_print_name;	/* Method.printName: char * */
 };
+
+/* Is d a debug-offsets structure the tools know: the magic, the version, and every field
+ * they read present (a VM appends fields, so an older one is smaller)? */
+SQ_INLINE bool sq_debug_offsets_ok(const SqDebugOffsets *d)
+{
+	for (int i = 0; i < (int)sizeof(SQVM_DEBUG_MAGIC); i++)	/* unrolled: the verifier sees no loop */
+		if (d->magic[i] != SQVM_DEBUG_MAGIC[i])
+			return false;
+	return d->version == SQVM_DEBUG_VERSION && d->size >= sizeof(SqDebugOffsets);
+}
+
+/* A VM's entry in the vms map, from its debug offsets d (read at run-time address addr). */
+SQ_INLINE void sq_vm_offsets_from(const SqDebugOffsets *d, __u64 addr, __u64 started_ns,
+				  struct sq_vm_offsets *o)
+{
+	o->debug_offsets = addr;
+	o->started_ns = started_ns;
+	o->current_process = d->current_process;
+	o->process_fp = d->process_fp;
+	o->process_stack_base = d->process_stack_base;
+	o->process_stack_limit = d->process_stack_limit;
+	o->frame_caller = d->frame_caller;
+	o->frame_method = d->frame_method;
+	o->method_print_name = d->method_print_name;
+}
 
 #endif

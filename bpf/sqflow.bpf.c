@@ -5,12 +5,8 @@
  * event even when tracing starts deep in a running program. Filters by class and
  * selector prefix and by depth run here too, so what user space does not want is never
  * copied to it. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
+#include "sqvm.bpf.h"
 #include "sqflow.h"
-#include "sqtool.bpf.h"
 
 /* Options, set by user space before load. */
 const volatile char class_prefix[SQ_NAME_LEN] = {};	/* -C: receiver or defining class */

@@ -3,12 +3,8 @@
  * collection, and optionally one event per collection, from squeak:gc__{incremental,full}__
  * {begin,end}. The pause comes from the end probe (the VM measures it); the begin probe
  * gives the event its start time. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
+#include "sqvm.bpf.h"
 #include "sqgc.h"
-#include "sqtool.bpf.h"
 
 /* Options, set by user space before load. */
 const volatile bool millis = false;	/* histogram in ms rather than us */

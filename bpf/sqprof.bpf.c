@@ -3,27 +3,15 @@
  * (CPU profile) or on squeak:object__alloc__sample (allocation profile), walks the active
  * green process's frames through the addresses of its sqvm_debug_offsets and counts each
  * distinct stack, as Method * addresses, in a map that user space reads at the end. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
+#include "sqvm.bpf.h"
 #include "sqprof.h"
-#include "sqtool.bpf.h"
-
-#define EEXIST 17
 
 /* Options, set by user space before load. */
 const volatile __u32 max_depth = SQPROF_DEFAULT_DEPTH;	/* at most SQPROF_MAX_DEPTH */
 const volatile bool kernel_stacks = false;		/* -K */
 const volatile bool user_stacks = false;		/* -U */
 
-/* The traced processes (tgid), filled by user space from each one's debug offsets. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SQPROF_MAX_VMS);
-	__type(key, __u32);
-	__type(value, struct sqprof_vm);
-} vms SEC(".maps");
+/* The traced processes are those in the vms map (sqvm.bpf.h), filled by user space. */
 
 /* Sample counts by stack (struct sqprof_key). The key size is set by user space to hold
  * max_depth frames, so the map has no BTF types; entries are allocated as stacks appear
@@ -35,15 +23,6 @@ struct {
 	__uint(key_size, sizeof(struct sqprof_key));
 	__uint(value_size, sizeof(struct sqprof_val));
 } stacks SEC(".maps");
-
-/* Names of the methods of new stacks, for processes that exit before the report. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SQPROF_MAX_NAMES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct sqprof_name_key);
-	__type(value, struct sqprof_name);
-} names SEC(".maps");
 
 /* -K/-U: kernel and C stacks (max_entries set to 1 by user space when unused). */
 struct {
@@ -72,7 +51,7 @@ __u64 inconsistent = 0;	/* samples dropped: a frame outside its stack, or not be
 struct walk {
 	__u64 fp;		/* the next frame to read, 0 at the end */
 	__u64 prev;		/* the frame read before it (its callee), 0 at first */
-	__u64 base, limit;	/* the process's stack, when the VM publishes it (limit != 0) */
+	__u64 base, limit;	/* the process's stack (limit 0: unreadable, unchecked) */
 	__u32 caller_off;
 	__u32 method_off;
 	bool bad;		/* a frame failed the checks: the stack is not counted */
@@ -113,30 +92,21 @@ static long walk_frame(__u64 i, void *data)
 
 struct naming {
 	__u32 pid;
-	__u32 name_off;
+	__u32 print_name_off;
 };
 
-/* bpf_loop body: copies the name of frame i's method, unless already known. */
+/* bpf_loop body: copies the name of frame i's method into the names map (sqvm.bpf.h),
+ * for a process that exits before the report. */
 static long name_frame(__u64 i, void *data)
 {
 	struct naming *n = data;
-	struct sqprof_name_key nk = { .pid = n->pid };
-	struct sqprof_name name;
 	struct sqprof_key *key;
 	__u32 zero = 0;
-	__u64 str = 0;
 
 	key = bpf_map_lookup_elem(&scratch, &zero);
 	if (!key || i >= SQPROF_MAX_DEPTH)
 		return 1;
-	nk.method = key->frames[i];
-	if (!nk.method || bpf_map_lookup_elem(&names, &nk))
-		return 0;
-	if (bpf_probe_read_user(&str, sizeof(str), (void *)(nk.method + n->name_off)) || !str)
-		return 0;
-	if (bpf_probe_read_user_str(name.name, sizeof(name.name), (void *)str) <= 1)
-		return 0;
-	bpf_map_update_elem(&names, &nk, &name, BPF_NOEXIST);
+	sq_remember_method(n->pid, key->frames[i], n->print_name_off);
 	return 0;
 }
 
@@ -144,13 +114,14 @@ static long name_frame(__u64 i, void *data)
  * stack and count the stack. weight is 1 for CPU samples, bytes for allocations. */
 static __always_inline int sample(void *ctx, __u64 weight, bool alloc)
 {
+	static const struct sqprof_val init;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0;
-	struct sqprof_val init = { 1, weight }, *val;
 	struct sqprof_key *key;
-	struct sqprof_vm *vm;
+	struct sq_vm_offsets *vm;
+	struct sqprof_val *val;
 	struct walk w = {};
-	__u64 proc = 0, m = 0;
-	long err;
+	__u64 proc, m = 0;
+	bool created = false;
 
 	vm = bpf_map_lookup_elem(&vms, &pid);
 	if (!vm) {
@@ -167,13 +138,11 @@ static __always_inline int sample(void *ctx, __u64 weight, bool alloc)
 	key->kstack = -1;
 	key->ustack = -1;
 
-	/* interp_current -> fp; NULL before the main process exists (start-up) */
+	/* interp_current -> fp; none before the main process exists (start-up) */
 	w.caller_off = vm->frame_caller;
 	w.method_off = vm->frame_method;
-	if (bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc ||
-	    bpf_probe_read_user(&w.fp, sizeof(w.fp), (void *)(proc + vm->process_fp)))
-		w.fp = 0;
-	if (w.fp && vm->process_stack_limit &&
+	w.fp = sq_current_frame(vm, &proc);
+	if (w.fp &&
 	    (bpf_probe_read_user(&w.base, sizeof(w.base), (void *)(proc + vm->process_stack_base)) ||
 	     bpf_probe_read_user(&w.limit, sizeof(w.limit), (void *)(proc + vm->process_stack_limit))))
 		w.base = w.limit = 0;
@@ -192,29 +161,19 @@ static __always_inline int sample(void *ctx, __u64 weight, bool alloc)
 	if (user_stacks)
 		key->ustack = bpf_get_stackid(ctx, &native, BPF_F_USER_STACK);
 
-	val = bpf_map_lookup_elem(&stacks, key);
-	if (val) {
-		__sync_fetch_and_add(&val->samples, 1);
-		__sync_fetch_and_add(&val->weight, weight);
-		return 0;
-	}
-	err = bpf_map_update_elem(&stacks, key, &init, BPF_NOEXIST);
-	if (err == -EEXIST) {	/* another CPU inserted it meanwhile */
-		val = bpf_map_lookup_elem(&stacks, key);
-		if (val) {
-			__sync_fetch_and_add(&val->samples, 1);
-			__sync_fetch_and_add(&val->weight, weight);
-		}
-		return 0;
-	}
-	if (err) {
+	val = sq_lookup_or_init(&stacks, key, &init, &created);
+	if (!val) {
 		__sync_fetch_and_add(&lost, 1);
 		__sync_fetch_and_add(&lost_weight, weight);
 		return 0;
 	}
-	/* A new stack: copy the names of its methods the kernel side has not seen yet. */
-	struct naming n = { .pid = pid, .name_off = vm->method_print_name };
-	bpf_loop(key->depth, name_frame, &n, 0);
+	__sync_fetch_and_add(&val->samples, 1);
+	__sync_fetch_and_add(&val->weight, weight);
+	if (created) {
+		/* A new stack: copy the names of its methods the kernel side has not seen yet. */
+		struct naming n = { .pid = pid, .print_name_off = vm->method_print_name };
+		bpf_loop(key->depth, name_frame, &n, 0);
+	}
 	return 0;
 }
 

@@ -12,24 +12,7 @@
 #define SQPROF_DEFAULT_DEPTH 127
 
 #define SQPROF_MAX_STACKS 32768	/* distinct (process, stack) pairs */
-#define SQPROF_MAX_VMS 1024	/* traced processes */
-#define SQPROF_MAX_NAMES 65536	/* methods whose names the kernel side copied */
-#define SQPROF_NAME_LEN 128	/* that copy's length (user space reads the whole name) */
 #define SQPROF_MAX_NATIVE 16384	/* -K/-U: distinct kernel or C stacks */
-
-/* Where a traced VM keeps what the walk needs, from its sqvm_debug_offsets: run-time
- * addresses (the load bias added) and field offsets. */
-struct sqprof_vm {
-	__u64 current_process;		/* &interp_current: Process ** */
-	__u32 process_fp;		/* Process.fp: Frame * */
-	__u32 frame_caller;		/* Frame.caller: Frame * */
-	__u32 frame_method;		/* Frame.method: Method *, NULL in the bottom frame */
-	__u32 method_print_name;	/* Method.printName: char * */
-	/* Process.stackBase and .stackLimit (0: the VM does not publish them): every frame
-	 * of a consistent stack lies between them, each below its callee. */
-	__u32 process_stack_base;
-	__u32 process_stack_limit;
-};
 
 /* Key flags. */
 #define SQPROF_TRUNCATED 1	/* deeper than --max-depth: the outermost frames are missing */
@@ -52,18 +35,6 @@ struct sqprof_key {
 struct sqprof_val {
 	__u64 samples;
 	__u64 weight;			/* --alloc: bytes (the probe's weights); else samples */
-};
-
-/* A method's name as the BPF program saw it, the first time a new stack held it: used
- * only when the process has exited before the report (user space reads names live). */
-struct sqprof_name_key {
-	__u32 pid;
-	__u32 pad;
-	__u64 method;
-};
-
-struct sqprof_name {
-	char name[SQPROF_NAME_LEN];
 };
 
 #endif

@@ -4,12 +4,8 @@
  * process__activate, as runqlat measures it for threads) as a histogram, and the time
  * spent blocked on Semaphores and on Delays (process__wait to process__ready). All of
  * it is aggregated here; -e also sends one event per switch. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
+#include "sqvm.bpf.h"
 #include "sqsched.h"
-#include "sqtool.bpf.h"
 
 const volatile bool millis = false;	/* -m */
 const volatile bool events = false;	/* -e */
@@ -78,11 +74,10 @@ static __always_inline struct sqsched_stats *stats_of(__u32 pid, __u64 id, const
 		return NULL;
 	if (name)
 		bpf_probe_read_user_str(z->name, sizeof(z->name), name);
-	if (bpf_map_update_elem(&stats, &k, z, BPF_NOEXIST) && !(s = bpf_map_lookup_elem(&stats, &k))) {
+	s = sq_lookup_or_init(&stats, &k, z, NULL);
+	if (!s)
 		__sync_fetch_and_add(&lost, 1);
-		return NULL;
-	}
-	return bpf_map_lookup_elem(&stats, &k);
+	return s;
 }
 
 static __always_inline struct proc_state *state_of(__u32 pid, __u64 id)

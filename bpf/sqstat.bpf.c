@@ -5,23 +5,8 @@
  * VMs' rates come from counters the VM keeps itself (SqVMCounters), which user space
  * reads from their memory: counting every call or allocation here would slow every VM
  * on the host by 10 to 1000 times. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include <bpf/usdt.bpf.h>
+#include "sqvm.bpf.h"
 #include "sqstat.h"
-#include "sqtool.bpf.h"
-#include "sqdebug.bpf.h"
-
-/* pid -> the run-time address of its sqvm_debug_offsets: from vm__start, or from user
- * space for the VMs that were running when sqstat started. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SQSTAT_MAX_VMS);
-	__type(key, __u32);
-	__type(value, struct sqstat_vm);
-} offsets_of SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -43,34 +28,14 @@ struct {
 
 __u64 lost = 0;
 
-static __always_inline __u64 rd(__u64 addr)
+/* The VM's counters and the collector's words (SQSTAT_GC_WORDS), from its memory. */
+static __always_inline bool read_raw(const SqDebugOffsets *d, struct sqstat_raw *r)
 {
-	__u64 v = 0;
-
-	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
-	return v;
-}
-
-static __always_inline bool read_totals(const SqDebugOffsets *d, struct sqstat_totals *t)
-{
-	SqVMCounters c;
-	__u64 top, eden;
-
-	if (bpf_probe_read_user(&c, sizeof(c), (void *)d->counters))
+	if (bpf_probe_read_user(&r->counters, sizeof(r->counters), (void *)d->counters))
 		return false;
-	t->activations = c.activations;
-	t->allocations = c.allocations;
-	t->process_switches = c.process_switches;
-	t->dnus = c.dnus;
-	t->class_loads = c.class_loads;
-	t->primitive_failures = c.primitive_failures;
-	top = rd(d->gc_top);
-	eden = rd(d->gc_eden);
-	t->bytes_allocated = rd(d->gc_bytes_allocated) + (top > eden ? top - eden : 0);
-	t->young_count = rd(d->gc_young_count);
-	t->full_count = rd(d->gc_full_count);
-	t->young_pause_ns = rd(d->gc_young_pause_ns);
-	t->full_pause_ns = rd(d->gc_full_pause_ns);
+#define READ_WORD(f) bpf_probe_read_user(&r->f, sizeof(r->f), (void *)d->f);
+	SQSTAT_GC_WORDS(READ_WORD)
+#undef READ_WORD
 	return true;
 }
 
@@ -90,11 +55,13 @@ static __always_inline void read_cmdline(struct sqstat_event *e)
 		e->cmdline_len = len;
 }
 
+/* The vms map (sqvm.bpf.h) holds each VM's debug offsets' address: from vm__start, or
+ * from user space for the VMs that were running when sqstat started. */
 static __always_inline int emit(__u32 type, __u64 offsets, __s32 status)
 {
 	__u32 zero = 0, pid = bpf_get_current_pid_tgid() >> 32;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct sqstat_vm *known, fresh = {};
+	struct sq_vm_offsets *known;
 
 	if (!s)
 		return 0;
@@ -106,17 +73,16 @@ static __always_inline int emit(__u32 type, __u64 offsets, __s32 status)
 	read_cmdline(&s->e);
 	if (type == SQSTAT_START) {
 		s->e.offsets = offsets;
-		fresh.offsets = offsets;
-		fresh.start_ns = s->e.ts_ns;
-		bpf_map_update_elem(&offsets_of, &pid, &fresh, BPF_ANY);
+		sq_learn_vm(offsets);
 	} else {
-		known = bpf_map_lookup_elem(&offsets_of, &pid);
+		known = bpf_map_lookup_elem(&vms, &pid);
 		if (known) {
-			s->e.offsets = known->offsets;
-			s->e.start_ns = known->start_ns;
-			if (!bpf_probe_read_user(&s->d, sizeof(s->d), (void *)known->offsets) && sq_offsets_ok(&s->d))
-				s->e.have_totals = read_totals(&s->d, &s->e.totals);
-			bpf_map_delete_elem(&offsets_of, &pid);
+			s->e.offsets = known->debug_offsets;
+			s->e.start_ns = known->started_ns;
+			if (!bpf_probe_read_user(&s->d, sizeof(s->d), (void *)known->debug_offsets) &&
+			    sq_debug_offsets_ok(&s->d))
+				s->e.have_raw = read_raw(&s->d, &s->e.raw);
+			bpf_map_delete_elem(&vms, &pid);
 		}
 	}
 	if (bpf_ringbuf_output(&rb, &s->e, sizeof(s->e), 0))

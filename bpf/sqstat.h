@@ -5,21 +5,27 @@
 
 #include "sqcommon.h"
 
-#define SQSTAT_MAX_VMS 4096
-
 enum sqstat_type {
 	SQSTAT_START = 0,
 	SQSTAT_EXIT = 1,
 };
 
-/* The figures sqstat shows, as totals since the VM started. */
-struct sqstat_totals {
-	__u64 activations, allocations, process_switches, dnus, class_loads, primitive_failures;
-	__u64 bytes_allocated;		/* up to the last collection (plus eden at exit) */
-	__u64 young_count, full_count, young_pause_ns, full_pause_ns;
+/* The collector's figures sqstat reads, each a uint64_t at the address of the debug
+ * offsets' field of the same name. Listed once, for both readers: the BPF program as a
+ * VM exits, user space every interval (tools/sqstat.c turns them into totals). */
+#define SQSTAT_GC_WORDS(X) \
+	X(gc_top) X(gc_eden) X(gc_bytes_allocated) X(gc_young_count) X(gc_full_count) \
+	X(gc_young_pause_ns) X(gc_full_pause_ns)
+
+/* What sqstat reads of a VM: its counters (SqVMCounters) and the collector's words. */
+struct sqstat_raw {
+	SqVMCounters counters;
+#define SQSTAT_WORD(f) __u64 f;
+	SQSTAT_GC_WORDS(SQSTAT_WORD)
+#undef SQSTAT_WORD
 };
 
-/* A VM started (with the address of its debug offsets) or exited (with its totals, read
+/* A VM started (with the address of its debug offsets) or exited (with its figures, read
  * from its memory as it exits, so that a VM that lives less than one interval is seen). */
 #define SQSTAT_CMDLINE 512	/* a power of two: the BPF side masks the length with it */
 
@@ -30,18 +36,12 @@ struct sqstat_event {
 	__u32 pid;
 	__u32 type;		/* enum sqstat_type */
 	__s32 status;		/* exit: the exit status */
-	__u32 have_totals;	/* exit: 1 if the totals could be read */
-	struct sqstat_totals totals;
+	__u32 have_raw;		/* exit: 1 if its figures could be read */
+	struct sqstat_raw raw;
 	/* Its command line (arguments separated by NULs, cut at SQSTAT_CMDLINE bytes) as the
 	 * kernel holds it, for a VM gone before user space could read /proc/PID/cmdline. */
 	__u32 cmdline_len;
 	char cmdline[SQSTAT_CMDLINE];
-};
-
-/* What the BPF side keeps per VM. */
-struct sqstat_vm {
-	__u64 offsets;		/* the run-time address of its sqvm_debug_offsets */
-	__u64 start_ns;		/* its vm__start, or 0 */
 };
 
 #endif

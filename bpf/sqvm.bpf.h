@@ -1,30 +1,116 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* sqvm.bpf.h - what the BPF programs that read a VM's own memory share: the per-process
- * walk offsets (filled by user space for the VMs running when a tool starts, and here,
- * from squeak:vm__start, for every VM that starts later), the copies of names, and a
- * walk of the innermost Smalltalk frames. Include after sqtool.bpf.h. */
+/* sqvm.bpf.h - the one include of every BPF program of the family: the kernel's types,
+ * libbpf's helpers and USDT arguments, bpf/sqcommon.h, and what the programs share:
+ *
+ *   - helpers: USDT arguments, lookup-or-init, log2 histogram slots, bounded string
+ *     comparisons for filters;
+ *   - the family's maps: `vms` (what the tool knows of each VM process, filled by user
+ *     space for the VMs running when the tool starts and by sq_learn_vm at vm__start for
+ *     later ones), `names` (copies of names, for processes gone before the report);
+ *   - reading a VM's memory: its current frame, a walk of its innermost methods, names.
+ *
+ * A program that never touches the maps pays only for creating them empty: `names` is
+ * allocated as it fills (BPF_F_NO_PREALLOC), `vms` is small. Nothing here depends on
+ * what was included before it. */
 #ifndef SQVM_BPF_H
 #define SQVM_BPF_H
 
-#include "sqdebug.bpf.h"
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>	/* bpf_usdt_arg, BPF_USDT, and the errno values */
+#include "sqcommon.h"
 
-#ifndef SQ_MAX_VMS
-#define SQ_MAX_VMS 1024
-#endif
-#ifndef SQ_MAX_NAMES
-#define SQ_MAX_NAMES 65536
-#endif
+/* ===================================================================== */
+/* Helpers                                                               */
+/* ===================================================================== */
 
+/* USDT argument n (from 0) as an integer; 0 if the probe has no such argument. */
+static __always_inline __u64 sq_usdt_arg(struct pt_regs *ctx, __u64 n)
+{
+	long v;		/* bpf_usdt_arg zeroes it on error */
+
+	bpf_usdt_arg(ctx, n, &v);
+	return v;
+}
+
+/* The value for key, inserting init first if the key is new; sets *created (if not NULL;
+ * the caller starts it false, so that a hit costs no store) when this call inserted it,
+ * so that a new row's names are copied once. Two CPUs may race to insert the same key:
+ * BPF_NOEXIST makes one of them lose, and both then find the winner's value. NULL when
+ * the map is full (or user space took the entry out that instant): the caller counts the
+ * event as lost. */
+static __always_inline void *sq_lookup_or_init(void *map, const void *key, const void *init,
+					       bool *created)
+{
+	void *val = bpf_map_lookup_elem(map, key);
+	long err;
+
+	if (val)
+		return val;
+	err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		return 0;
+	if (!err && created)
+		*created = true;
+	return bpf_map_lookup_elem(map, key);
+}
+
+/* floor(log2(v)) for v > 0, 0 for v == 0; branch-free so the verifier sees no loop. */
+static __always_inline __u32 sq_log2(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+/* The histogram slot of v (libbpf-tools convention): 0 and 1 -> slot 0, [2,3] -> 1,
+ * [4,7] -> 2, ...; values past the last slot land in it. */
+static __always_inline __u32 sq_hist_slot(__u64 v)
+{
+	__u32 slot = sq_log2(v);
+
+	return slot < SQ_MAX_SLOTS ? slot : SQ_MAX_SLOTS - 1;
+}
+
+/* Does s start with the first len bytes of prefix? (len 0: always.) s is a NUL-padded
+ * buffer of SQ_NAME_LEN bytes; prefix lives in .rodata, set before load. */
+static __always_inline bool sq_has_prefix(const char *s, const volatile char *prefix, __u32 len)
+{
+	for (__u32 i = 0; i < SQ_NAME_LEN; i++) {
+		if (i >= len)
+			return true;
+		if (s[i] != prefix[i])
+			return false;
+	}
+	return true;
+}
+
+/* ===================================================================== */
+/* The family's maps                                                     */
+/* ===================================================================== */
+
+/* PID -> what the tool knows of that VM (bpf/sqcommon.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SQ_MAX_VMS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct sq_vm_offsets);
 } vms SEC(".maps");
 
+/* (PID, address) -> the name's first bytes, copied the first time a map key used it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SQ_MAX_NAMES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct sq_name_key);
 	__type(value, struct sq_name_copy);
 } names SEC(".maps");
@@ -37,61 +123,47 @@ struct {
 	__type(value, struct sq_name_copy);
 } name_scratch SEC(".maps");
 
-/* squeak:vm__start hands over the address of the VM's sqvm_debug_offsets. */
-static __always_inline int sq_learn_vm(__u64 offsets_addr)
+/* ===================================================================== */
+/* A VM's memory                                                         */
+/* ===================================================================== */
+
+/* squeak:vm__start hands over the address of the VM's sqvm_debug_offsets: read them,
+ * check them and keep what the tool needs (nothing if they are not a structure the
+ * tools know). Answers the entry, or NULL. */
+static __always_inline struct sq_vm_offsets *sq_learn_vm(__u64 offsets_addr)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct sq_vm_offsets v = {};
+	struct sq_vm_offsets v;
 	SqDebugOffsets d;
 
-	if (bpf_probe_read_user(&d, sizeof(d), (void *)offsets_addr))
+	if (bpf_probe_read_user(&d, sizeof(d), (void *)offsets_addr) || !sq_debug_offsets_ok(&d))
 		return 0;
-	if (!sq_offsets_ok(&d))
-		return 0;
-	v.current_process = d.current_process;
-	v.process_fp = d.process_fp;
-	v.frame_caller = d.frame_caller;
-	v.frame_method = d.frame_method;
-	v.method_print_name = d.method_print_name;
+	sq_vm_offsets_from(&d, offsets_addr, bpf_ktime_get_ns(), &v);
 	bpf_map_update_elem(&vms, &pid, &v, BPF_ANY);
-	return 0;
+	return bpf_map_lookup_elem(&vms, &pid);
 }
 
-/* Copies the string at str as the name of (pid, addr), unless it is known already. */
-static __always_inline void sq_remember_name(__u32 pid, __u64 addr, const void *str)
+/* The current green process's innermost frame (0: none, or unreadable); *proc gets the
+ * process. */
+static __always_inline __u64 sq_current_frame(const struct sq_vm_offsets *vm, __u64 *proc)
 {
-	struct sq_name_key k = { .pid = pid, .addr = addr };
-	struct sq_name_copy *buf;
-	__u32 zero = 0;
+	__u64 fp = 0;
 
-	if (!addr || bpf_map_lookup_elem(&names, &k))
-		return;
-	buf = bpf_map_lookup_elem(&name_scratch, &zero);
-	if (!buf || bpf_probe_read_user_str(buf->name, sizeof(buf->name), str) <= 0)
-		return;
-	bpf_map_update_elem(&names, &k, buf, BPF_NOEXIST);
-}
-
-/* A method's printName, as its name. */
-static __always_inline void sq_remember_method(__u32 pid, __u64 method, const struct sq_vm_offsets *vm)
-{
-	__u64 str = 0;
-
-	if (!method || bpf_probe_read_user(&str, sizeof(str), (void *)(method + vm->method_print_name)) || !str)
-		return;
-	sq_remember_name(pid, method, (const void *)str);
+	*proc = 0;
+	if (bpf_probe_read_user(proc, sizeof(*proc), (void *)vm->current_process) || !*proc ||
+	    bpf_probe_read_user(&fp, sizeof(fp), (void *)(*proc + vm->process_fp)))
+		return 0;
+	return fp;
 }
 
 /* The current green process's innermost frames' methods into out[0..max), innermost
- * first; answers how many (0: no VM offsets for this process, or no running process). */
+ * first; answers how many (0: no running process, or an unreadable one). cap is out's
+ * size, a constant, for the verifier. */
 static __always_inline __u32 sq_walk_methods(const struct sq_vm_offsets *vm, __u64 *out, __u32 max, __u32 cap)
 {
-	__u64 proc = 0, fp = 0, m;
+	__u64 proc, fp = sq_current_frame(vm, &proc), m;
 	__u32 n = 0;
 
-	if (bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc ||
-	    bpf_probe_read_user(&fp, sizeof(fp), (void *)(proc + vm->process_fp)))
-		return 0;
 	for (__u32 i = 0; i < cap; i++) {
 		if (i >= max || !fp)
 			break;
@@ -104,6 +176,33 @@ static __always_inline __u32 sq_walk_methods(const struct sq_vm_offsets *vm, __u
 			break;
 	}
 	return n;
+}
+
+/* Copies the string at str as the name of (pid, addr), unless it is known already. */
+static __always_inline void sq_remember_name(__u32 pid, __u64 addr, const void *str)
+{
+	struct sq_name_key k = { .pid = pid, .addr = addr };
+	struct sq_name_copy *buf;
+	__u32 zero = 0;
+
+	if (!addr || bpf_map_lookup_elem(&names, &k))
+		return;
+	buf = bpf_map_lookup_elem(&name_scratch, &zero);
+	if (!buf || bpf_probe_read_user_str(buf->name, sizeof(buf->name), str) <= 1)
+		return;
+	bpf_map_update_elem(&names, &k, buf, BPF_NOEXIST);
+}
+
+/* A method's printName (at print_name_off in the Method: sq_vm_offsets), as its name. */
+static __always_inline void sq_remember_method(__u32 pid, __u64 method, __u32 print_name_off)
+{
+	struct sq_name_key k = { .pid = pid, .addr = method };
+	__u64 str = 0;
+
+	if (!method || bpf_map_lookup_elem(&names, &k) ||
+	    bpf_probe_read_user(&str, sizeof(str), (void *)(method + print_name_off)) || !str)
+		return;
+	sq_remember_name(pid, method, (const void *)str);
 }
 
 #endif

@@ -47,7 +47,7 @@ $(FUZZ_DIR)/fuzz_compile: $(FUZZ_DIR)/obj/fuzz_compile.o $(FUZZ_DIR)/obj/fuzz_vm
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lm
 $(FUZZ_DIR)/fuzz_eval: $(FUZZ_DIR)/obj/fuzz_eval.o $(FUZZ_DIR)/obj/fuzz_vm.o $(FUZZ_VM_OBJ)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lm
-$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DIR)/obj/tool_sqtool.o $(FUZZ_DIR)/obj/tool_sqvm_proc.o
+$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DIR)/obj/tool_sqelf.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS)
 
 $(FUZZ_DIR)/obj:

@@ -2,12 +2,11 @@
 /* fuzz_elf.c - libFuzzer target: the tools' reading of a VM binary, on arbitrary bytes.
  * The tools run as root and open binaries that a container's owner controls (through
  * /proc/PID/root), so every ELF structure, note and size in them is untrusted. The input
- * is written to a memory file and read as the tools read a target: its squeak USDT notes
- * (sq_read_probes, libelf) and its symbols and program headers (sq_elf_walk, which
+ * is written to a memory file and read as the tools read a target (tools/sqelf.h): its
+ * squeak USDT notes (sq_elf_probes) and its symbols and program headers (the walk that
  * finds sqvm_debug_offsets). A crash or a sanitizer report is a finding. */
 #define _GNU_SOURCE
-#include "sqtool.h"
-#include "sqvm_proc.h"
+#include "sqelf.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -15,13 +14,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static void on_phdr(void *ctx, const void *phdr) { (void)phdr; ++*(int *)ctx; }
-static bool on_sym(void *ctx, const void *sym, const char *name)
+static void on_phdr(void *ctx, const GElf_Phdr *phdr) { (void)phdr; ++*(int *)ctx; }
+static bool on_sym(void *ctx, const GElf_Sym *sym, const char *name)
 {
     (void)sym;
     if (name && strcmp(name, "sqvm_debug_offsets") == 0) ++*(int *)ctx;
     return true;
 }
+static const struct sq_elf_visitor visitor = { .phdr = on_phdr, .sym = on_sym };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -35,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size) return 0;
     struct sq_probes probes;
     memset(&probes, 0, sizeof probes);
-    sq_read_probes(path, &probes);
+    sq_elf_probes(path, &probes);
     int n = 0;
-    sq_elf_walk(path, on_phdr, on_sym, &n);
+    sq_elf_walk(path, &visitor, &n);
     return 0;
 }

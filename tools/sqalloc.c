@@ -14,9 +14,11 @@
 
 #include "sqalloc.h"
 #include "sqalloc.skel.h"
+#include "sqattach.h"
+#include "sqbpf.h"
+#include "sqloop.h"
 #include "sqnames.h"
-#include "sqtool.h"
-#include "sqvm_proc.h"
+#include "sqoutput.h"
 
 #define OPT_SAMPLE 0x2001
 #define OPT_CALLERS 0x2002
@@ -196,25 +198,20 @@ static int take_rows(int fd, struct row **out, size_t *n)
 	return 0;
 }
 
+/* The names of a row, whole (sqnames.h); "?" if nothing is known of one. */
 static const char *name_at(struct sqalloc_bpf *skel, __u32 pid, __u64 addr, bool *complete)
 {
-	struct sq_name_key k = { .pid = pid, .addr = addr };
-	struct sq_name_copy copy;
-	bool have = bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &k, &copy) == 0;
+	const char *name = sq_map_name(bpf_map__fd(skel->maps.names), pid, addr, complete);
 
-	return sq_name(pid, addr, have ? copy.name : NULL, sizeof(copy.name), complete);
+	return name ? name : "?";
 }
 
 static const char *method_at(struct sqalloc_bpf *skel, __u32 pid, __u64 method, bool *complete)
 {
-	struct sq_name_key k = { .pid = pid, .addr = method };
-	struct sq_vm_offsets o;
-	struct sq_name_copy copy;
-	__u32 key = pid;
-	bool have = bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &k, &copy) == 0;
-	int off = bpf_map_lookup_elem(bpf_map__fd(skel->maps.vms), &key, &o) == 0 ? (int)o.method_print_name : -1;
+	const char *name = sq_map_method_name(bpf_map__fd(skel->maps.names), bpf_map__fd(skel->maps.vms),
+					      pid, method, complete);
 
-	return sq_method_name_of(pid, method, off, have ? copy.name : NULL, sizeof(copy.name), complete);
+	return name ? name : "?";
 }
 
 /* "Point class>>x:y:", "[] in Point class>>foo": a method of a metaclass. */
@@ -345,7 +342,7 @@ static bool has_method_column(void)
 
 static void print_table(const struct row *rows, size_t n, long top, bool bytes_order)
 {
-	size_t shown = top > 0 && (size_t)top < n ? (size_t)top : n;
+	size_t shown = sq_shown(n, top);
 	const char *cnt = env.sample ? "~COUNT" : "COUNT", *bytes = env.sample ? "~BYTES" : "BYTES";
 	/* Columns widen to the longest name shown (names are kept whole), never narrow. */
 	int wm = 40, wc = has_method_column() ? 24 : 32;
@@ -389,7 +386,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	if (env.c.interval_ns || env.c.timestamp)
 		printf("\n");
 	if (env.c.timestamp)
-		sq_print_time_header(&env.c, stdout);
+		sq_print_time_header(stdout);
 	if (env.sample)
 		printf("ESTIMATE from %llu sampled allocations (object__alloc__sample weights)\n",
 		       (unsigned long long)samples);
@@ -426,7 +423,7 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 	size_t shown;
 
 	qsort(rows, n, sizeof(*rows), env.top_size >= 0 && env.top_count < 0 ? by_bytes : by_count);
-	shown = top > 0 && (size_t)top < n ? (size_t)top : n;
+	shown = sq_shown(n, top);
 	sq_format_iso_time(time, sizeof(time), sq_mono_ns());
 	printf("{\"time\":\"%s\",\"pid\":", time);
 	if (env.c.pid)
@@ -474,8 +471,9 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 	fflush(stdout);
 }
 
-static int report(struct sqalloc_bpf *skel)
+static int report(void *ctx, bool last)
 {
+	struct sqalloc_bpf *skel = ctx;
 	struct row *rows;
 	size_t n;
 	__u64 lost = sq_take(&skel->bss->lost);
@@ -507,17 +505,13 @@ int main(int argc, char **argv)
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct sqalloc_bpf *skel = NULL;
-	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	struct sq_loop loop = SQ_LOOP_INIT;
 	char what[SQALLOC_CLASS_MAX + 128];
-	long reports = 0;
-	int err, wake;
+	int err;
 
-	sq_init(&env.c, "sqalloc");
-	err = argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL);
+	err = sq_start(&env.c, "sqalloc", &argp, argc, argv, &open_opts);
 	if (err)
-		return SQ_EXIT_USAGE;
-	if (sq_prepare(&env.c, &open_opts))
-		return SQ_EXIT_ERROR;
+		return err;
 	skel = sqalloc_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqalloc: cannot open the BPF object: %s\n", strerror(errno));
@@ -548,8 +542,8 @@ int main(int argc, char **argv)
 		if (err)
 			goto cleanup;
 		/* the VMs running now; later ones hand their offsets over at vm__start */
-		sq_add_running_vm_offsets(&env.c, bpf_map__fd(skel->maps.vms),
-					  "--callers cannot walk its stack");
+		sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms),
+				       "--callers cannot walk its stack");
 	}
 	err = env.sample ? sq_attach(&env.c, skel->progs.object_alloc_sample, "object__alloc__sample")
 			 : sq_attach(&env.c, skel->progs.object_alloc, "object__alloc");
@@ -562,17 +556,7 @@ int main(int argc, char **argv)
 		 env.cls ? " of class " : "", env.cls ? env.cls : "",
 		 env.by_method ? " by method" : env.callers ? " by caller chain" : " by class");
 	sq_print_tracing(&env.c, what);
-
-	for (;;) {
-		wake = sq_loop_wait(&loop);
-		if (wake == SQ_WAKE_ERROR) {
-			err = -EIO;
-			break;
-		}
-		err = report(skel);
-		if (err || wake != SQ_WAKE_TICK || (env.c.count && ++reports >= env.c.count))
-			break;
-	}
+	err = sq_loop_run(&loop, report, skel);
 
 cleanup:
 	sq_detach_all();

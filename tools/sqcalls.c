@@ -13,11 +13,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sqattach.h"
+#include "sqbpf.h"
 #include "sqcalls.h"
 #include "sqcalls.skel.h"
+#include "sqloop.h"
 #include "sqnames.h"
-#include "sqtool.h"
-#include "sqvm_proc.h"
+#include "sqoutput.h"
 
 #define OPT_NO_BLOCKS 0x2001
 
@@ -121,13 +123,12 @@ struct row {
 	bool complete;
 };
 
+/* A name of a row, whole (sqnames.h); "?" if nothing is known of it. */
 static const char *name_at(struct sqcalls_bpf *skel, __u32 pid, __u64 addr, bool *complete)
 {
-	struct sq_name_key k = { .pid = pid, .addr = addr };
-	struct sq_name_copy copy;
-	bool have = bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &k, &copy) == 0;
+	const char *name = sq_map_name(bpf_map__fd(skel->maps.names), pid, addr, complete);
 
-	return sq_name(pid, addr, have ? copy.name : NULL, sizeof(copy.name), complete);
+	return name ? name : "?";
 }
 
 static int take_rows(struct sqcalls_bpf *skel, struct row **out, size_t *n)
@@ -154,10 +155,11 @@ static int take_rows(struct sqcalls_bpf *skel, struct row **out, size_t *n)
 		if (asprintf(&r->name, "%s%s>>%s", r->key.block ? "[] in " : "", def, sel) < 0)
 			continue;
 		r->complete = a && b;
-		/* -C/-M longer than the kernel compared: the rest here */
-		if ((env.sel_prefix && strncmp(sel, env.sel_prefix, strlen(env.sel_prefix))) ||
+		/* -C/-M longer than the kernel compared: the rest here (a row has the defining
+		 * class only: a shorter -C the kernel matched against the receiver too) */
+		if (!sq_has_name_prefix(sel, env.sel_prefix) ||
 		    (env.class_prefix && strlen(env.class_prefix) >= SQ_NAME_LEN &&
-		     strncmp(def, env.class_prefix, strlen(env.class_prefix)))) {
+		     !sq_has_name_prefix(def, env.class_prefix))) {
 			free(r->name);
 			continue;
 		}
@@ -234,7 +236,7 @@ static double in_unit(__u64 ns)
 static void print_text(struct row *rows, size_t n, __u64 lost)
 {
 	const char *u = env.millis ? "ms" : "us";
-	size_t shown = env.top > 0 && (size_t)env.top < n ? (size_t)env.top : n;
+	size_t shown = sq_shown(n, env.top);
 	__u64 calls = 0;
 	char h[4][24];
 
@@ -243,7 +245,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	if (env.c.interval_ns || env.c.timestamp)
 		printf("\n");
 	if (env.c.timestamp)
-		sq_print_time_header(&env.c, stdout);
+		sq_print_time_header(stdout);
 	qsort(rows, n, sizeof(*rows), by_order);
 	snprintf(h[0], sizeof(h[0]), "TOTAL_%s", u);
 	snprintf(h[1], sizeof(h[1]), "SELF_%s", u);
@@ -285,7 +287,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 
 static void print_json(struct row *rows, size_t n, __u64 lost)
 {
-	size_t shown = env.top > 0 && (size_t)env.top < n ? (size_t)env.top : n;
+	size_t shown = sq_shown(n, env.top);
 	char time[48];
 
 	qsort(rows, n, sizeof(*rows), by_order);
@@ -316,8 +318,9 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 	fflush(stdout);
 }
 
-static int report(struct sqcalls_bpf *skel)
+static int report(void *ctx, bool last)
 {
+	struct sqcalls_bpf *skel = ctx;
 	__u64 lost = sq_take(&skel->bss->lost);
 	struct row *rows;
 	size_t n;
@@ -346,16 +349,13 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
-	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	struct sq_loop loop = SQ_LOOP_INIT;
 	struct sqcalls_bpf *skel = NULL;
-	long reports = 0;
-	int err, wake;
+	int err;
 
-	sq_init(&env.c, "sqcalls");
-	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL))
-		return SQ_EXIT_USAGE;
-	if (sq_prepare(&env.c, &open_opts))
-		return SQ_EXIT_ERROR;
+	err = sq_start(&env.c, "sqcalls", &argp, argc, argv, &open_opts);
+	if (err)
+		return err;
 	skel = sqcalls_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqcalls: cannot open the BPF object: %s\n", strerror(errno));
@@ -365,14 +365,8 @@ int main(int argc, char **argv)
 	skel->rodata->millis = env.millis;
 	skel->rodata->syscalls = env.syscalls;
 	skel->rodata->only_pid = env.c.pid;
-	if (env.class_prefix) {
-		strncpy((char *)skel->rodata->class_prefix, env.class_prefix, SQ_NAME_LEN - 1);
-		skel->rodata->class_prefix_len = strnlen(env.class_prefix, SQ_NAME_LEN - 1);
-	}
-	if (env.sel_prefix) {
-		strncpy((char *)skel->rodata->sel_prefix, env.sel_prefix, SQ_NAME_LEN - 1);
-		skel->rodata->sel_prefix_len = strnlen(env.sel_prefix, SQ_NAME_LEN - 1);
-	}
+	sq_prefix_set((char *)skel->rodata->class_prefix, &skel->rodata->class_prefix_len, env.class_prefix);
+	sq_prefix_set((char *)skel->rodata->sel_prefix, &skel->rodata->sel_prefix_len, env.sel_prefix);
 	if (!env.syscalls) {
 		bpf_program__set_autoload(skel->progs.sys_enter, false);
 		bpf_program__set_autoload(skel->progs.sys_exit, false);
@@ -389,7 +383,7 @@ int main(int argc, char **argv)
 	 * before entries (an entry whose return cannot be seen would never end). */
 	err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
 	if (!err) {
-		sq_add_running_vm_offsets(&env.c, bpf_map__fd(skel->maps.vms), NULL);
+		sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), NULL);
 		err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
 	}
 	if (!err)
@@ -414,17 +408,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	sq_print_tracing(&env.c, env.no_blocks ? "method calls" : "method and block calls");
-
-	for (;;) {
-		wake = sq_loop_wait(&loop);
-		if (wake == SQ_WAKE_ERROR) {
-			err = -EIO;
-			break;
-		}
-		err = report(skel);
-		if (err || wake != SQ_WAKE_TICK || (env.c.count && ++reports >= env.c.count))
-			break;
-	}
+	err = sq_loop_run(&loop, report, skel);
 
 cleanup:
 	sq_detach_all();

@@ -11,10 +11,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sqattach.h"
+#include "sqbpf.h"
 #include "sqflow.h"
 #include "sqflow.skel.h"
+#include "sqloop.h"
 #include "sqnames.h"
-#include "sqtool.h"
+#include "sqoutput.h"
 
 #define OPT_NO_BLOCKS 0x2001
 #define OPT_BUFFER 0x2002
@@ -121,25 +124,26 @@ struct names {
 	const char *recv, *sel, *def;
 };
 
-static void names_of(const struct sqflow_event *e, struct names *n)
+static const char *name_of(const struct sqflow_event *e, __u64 addr, const char *copy)
 {
-	n->recv = sq_name(e->pid, e->recv_addr, e->recv_class, sizeof(e->recv_class), NULL);
-	n->sel = sq_name(e->pid, e->sel_addr, e->selector, sizeof(e->selector), NULL);
-	n->def = sq_name(e->pid, e->def_addr, e->def_class, sizeof(e->def_class), NULL);
+	const char *name = sq_name(e->pid, addr, copy, SQ_NAME_LEN, NULL);
+
+	return name ? name : "?";
 }
 
-/* The BPF side compared the first SQ_NAME_LEN - 1 bytes of a -C or -M prefix; a longer
- * one is checked here against the whole names. */
+static void names_of(const struct sqflow_event *e, struct names *n)
+{
+	n->recv = name_of(e, e->recv_addr, e->recv_class);
+	n->sel = name_of(e, e->sel_addr, e->selector);
+	n->def = name_of(e, e->def_addr, e->def_class);
+}
+
+/* The BPF side compared the first SQ_NAME_LEN - 1 bytes of a -C or -M prefix; the rest
+ * of a longer one is checked here, against the whole names. */
 static bool wanted(const struct names *n)
 {
-	if (env.sel_prefix && strlen(env.sel_prefix) >= SQ_NAME_LEN &&
-	    strncmp(n->sel, env.sel_prefix, strlen(env.sel_prefix)) != 0)
-		return false;
-	if (env.class_prefix && strlen(env.class_prefix) >= SQ_NAME_LEN &&
-	    strncmp(n->recv, env.class_prefix, strlen(env.class_prefix)) != 0 &&
-	    strncmp(n->def, env.class_prefix, strlen(env.class_prefix)) != 0)
-		return false;
-	return true;
+	return sq_has_name_prefix(n->sel, env.sel_prefix) &&
+	       (sq_has_name_prefix(n->recv, env.class_prefix) || sq_has_name_prefix(n->def, env.class_prefix));
 }
 
 /* "Point>>x", "Point(Object)>>printString", "[] in Point>>foo"; malloc'ed. */
@@ -402,33 +406,23 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
-	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
-	struct ring_buffer *rb = NULL;
+	struct sq_loop loop = SQ_LOOP_INIT;
 	struct sqflow_bpf *skel;
 	long intervals = 0;
 	__u64 lost = 0;
 	int err, wake;
 
-	sq_init(&env.c, "sqflow");
-	err = argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL);
+	err = sq_start(&env.c, "sqflow", &argp, argc, argv, &open_opts);
 	if (err)
-		return SQ_EXIT_USAGE;
-	if (sq_prepare(&env.c, &open_opts))
-		return SQ_EXIT_ERROR;
+		return err;
 	skel = sqflow_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqflow: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;
 	}
 	/* The kernel compares at most SQ_NAME_LEN - 1 bytes; wanted() does the rest. */
-	if (env.class_prefix) {
-		strncpy((char *)skel->rodata->class_prefix, env.class_prefix, SQ_NAME_LEN - 1);
-		skel->rodata->class_prefix_len = strnlen(env.class_prefix, SQ_NAME_LEN - 1);
-	}
-	if (env.sel_prefix) {
-		strncpy((char *)skel->rodata->sel_prefix, env.sel_prefix, SQ_NAME_LEN - 1);
-		skel->rodata->sel_prefix_len = strnlen(env.sel_prefix, SQ_NAME_LEN - 1);
-	}
+	sq_prefix_set((char *)skel->rodata->class_prefix, &skel->rodata->class_prefix_len, env.class_prefix);
+	sq_prefix_set((char *)skel->rodata->sel_prefix, &skel->rodata->sel_prefix_len, env.sel_prefix);
 	skel->rodata->max_depth = env.max_depth;
 	bpf_map__set_max_entries(skel->maps.rb, round_up_pow2(env.buffer));
 	err = sqflow_bpf__load(skel);
@@ -439,13 +433,7 @@ int main(int argc, char **argv)
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), handle_event, NULL, NULL);
-	if (!rb) {
-		err = -errno;
-		fprintf(stderr, "sqflow: cannot open the ring buffer: %s\n", strerror(-err));
-		goto cleanup;
-	}
-	err = sq_loop_add_ringbuf(&loop, rb);
+	err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_event, NULL);
 	if (err)
 		goto cleanup;
 	/* Returns first: an entry seen before its return probe is attached would never be
@@ -490,8 +478,7 @@ int main(int argc, char **argv)
 	 * then read it out (in batches: see sq_rb_yield). */
 	sq_detach_all();
 	if (!err)
-		while (ring_buffer__consume(rb) == -EINTR)
-			;
+		sq_loop_drain(&loop);
 	lost = skel->bss->lost;
 	if (env.c.format == SQ_FORMAT_CHROME)
 		chrome_end(lost);
@@ -501,7 +488,6 @@ int main(int argc, char **argv)
 cleanup:
 	sq_detach_all();
 	sq_names_free();
-	ring_buffer__free(rb);
 	sq_loop_close(&loop);
 	sqflow_bpf__destroy(skel);
 	return err ? SQ_EXIT_ERROR : 0;

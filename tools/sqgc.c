@@ -11,9 +11,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sqattach.h"
+#include "sqbpf.h"
 #include "sqgc.h"
 #include "sqgc.skel.h"
-#include "sqtool.h"
+#include "sqloop.h"
+#include "sqoutput.h"
 
 #define OPT_MIN 0x2001
 
@@ -167,7 +170,7 @@ static void print_text_summary(const struct sqgc_stats *s, __u64 lost)
 	if (env.c.interval_ns || env.c.timestamp || env.events)
 		printf("\n");
 	if (env.c.timestamp)
-		sq_print_time_header(&env.c, stdout);
+		sq_print_time_header(stdout);
 	for (int k = 0; k < SQGC_KINDS; k++) {
 		printf("%s: %llu", kind_titles[k], (unsigned long long)s[k].count);
 		if (s[k].count)
@@ -210,8 +213,9 @@ static void print_json_summary(const struct sqgc_stats *s, __u64 lost)
 	fflush(stdout);
 }
 
-static void report(struct sqgc_bpf *skel)
+static int report(void *ctx, bool last)
 {
+	struct sqgc_bpf *skel = ctx;
 	struct sqgc_stats s[SQGC_KINDS];
 	__u64 lost = sq_take(&skel->bss->lost);
 
@@ -222,6 +226,9 @@ static void report(struct sqgc_bpf *skel)
 	else
 		print_text_summary(s, lost);
 	header_printed = false;
+	if (env.events && !last)	/* the next interval's events */
+		print_event_header();
+	return 0;
 }
 
 /* ===================================================================== */
@@ -232,18 +239,13 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
-	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
-	struct ring_buffer *rb = NULL;
+	struct sq_loop loop = SQ_LOOP_INIT;
 	struct sqgc_bpf *skel;
-	long reports = 0;
-	int err, wake;
+	int err;
 
-	sq_init(&env.c, "sqgc");
-	err = argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL);
+	err = sq_start(&env.c, "sqgc", &argp, argc, argv, &open_opts);
 	if (err)
-		return SQ_EXIT_USAGE;
-	if (sq_prepare(&env.c, &open_opts))
-		return SQ_EXIT_ERROR;
+		return err;
 	skel = sqgc_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqgc: cannot open the BPF object: %s\n", strerror(errno));
@@ -260,17 +262,8 @@ int main(int argc, char **argv)
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;
-	if (env.events) {
-		rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), handle_event, NULL, NULL);
-		if (!rb) {
-			err = -errno;
-			fprintf(stderr, "sqgc: cannot open the ring buffer: %s\n", strerror(-err));
-			goto cleanup;
-		}
-		err = sq_loop_add_ringbuf(&loop, rb);
-		if (err)
-			goto cleanup;
-	}
+	if (env.events && (err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_event, NULL)))
+		goto cleanup;
 	err = sq_attach(&env.c, skel->progs.gc_young_begin, "gc__incremental__begin") ||
 	      sq_attach(&env.c, skel->progs.gc_young_end, "gc__incremental__end") ||
 	      sq_attach(&env.c, skel->progs.gc_full_begin, "gc__full__begin") ||
@@ -281,23 +274,10 @@ int main(int argc, char **argv)
 	if (env.events)
 		print_event_header();
 	fflush(stdout);
-
-	for (;;) {
-		wake = sq_loop_wait(&loop);
-		if (wake == SQ_WAKE_ERROR) {
-			err = -EIO;
-			break;
-		}
-		report(skel);
-		if (wake != SQ_WAKE_TICK || (env.c.count && ++reports >= env.c.count))
-			break;
-		if (env.events)
-			print_event_header();
-	}
+	err = sq_loop_run(&loop, report, skel);
 
 cleanup:
 	sq_detach_all();
-	ring_buffer__free(rb);
 	sq_loop_close(&loop);
 	sqgc_bpf__destroy(skel);
 	return err ? SQ_EXIT_ERROR : 0;

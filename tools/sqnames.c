@@ -8,17 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sqvm_proc.h"
+#include <bpf/bpf.h>
+
+#include "sqcommon.h"
+#include "sqmem.h"
 
 struct entry {
+	bool used;
+	bool complete;
 	pid_t pid;
 	__u64 addr;
-	char *name;
-	bool complete;
+	char *name;		/* NULL: nothing is known of it */
 };
 
 static struct entry *table;
 static size_t cap, used;
+static __u64 unknown;
 
 static size_t slot_of(pid_t pid, __u64 addr, size_t mask)
 {
@@ -34,10 +39,10 @@ static bool grow(void)
 	if (!n)
 		return false;
 	for (size_t i = 0; i < cap; i++) {
-		if (!table[i].name)
+		if (!table[i].used)
 			continue;
 		size_t j = slot_of(table[i].pid, table[i].addr, ncap - 1);
-		while (n[j].name)
+		while (n[j].used)
 			j = (j + 1) & (ncap - 1);
 		n[j] = table[i];
 	}
@@ -47,86 +52,158 @@ static bool grow(void)
 	return true;
 }
 
+static struct entry *find(pid_t pid, __u64 addr)
+{
+	if (!cap)
+		return NULL;
+	for (size_t i = slot_of(pid, addr, cap - 1); table[i].used; i = (i + 1) & (cap - 1))
+		if (table[i].pid == pid && table[i].addr == addr)
+			return &table[i];
+	return NULL;
+}
+
 #define NO_READ (-2)
 
-/* The cached name of (pid, addr), or a new entry read from the process: the string at
- * addr (ptr_off -1), or (ptr_off >= 0) the string addr + ptr_off points to, or nothing
- * (NO_READ: only the prefix). */
-static const char *lookup(pid_t pid, __u64 addr, int ptr_off, const char *prefix, size_t prefix_len,
-			  bool *complete)
+/* The name of (pid, addr) read now: the copy if it holds the whole name; else the
+ * string at addr (ptr_off -1), or the string addr + ptr_off points to (ptr_off >= 0),
+ * or nothing (NO_READ); else the copy with "..."; else NULL. */
+static char *read_name(pid_t pid, __u64 addr, int ptr_off, const char *copy, size_t copy_len,
+		       bool *complete)
 {
 	char buf[SQ_FULL_NAME_MAX];
-	size_t i, plen = prefix ? strnlen(prefix, prefix_len) : 0;
-	bool whole = prefix && plen + 1 < prefix_len;	/* room to spare: the whole name */
-	struct entry e = { .pid = pid, .addr = addr };
+	size_t plen = copy ? strnlen(copy, copy_len) : 0;
 	__u64 str = addr;
 	int n = -1;
 
-	if (cap) {
-		for (i = slot_of(pid, addr, cap - 1); table[i].name; i = (i + 1) & (cap - 1))
-			if (table[i].pid == pid && table[i].addr == addr) {
-				*complete = table[i].complete;
-				return table[i].name;
-			}
-	}
-	if ((used + 1) * 2 > cap && !grow()) {
-		*complete = whole;
-		return prefix ? prefix : "?";
-	}
-	if (whole) {
-		snprintf(buf, sizeof(buf), "%s", prefix);
-		e.complete = true;
-	} else {
-		if (ptr_off == -1 || (ptr_off >= 0 && sq_read_mem(pid, addr + (__u64)ptr_off, &str, sizeof(str))))
-			n = sq_read_str(pid, str, buf, sizeof(buf));
-		e.complete = n >= 0;
-		if (n == -2)
-			strcpy(buf + sizeof(buf) - 4, "...");
-		else if (n < 0 || (prefix && strncmp(buf, prefix, plen) != 0)) {
-			/* gone (or not what the kernel saw): the copy is all there is */
-			if (plen)
-				snprintf(buf, sizeof(buf), "%.*s...", (int)plen, prefix);
-			else
-				snprintf(buf, sizeof(buf), "?");
-			e.complete = false;
-		}
-	}
-	if (!(e.name = strdup(buf))) {
+	*complete = true;
+	if (copy && plen + 1 < copy_len)	/* room to spare: the whole name */
+		return strdup(copy);
+	if (ptr_off == -1 || (ptr_off >= 0 && sq_read_mem(pid, addr + (__u64)ptr_off, &str, sizeof(str))))
+		n = sq_read_str(pid, str, buf, sizeof(buf));
+	if (n == -2) {
 		*complete = false;
-		return "?";
+		strcpy(buf + sizeof(buf) - 4, "...");
+	} else if (n < 0 || (copy && strncmp(buf, copy, plen) != 0)) {
+		/* gone (or not what the kernel saw): the copy is all there is */
+		*complete = false;
+		if (!plen)
+			return NULL;
+		snprintf(buf, sizeof(buf), "%.*s...", (int)plen, copy);
 	}
-	for (i = slot_of(pid, addr, cap - 1); table[i].name; i = (i + 1) & (cap - 1))
-		;
-	table[i] = e;
-	used++;
-	*complete = e.complete;
-	return e.name;
+	return strdup(buf);
 }
 
-const char *sq_name(pid_t pid, __u64 addr, const char *prefix, size_t prefix_len, bool *complete)
+/* The cached name of (pid, addr), or a new entry read from the process. */
+static const char *lookup(pid_t pid, __u64 addr, int ptr_off, const char *copy, size_t copy_len,
+			  bool *complete)
+{
+	struct entry *e = find(pid, addr);
+	size_t i;
+
+	if (e) {
+		*complete = e->complete;
+		return e->name;
+	}
+	if ((used + 1) * 2 > cap && !grow()) {
+		*complete = false;
+		return NULL;
+	}
+	for (i = slot_of(pid, addr, cap - 1); table[i].used; i = (i + 1) & (cap - 1))
+		;
+	e = &table[i];
+	*e = (struct entry){ .used = true, .pid = pid, .addr = addr };
+	e->name = read_name(pid, addr, ptr_off, copy, copy_len, &e->complete);
+	if (!e->name) {
+		e->complete = false;
+		unknown++;
+	}
+	used++;
+	*complete = e->complete;
+	return e->name;
+}
+
+const char *sq_name(pid_t pid, __u64 addr, const char *copy, size_t copy_len, bool *complete)
 {
 	bool c;
 
 	if (!addr) {
 		if (complete)
 			*complete = true;
-		return prefix ? prefix : "";
+		return copy ? copy : "";
 	}
-	return lookup(pid, addr, -1, prefix, prefix_len, complete ? complete : &c);
+	return lookup(pid, addr, -1, copy, copy_len, complete ? complete : &c);
 }
 
-const char *sq_method_name_of(pid_t pid, __u64 method, int print_name_off, const char *prefix,
-			      size_t prefix_len, bool *complete)
+const char *sq_method_name(pid_t pid, __u64 method, int print_name_off, const char *copy,
+			   size_t copy_len, bool *complete)
 {
 	bool c;
 
-	if (print_name_off < 0 && !prefix) {
-		if (complete)
-			*complete = false;
-		return "?";
-	}
-	return lookup(pid, method, print_name_off < 0 ? NO_READ : print_name_off, prefix, prefix_len,
+	return lookup(pid, method, print_name_off < 0 ? NO_READ : print_name_off, copy, copy_len,
 		      complete ? complete : &c);
+}
+
+/* The BPF side's copy of (pid, addr), into copy; false if it has none. */
+static bool map_copy(int names_fd, pid_t pid, __u64 addr, struct sq_name_copy *copy)
+{
+	struct sq_name_key k = { .pid = (__u32)pid, .addr = addr };
+
+	if (bpf_map_lookup_elem(names_fd, &k, copy) != 0)
+		return false;
+	copy->name[sizeof(copy->name) - 1] = 0;
+	return true;
+}
+
+const char *sq_map_name(int names_fd, pid_t pid, __u64 addr, bool *complete)
+{
+	struct sq_name_copy copy;
+	bool have, c;
+
+	if (!addr)
+		return sq_name(pid, addr, NULL, 0, complete);
+	have = find(pid, addr) == NULL && map_copy(names_fd, pid, addr, &copy);
+	return lookup(pid, addr, -1, have ? copy.name : NULL, sizeof(copy.name), complete ? complete : &c);
+}
+
+const char *sq_map_method_name(int names_fd, int vms_fd, pid_t pid, __u64 method, bool *complete)
+{
+	struct sq_name_copy copy;
+	struct sq_vm_offsets o;
+	__u32 key = (__u32)pid;
+	bool have;
+	int off;
+
+	if (find(pid, method))		/* cached: no map lookups */
+		return sq_method_name(pid, method, -1, NULL, 0, complete);
+	have = map_copy(names_fd, pid, method, &copy);
+	off = bpf_map_lookup_elem(vms_fd, &key, &o) == 0 ? (int)o.method_print_name : -1;
+	return sq_method_name(pid, method, off, have ? copy.name : NULL, sizeof(copy.name), complete);
+}
+
+void sq_prefix_set(char *dst, __u32 *len, const char *prefix)
+{
+	if (!prefix)
+		return;
+	*len = strnlen(prefix, SQ_NAME_LEN - 1);
+	memcpy(dst, prefix, *len);
+	dst[*len] = 0;
+}
+
+bool sq_has_name_prefix(const char *name, const char *prefix)
+{
+	return !prefix || strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+__u64 sq_names_unknown(void)
+{
+	return unknown;
+}
+
+void sq_names_each(void (*fn)(void *ctx, pid_t pid, __u64 addr, const char *name), void *ctx)
+{
+	for (size_t i = 0; i < cap; i++)
+		if (table[i].used && table[i].name)
+			fn(ctx, table[i].pid, table[i].addr, table[i].name);
 }
 
 void sq_names_free(void)
@@ -136,4 +213,5 @@ void sq_names_free(void)
 	free(table);
 	table = NULL;
 	cap = used = 0;
+	unknown = 0;
 }

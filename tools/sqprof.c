@@ -18,14 +18,18 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sqattach.h"
+#include "sqbpf.h"
+#include "sqloop.h"
+#include "sqmem.h"
+#include "sqnames.h"
+#include "sqoutput.h"
 #include "sqprof.h"
 #include "sqprof.skel.h"
+#include "sqprof_export.h"
 #include "sqprof_native.h"
 #include "sqprof_report.h"
 #include "sqprof_svg.h"
-#include "sqprof_export.h"
-#include "sqvm_proc.h"
-#include "sqtool.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -202,18 +206,11 @@ static struct sq_vm *vm_of(pid_t pid)
 static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 {
 	struct sq_vm vm;
-	struct sqprof_vm bv;
-	__u32 key = pid;
 	int err;
 
 	if (vm_of(pid))
 		return 0;
-	for (int tries = 0;; tries++) {
-		err = sq_vm_open(pid, &vm);
-		if (err != SQ_VM_STARTING || tries == 50 || quiet)
-			break;
-		usleep(10000);
-	}
+	err = sq_vm_open(pid, &vm, quiet ? 0 : 500);
 	if (err) {
 		if (!quiet && vm.exe[0])
 			fprintf(stderr, "sqprof: PID %d (%s): %s\n", pid, vm.exe, sq_vm_strerror(err));
@@ -221,20 +218,13 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 			fprintf(stderr, "sqprof: PID %d: %s\n", pid, sq_vm_strerror(err));
 		return -1;
 	}
-	if (nvms == SQPROF_MAX_VMS) {
+	if (nvms == SQ_MAX_VMS) {
 		if (!quiet)
-			fprintf(stderr, "sqprof: more than %d VMs\n", SQPROF_MAX_VMS);
+			fprintf(stderr, "sqprof: more than %d VMs\n", SQ_MAX_VMS);
 		return -1;
 	}
-	bv.current_process = vm.d.current_process;
-	bv.process_fp = vm.d.process_fp;
-	bv.frame_caller = vm.d.frame_caller;
-	bv.frame_method = vm.d.frame_method;
-	bv.method_print_name = vm.d.method_print_name;
-	bv.process_stack_base = vm.d.size >= 152 ? vm.d.process_stack_base : 0;
-	bv.process_stack_limit = vm.d.size >= 152 ? vm.d.process_stack_limit : 0;
-	if (skel && bpf_map_update_elem(bpf_map__fd(skel->maps.vms), &key, &bv, BPF_ANY)) {
-		fprintf(stderr, "sqprof: PID %d: cannot add it to the BPF map: %s\n", pid, strerror(errno));
+	if (skel && (err = sq_vm_publish(bpf_map__fd(skel->maps.vms), &vm))) {
+		fprintf(stderr, "sqprof: PID %d: cannot add it to the BPF map: %s\n", pid, strerror(-err));
 		return -1;
 	}
 	if (env.user_stacks && skel)
@@ -249,8 +239,8 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 /* Every VM running now (or running the --vm binary). */
 static void scan_vms(struct sqprof_bpf *skel)
 {
-	pid_t pids[SQPROF_MAX_VMS];
-	int n = sq_scan_vms(pids, SQPROF_MAX_VMS, only_dev, only_ino);
+	pid_t pids[SQ_MAX_VMS];
+	int n = sq_scan_vms(pids, SQ_MAX_VMS, only_dev, only_ino);
 
 	for (int i = 0; i < n; i++)
 		add_vm(skel, pids[i], true);
@@ -260,174 +250,43 @@ static void scan_vms(struct sqprof_bpf *skel)
 /* Sampling                                                              */
 /* ===================================================================== */
 
-static struct bpf_link **perf_links;
-static int nperf_links;
-
-static bool perf_unsupported(int err)
-{
-	return err == ENOENT || err == ENODEV || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL;
-}
-
 /* A CPU-clock perf event on every CPU, each running the BPF program; it keeps the samples
  * of the traced VMs. */
-static int attach_perf(struct sqprof_bpf *skel)
+static int attach_cpu_clock(struct sqprof_bpf *skel)
 {
-	int ncpus = libbpf_num_possible_cpus(), opened = 0, last_err = 0;
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1000000000ULL / env.hz,	/* the CPU clock counts ns */
+	};
 
-	if (ncpus <= 0) {
-		fprintf(stderr, "sqprof: cannot count the CPUs: %s\n", strerror(-ncpus));
-		return -1;
-	}
-	perf_links = calloc(ncpus, sizeof(*perf_links));
-	if (!perf_links)
-		return -1;
-	for (int cpu = 0; cpu < ncpus; cpu++) {
-		struct perf_event_attr attr = {
-			.type = PERF_TYPE_SOFTWARE,
-			.size = sizeof(attr),
-			.config = PERF_COUNT_SW_CPU_CLOCK,
-			.sample_period = 1000000000ULL / env.hz,	/* the CPU clock counts ns */
-		};
-		int fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-
-		if (fd < 0) {
-			last_err = errno;
-			if (errno == ENODEV)	/* an offline CPU */
-				continue;
-			break;
-		}
-		perf_links[nperf_links] = bpf_program__attach_perf_event(skel->progs.cpu_sample, fd);
-		if (!perf_links[nperf_links]) {
-			last_err = errno;
-			close(fd);
-			fprintf(stderr, "sqprof: cannot attach the BPF program to CPU %d's perf event: %s\n",
-				cpu, strerror(last_err));
-			return -1;
-		}
-		nperf_links++;
-		opened++;
-	}
-	if (opened && last_err != ENODEV && last_err)
-		opened = 0;
-	if (opened)
-		return 0;
-	if (last_err == EACCES || last_err == EPERM)
-		fprintf(stderr, "sqprof: perf_event_open: %s (needs root, or CAP_PERFMON; see "
-			"/proc/sys/kernel/perf_event_paranoid)\n", strerror(last_err));
-	else if (perf_unsupported(last_err))
-		fprintf(stderr, "sqprof: this kernel cannot sample the CPU clock (perf_event_open: %s): "
-			"it needs CONFIG_PERF_EVENTS\n", strerror(last_err));
-	else
-		fprintf(stderr, "sqprof: perf_event_open: %s\n", strerror(last_err));
-	return -1;
-}
-
-static void detach_perf(void)
-{
-	while (nperf_links > 0)
-		bpf_link__destroy(perf_links[--nperf_links]);
-	free(perf_links);
-	perf_links = NULL;
-}
-
-/* Can this kernel run a BPF program on perf events at all? */
-static int check_perf_kernel(void)
-{
-	int ret;
-
-	if (access("/proc/sys/kernel/perf_event_paranoid", F_OK) != 0) {
-		fprintf(stderr, "sqprof: this kernel has no perf events "
-			"(no /proc/sys/kernel/perf_event_paranoid): it needs CONFIG_PERF_EVENTS\n");
-		return -1;
-	}
-	errno = 0;
-	ret = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL);
-	if (ret <= 0) {
-		fprintf(stderr, "sqprof: this kernel cannot run BPF programs on perf events%s%s\n",
-			ret < 0 ? ": " : " (it needs CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS)",
-			ret < 0 ? strerror(-ret) : "");
-		return -1;
-	}
-	return 0;
+	return sq_attach_perf(skel->progs.cpu_sample, &attr);
 }
 
 /* ===================================================================== */
 /* Method names                                                          */
 /* ===================================================================== */
 
-struct name_slot {
-	__u64 method;		/* 0: empty */
-	pid_t pid;
-	char *name;
-	char *file;		/* the source file's base name, for --speedscope and --pprof */
-	uint32_t line;		/* where the method is defined */
-};
-
-static struct name_slot *names;
-static size_t names_cap, names_used;
-static __u64 unresolved;
-
-/* The name of pid's method m: read from the live process (process_vm_readv), or, if it
- * has exited, the copy the BPF program took; cached. */
-static const char *method_name(struct sqprof_bpf *skel, pid_t pid, __u64 m)
+/* A name as a folded frame: ';' separates frames in the folded format. */
+static char *folded(char *name)
 {
-	struct sqprof_name_key nk = { .pid = pid, .method = m };
-	struct sqprof_name copy;
-	char buf[1024];
-	struct sq_vm *vm;
-	size_t j;
-
-	if ((names_used + 1) * 2 > names_cap) {
-		size_t cap = names_cap ? 2 * names_cap : 4096;
-		struct name_slot *t = calloc(cap, sizeof(*t));
-		if (!t)
-			return "[out of memory]";
-		for (size_t i = 0; i < names_cap; i++) {
-			if (!names[i].method)
-				continue;
-			for (j = (names[i].method * 0x9E3779B97F4A7C15ULL + names[i].pid) & (cap - 1);
-			     t[j].method; j = (j + 1) & (cap - 1))
-				;
-			t[j] = names[i];
-		}
-		free(names);
-		names = t;
-		names_cap = cap;
-	}
-	for (j = (m * 0x9E3779B97F4A7C15ULL + pid) & (names_cap - 1); names[j].method;
-	     j = (j + 1) & (names_cap - 1))
-		if (names[j].method == m && names[j].pid == pid)
-			return names[j].name;
-	vm = vm_of(pid);
-	if (!vm || !sq_method_name(vm, m, buf, sizeof(buf))) {
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &nk, &copy) == 0) {
-			copy.name[sizeof(copy.name) - 1] = 0;
-			snprintf(buf, sizeof(buf), "%s", copy.name);
-		} else {
-			snprintf(buf, sizeof(buf), "[unknown 0x%llx]", (unsigned long long)m);
-			unresolved++;
-		}
-	}
-	/* ';' separates frames in the folded format */
-	for (char *s = buf; (s = strchr(s, ';'));)
+	for (char *s = name; (s = strchr(s, ';'));)
 		*s = ':';
-	names[j].method = m;
-	names[j].pid = pid;
-	names[j].name = strdup(buf);
-	names[j].file = NULL;
-	names[j].line = 0;
-	if (vm) {
-		__u64 path = 0;
-		char file[PATH_MAX];
-		if (sq_read_mem(pid, m + vm->d.method_source_path, &path, sizeof(path)) && path &&
-		    sq_read_str(pid, path, file, sizeof(file)) > 0) {
-			const char *slash = strrchr(file, '/');
-			names[j].file = strdup(slash ? slash + 1 : file);
-		}
-		sq_read_mem(pid, m + vm->d.method_line, &names[j].line, sizeof(names[j].line));
-	}
-	names_used++;
-	return names[j].name ? names[j].name : "[out of memory]";
+	return name;
+}
+
+/* The name of pid's method m as a folded frame (sqnames.h: read from the live process,
+ * or the copy the BPF program took if it has exited), into buf. */
+static const char *frame_name(struct sqprof_bpf *skel, pid_t pid, __u64 m, char *buf, size_t len)
+{
+	const char *name = sq_map_method_name(bpf_map__fd(skel->maps.names), bpf_map__fd(skel->maps.vms),
+					      pid, m, NULL);
+
+	if (!name)
+		snprintf(buf, len, "[unknown 0x%llx]", (unsigned long long)m);
+	else
+		snprintf(buf, len, "%s", name);
+	return folded(buf);
 }
 
 /* ===================================================================== */
@@ -467,7 +326,7 @@ static void buf_add_frame(void *b, const char *frame)
  * outermost first (or [VM]), the VM's C frames (-U), the kernel's (-K). */
 static void fold(struct sqprof_bpf *skel, const struct sqprof_key *k, struct buf *b)
 {
-	char tmp[64];
+	char tmp[64], name[SQ_FULL_NAME_MAX];
 
 	b->len = 0;
 	if (b->s)
@@ -481,7 +340,7 @@ static void fold(struct sqprof_bpf *skel, const struct sqprof_key *k, struct buf
 	if (!k->depth)
 		buf_add(b, SQP_NO_FRAME);
 	for (int i = k->depth; i-- > 0;)
-		buf_add(b, method_name(skel, k->pid, k->frames[i]));
+		buf_add(b, frame_name(skel, k->pid, k->frames[i], name, sizeof(name)));
 	if (k->ustack >= 0)
 		sqp_native_fold(bpf_map__fd(skel->maps.native), k->ustack, k->pid, false,
 				buf_add_frame, b);
@@ -523,7 +382,7 @@ static int collect(struct sqprof_bpf *skel, struct sqp_profile *p, struct sqp_in
 	info->lost_weight = skel->bss->lost_weight;
 	info->unknown = skel->bss->unknown;
 	info->inconsistent = skel->bss->inconsistent;
-	info->unresolved = unresolved;
+	info->unresolved = sq_names_unknown();
 out:
 	free(b.s);
 	free(cur);
@@ -576,21 +435,42 @@ struct location {
 };
 
 static struct location *locations;
-static size_t nlocations;
+static size_t nlocations, locations_cap;
 
 static int by_location_name(const void *a, const void *b)
 {
 	return strcmp(((const struct location *)a)->name, ((const struct location *)b)->name);
 }
 
+/* sq_names_each: where each method named so far is defined, read while its VM runs. */
+static void add_location(void *ctx, pid_t pid, __u64 method, const char *name)
+{
+	char file[PATH_MAX], text[SQ_FULL_NAME_MAX];
+	struct sq_vm *vm = vm_of(pid);
+	struct location *l;
+
+	if (nlocations == locations_cap) {
+		size_t cap = locations_cap ? 2 * locations_cap : 1024;
+		struct location *grown = realloc(locations, cap * sizeof(*grown));
+		if (!grown)
+			return;
+		locations = grown;
+		locations_cap = cap;
+	}
+	snprintf(text, sizeof(text), "%s", name);
+	l = &locations[nlocations];
+	*l = (struct location){ .name = strdup(folded(text)) };
+	if (vm) {
+		sq_method_where(vm, method, file, sizeof(file), &l->line);
+		l->file = file[0] ? strdup(file) : NULL;
+	}
+	if (l->name)
+		nlocations++;
+}
+
 static void index_locations(void)
 {
-	locations = calloc(names_used + 1, sizeof(*locations));
-	if (!locations)
-		return;
-	for (size_t i = 0; i < names_cap; i++)
-		if (names[i].method && names[i].name)
-			locations[nlocations++] = (struct location){ names[i].name, names[i].file, names[i].line };
+	sq_names_each(add_location, NULL);
 	qsort(locations, nlocations, sizeof(*locations), by_location_name);
 }
 
@@ -680,7 +560,7 @@ static int output(struct sqp_profile *p, struct sqp_info *info)
 	info->top = env.top;
 	info->sort_total = env.sort_total;
 	if (env.c.timestamp && !env.folded && env.c.format == SQ_FORMAT_TEXT && !svg_on_stdout)
-		sq_print_time_header(&env.c, stdout);
+		sq_print_time_header(stdout);
 	if (env.folded) {
 		sqp_print_folded(stdout, p);
 		if (!info->from_file)	/* the table's summary line, where it does not get in the way */
@@ -765,7 +645,7 @@ static int check_targets(void)
 			fprintf(stderr, "sqprof: --vm %s: %s\n", env.c.vm, strerror(errno));
 			return -1;
 		}
-		if (!sq_is_sqvm_file(env.c.vm)) {
+		if (!sq_elf_is_sqvm(env.c.vm)) {
 			fprintf(stderr, "sqprof: --vm %s is not an sqvm: it has no sqvm_debug_offsets "
 				"symbol\n", env.c.vm);
 			return -1;
@@ -831,7 +711,7 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 	if (sq_loop_open(loop, &env.c))
 		return -1;
 	if (env.alloc ? sq_attach(&env.c, skel->progs.alloc_sample, "object__alloc__sample")
-		      : attach_perf(skel))
+		      : attach_cpu_clock(skel))
 		return -1;
 	/* The duration counts from now, not from before attaching (which can take a while). */
 	if (sq_loop_restart_timer(loop))
@@ -856,7 +736,6 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 			scan_vms(skel);
 	}
 	/* Stop sampling before reading: the report is of one moment. */
-	detach_perf();
 	sq_detach_all();
 	info->alloc = env.alloc;
 	info->pid = env.c.pid;
@@ -870,7 +749,7 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[duration]", doc, NULL, NULL, NULL };
-	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	struct sq_loop loop = SQ_LOOP_INIT;
 	struct sqprof_bpf *skel = NULL;
 	struct sqp_profile profile = { 0 };
 	struct sqp_info info = { 0 };
@@ -884,9 +763,9 @@ int main(int argc, char **argv)
 	if (env.input)
 		return from_file();
 	sq_setup_libbpf(&env.c);
-	if (sq_check_privileges(&env.c) || (env.alloc ? sq_check_kernel(&env.c) : check_perf_kernel()))
+	if (sq_check_privileges() || (env.alloc ? sq_check_kernel() : sq_check_perf()))
 		return SQ_EXIT_ERROR;
-	vms = calloc(SQPROF_MAX_VMS, sizeof(*vms));
+	vms = calloc(SQ_MAX_VMS, sizeof(*vms));
 	if (!vms || check_targets())
 		return SQ_EXIT_ERROR;
 	skel = load_bpf();
@@ -903,11 +782,11 @@ int main(int argc, char **argv)
 	if (!err)
 		err = output(&profile, &info);
 
-	detach_perf();
 	sq_detach_all();
 	sq_loop_close(&loop);
 	sqprof_bpf__destroy(skel);
 	sqp_profile_free(&profile);
 	sqp_native_free();
+	sq_names_free();
 	return err ? SQ_EXIT_ERROR : 0;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "sqtool.h"
+#include "sqoutput.h"
 
 /* ===================================================================== */
 /* Frames: the distinct frame names of a profile, and each stack as indices */

@@ -2,11 +2,9 @@
 /* sqprof_native.c - symbolizing kernel and C stacks for -K and -U; see sqprof_native.h. */
 #define _GNU_SOURCE
 #include "sqprof_native.h"
-#include "sqvm_proc.h"
+#include "sqelf.h"
 
-#include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -132,10 +130,9 @@ static size_t nfiles;
 static struct process *procs;
 static size_t nprocs;
 
-static void file_phdr(void *ctx, const void *p)
+static void file_phdr(void *ctx, const GElf_Phdr *ph)
 {
 	struct file *fl = ctx;
-	const GElf_Phdr *ph = p;
 	if (fl->nsegs < 8 && ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
 		fl->seg_off[fl->nsegs] = ph->p_offset;
 		fl->seg_vaddr[fl->nsegs] = ph->p_vaddr;
@@ -143,10 +140,9 @@ static void file_phdr(void *ctx, const void *p)
 	}
 }
 
-static bool file_sym(void *ctx, const void *s, const char *name)
+static bool file_sym(void *ctx, const GElf_Sym *sym, const char *name)
 {
 	struct file *fl = ctx;
-	const GElf_Sym *sym = s;
 	if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_value && *name)
 		symtab_add(&fl->syms, sym->st_value, sym->st_size, name);
 	return true;
@@ -155,7 +151,9 @@ static bool file_sym(void *ctx, const void *s, const char *name)
 /* The executable segments and function symbols of one mapped file. */
 static void load_file(struct file *fl)
 {
-	sq_elf_walk(fl->path, file_phdr, file_sym, fl);
+	static const struct sq_elf_visitor v = { .phdr = file_phdr, .sym = file_sym };
+
+	sq_elf_walk(fl->path, &v, fl);
 	if (fl->syms.n)
 		qsort(fl->syms.syms, fl->syms.n, sizeof(*fl->syms.syms), by_addr);
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sqtool.h"
+#include "sqoutput.h"
 
 /* ===================================================================== */
 /* The profile                                                           */

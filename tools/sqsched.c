@@ -12,9 +12,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sqattach.h"
+#include "sqbpf.h"
+#include "sqloop.h"
+#include "sqoutput.h"
 #include "sqsched.h"
 #include "sqsched.skel.h"
-#include "sqtool.h"
 
 enum order { BY_CPU, BY_ACTIVATIONS, BY_RUNQ, BY_WAIT, BY_ID };
 
@@ -152,14 +155,14 @@ static int take_rows(struct sqsched_bpf *skel, struct row **out, size_t *n)
 
 static void print_text(struct row *rows, size_t n, __u64 lost)
 {
-	size_t shown = env.top > 0 && (size_t)env.top < n ? (size_t)env.top : n;
+	size_t shown = sq_shown(n, env.top);
 	__u64 all[SQ_MAX_SLOTS] = { 0 };
 	const char *unit = env.millis ? "msecs" : "usecs";
 
 	if (env.c.interval_ns || env.c.timestamp || env.events)
 		printf("\n");
 	if (env.c.timestamp)
-		sq_print_time_header(&env.c, stdout);
+		sq_print_time_header(stdout);
 	qsort(rows, n, sizeof(*rows), by_order);
 	printf("%-7s %5s %-20s %11s %10s %10s %10s %10s %11s %12s\n", "PID", "ID", "PROCESS", "ACTIVATIONS",
 	       "CPU_ms", "RUNQ_us", "RUNQ_MAXus", "SEM_WAITS", "SEM_ms", "DELAY_ms");
@@ -194,7 +197,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 
 static void print_json(struct row *rows, size_t n, __u64 lost)
 {
-	size_t shown = env.top > 0 && (size_t)env.top < n ? (size_t)env.top : n;
+	size_t shown = sq_shown(n, env.top);
 	char time[48];
 
 	qsort(rows, n, sizeof(*rows), by_order);
@@ -219,8 +222,9 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 	fflush(stdout);
 }
 
-static int report(struct sqsched_bpf *skel)
+static int report(void *ctx, bool last)
 {
+	struct sqsched_bpf *skel = ctx;
 	__u64 lost = sq_take(&skel->bss->lost);
 	struct row *rows;
 	size_t n;
@@ -265,17 +269,13 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
-	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
-	struct ring_buffer *rb = NULL;
+	struct sq_loop loop = SQ_LOOP_INIT;
 	struct sqsched_bpf *skel = NULL;
-	long reports = 0;
-	int err, wake;
+	int err;
 
-	sq_init(&env.c, "sqsched");
-	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL))
-		return SQ_EXIT_USAGE;
-	if (sq_prepare(&env.c, &open_opts))
-		return SQ_EXIT_ERROR;
+	err = sq_start(&env.c, "sqsched", &argp, argc, argv, &open_opts);
+	if (err)
+		return err;
 	skel = sqsched_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqsched: cannot open the BPF object: %s\n", strerror(errno));
@@ -291,14 +291,8 @@ int main(int argc, char **argv)
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;
-	if (env.events) {
-		rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), handle_event, NULL, NULL);
-		if (!rb || sq_loop_add_ringbuf(&loop, rb)) {
-			err = -errno;
-			fprintf(stderr, "sqsched: cannot open the ring buffer: %s\n", strerror(errno));
-			goto cleanup;
-		}
-	}
+	if (env.events && (err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_event, NULL)))
+		goto cleanup;
 	err = sq_attach(&env.c, skel->progs.process_exit, "process__exit");
 	if (!err)
 		err = sq_attach(&env.c, skel->progs.process_wait, "process__wait");
@@ -314,21 +308,10 @@ int main(int argc, char **argv)
 	sq_print_tracing(&env.c, "green-process scheduling");
 	if (env.events && env.c.format == SQ_FORMAT_TEXT)
 		printf("%-15s %-7s %6s    %-6s %s\n", "TIME", "PID", "FROM", "TO", "PROCESS");
-
-	for (;;) {
-		wake = sq_loop_wait(&loop);
-		if (wake == SQ_WAKE_ERROR) {
-			err = -EIO;
-			break;
-		}
-		err = report(skel);
-		if (err || wake != SQ_WAKE_TICK || (env.c.count && ++reports >= env.c.count))
-			break;
-	}
+	err = sq_loop_run(&loop, report, skel);
 
 cleanup:
 	sq_detach_all();
-	ring_buffer__free(rb);
 	sq_loop_close(&loop);
 	sqsched_bpf__destroy(skel);
 	return err ? SQ_EXIT_ERROR : 0;

@@ -5,19 +5,296 @@
  * By default the VM's threads are stopped for the read (ptrace, tens of microseconds), as
  * py-spy dump does, so the stack stands still; --nonblocking reads it while it runs and
  * believes a read only when a second one agrees. Either way every frame is checked
- * against the VM's invariants (sqvm_proc.h), and a stack that cannot be read
+ * against the VM's invariants (below), and a stack that cannot be read
  * consistently is reported as such, never printed as garbage. */
 #define _GNU_SOURCE
 #include <argp.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "sqtool.h"
-#include "sqvm_proc.h"
+#include "sqmem.h"
+#include "sqopts.h"
+#include "sqoutput.h"
+
+/* ===================================================================== */
+/* Reading a Smalltalk stack from outside                                */
+/* ===================================================================== */
+
+/* Every frame is checked against the VM's invariants before it is believed: it lies in the
+ * running process's stack memory, below the frame it called; its method's class is the
+ * class table's entry at that class's own index; its ip lies in its method's bytecode;
+ * the chain ends at the bottom frame (method NULL). A read of a running VM is then
+ * repeated and the two compared: a stack that changed underneath is read again, and one
+ * that cannot be read consistently is reported as such, never printed. */
+
+#define FRAME_NAME_MAX 1024
+
+struct frame {
+	uint64_t addr;			/* the frame */
+	uint64_t method;		/* Method * (identity) */
+	char name[FRAME_NAME_MAX];	/* printName: "Class>>selector" ("..." appended if cut) */
+	char file[256];			/* the source file's base name */
+	uint32_t line;
+	bool block;
+};
+
+enum {
+	STACK_OK = 0,
+	STACK_NONE = -1,		/* no Smalltalk process is running (start-up, exit) */
+	STACK_TORN = -2,		/* it changed under every attempt, or failed a check */
+	STACK_GONE = -3,		/* the process exited */
+};
+
+static bool rd64(pid_t pid, uint64_t addr, uint64_t *v)
+{
+	return sq_read_mem(pid, addr, v, sizeof(*v));
+}
+
+static bool rd32(pid_t pid, uint64_t addr, uint32_t *v)
+{
+	return sq_read_mem(pid, addr, v, sizeof(*v));
+}
+
+/* The top of the stack memory, copied in one process_vm_readv: a running VM changes its
+ * top frames every few nanoseconds, so reading them field by field (a system call each)
+ * would almost never see them whole. Frames below the window are read one by one: a
+ * frame's fields do not change while it is on the stack. */
+#define STACK_WINDOW (256 << 10)
+
+struct stack_copy {
+	pid_t pid;
+	uint64_t lo, hi;
+	unsigned char *buf;
+};
+
+static bool frame_rd64(const struct stack_copy *sc, uint64_t addr, uint64_t *v)
+{
+	if (addr >= sc->lo && addr + 8 <= sc->hi) {
+		memcpy(v, sc->buf + (addr - sc->lo), 8);
+		return true;
+	}
+	return rd64(sc->pid, addr, v);
+}
+
+/* The class table, for checking the methods of frames. */
+struct classes {
+	uint64_t table;
+	uint32_t n;
+};
+
+/* Frame fp runs method, at ip: believe it only if method is one (its class is the class
+ * table's entry at that class's index) and ip lies in its bytecode; then describe it into
+ * f. STACK_OK, or STACK_TORN with why. */
+static int read_frame(const struct sq_vm *vm, const struct classes *cl, uint64_t fp, uint64_t method,
+		      uint64_t ip, struct frame *f, char *why, size_t why_len)
+{
+	const SqDebugOffsets *d = &vm->d;
+	uint64_t holder, code, lines, name = 0, entry;
+	uint32_t index, codelen, line;
+	uint16_t flags = 0, l;
+	pid_t pid = vm->pid;
+
+	/* Methods are native memory that never moves: read them directly. */
+	if (!rd64(pid, method + d->method_holder, &holder) || !rd32(pid, holder + d->class_index, &index) ||
+	    index >= cl->n || !rd64(pid, cl->table + 8ULL * index, &entry) || entry != holder) {
+		snprintf(why, why_len, "frame %#llx: %#llx is not a method", (unsigned long long)fp,
+			 (unsigned long long)method);
+		return STACK_TORN;
+	}
+	if (!rd64(pid, method + d->method_code, &code) || !rd32(pid, method + d->method_code_len, &codelen) ||
+	    ip < code || ip > code + codelen) {
+		snprintf(why, why_len, "frame %#llx: ip outside its method", (unsigned long long)fp);
+		return STACK_TORN;
+	}
+	f->addr = fp;
+	f->method = method;
+	rd64(pid, method + d->method_print_name, &name);
+	switch (sq_read_str(pid, name, f->name, sizeof(f->name))) {
+	case -1:
+		snprintf(why, why_len, "frame %#llx: unreadable method name", (unsigned long long)fp);
+		return STACK_TORN;
+	case -2:
+		strcpy(f->name + sizeof(f->name) - 4, "...");
+		break;
+	}
+	sq_method_where(vm, method, f->file, sizeof(f->file), &line);
+	if (ip > code && rd64(pid, method + d->method_lines, &lines) && lines &&
+	    sq_read_mem(pid, lines + 2 * (ip - 1 - code), &l, sizeof(l)))
+		line = l;
+	f->line = line;
+	sq_read_mem(pid, method + d->method_flags, &flags, sizeof(flags));
+	f->block = (flags & d->method_flag_block) != 0;
+	return STACK_OK;
+}
+
+/* Copies the top of the stack, from fp's frame header down (STACK_WINDOW bytes at most),
+ * into sc's window in one read; an empty window if it cannot. */
+static void copy_top(const struct sq_vm *vm, struct stack_copy *sc, uint64_t fp, uint64_t base,
+		     uint64_t limit)
+{
+	const SqDebugOffsets *d = &vm->d;
+	uint64_t hdr = d->frame_caller;
+
+	/* The frame header ends after its last field the reader uses. */
+	if (d->frame_method > hdr) hdr = d->frame_method;
+	if (d->frame_ip > hdr) hdr = d->frame_ip;
+	hdr += 8;
+	sc->lo = sc->hi = 0;
+	if (fp < base || fp >= limit + 512)
+		return;
+	sc->hi = fp + hdr;
+	sc->lo = fp - base > STACK_WINDOW - hdr ? sc->hi - STACK_WINDOW : base;
+	struct iovec local = { sc->buf, sc->hi - sc->lo }, remote = { (void *)(uintptr_t)sc->lo, sc->hi - sc->lo };
+	if (process_vm_readv(vm->pid, &local, 1, &remote, 1, 0) != (ssize_t)(sc->hi - sc->lo))
+		sc->lo = sc->hi = 0;
+}
+
+/* One pass over the stack; STACK_TORN with why on a failed check. */
+static int read_stack_once(const struct sq_vm *vm, struct frame *frames, int max, int *n,
+			   bool *truncated, char *why, size_t why_len, unsigned char *window)
+{
+	const SqDebugOffsets *d = &vm->d;
+	pid_t pid = vm->pid;
+	uint64_t proc, fp, base, limit, prev = 0;
+	struct stack_copy sc = { .pid = pid, .buf = window };
+	struct classes cl;
+
+	*n = 0;
+	*truncated = false;
+	if (!rd64(pid, d->current_process, &proc))
+		return kill(pid, 0) ? STACK_GONE : (snprintf(why, why_len, "unreadable process pointer"), STACK_TORN);
+	if (!proc)
+		return STACK_NONE;
+	if (!rd64(pid, proc + d->process_fp, &fp) || !rd64(pid, proc + d->process_stack_base, &base) ||
+	    !rd64(pid, proc + d->process_stack_limit, &limit) || !rd64(pid, d->class_table, &cl.table) ||
+	    !rd32(pid, d->class_count, &cl.n)) {
+		snprintf(why, why_len, "unreadable process or class table");
+		return STACK_TORN;
+	}
+	if (!fp)
+		return STACK_NONE;
+	copy_top(vm, &sc, fp, base, limit);
+	for (;;) {
+		uint64_t method, caller, ip;
+		int err;
+
+		if (fp < base || fp >= limit + 512 || (fp & 7) || (prev && fp >= prev)) {
+			snprintf(why, why_len, "frame %#llx outside the stack or not below its callee",
+				 (unsigned long long)fp);
+			return STACK_TORN;
+		}
+		if (!frame_rd64(&sc, fp + d->frame_method, &method) || !frame_rd64(&sc, fp + d->frame_caller, &caller)) {
+			snprintf(why, why_len, "unreadable frame");
+			return STACK_TORN;
+		}
+		if (!method)
+			return STACK_OK;	/* the bottom frame */
+		if (*n == max) {
+			*truncated = true;
+			return STACK_OK;
+		}
+		if (!frame_rd64(&sc, fp + d->frame_ip, &ip)) {
+			snprintf(why, why_len, "frame %#llx: %#llx is not a method", (unsigned long long)fp,
+				 (unsigned long long)method);
+			return STACK_TORN;
+		}
+		if ((err = read_frame(vm, &cl, fp, method, ip, &frames[*n], why, why_len)))
+			return err;
+		(*n)++;
+		prev = fp;
+		fp = caller;
+	}
+}
+
+/* Reads the running green process's stack, innermost first, at most max frames (more
+ * sets *truncated). tries: attempts for a running VM (1 for a stopped one). */
+static int read_stack(const struct sq_vm *vm, struct frame *frames, int max, int *nframes,
+		      bool *truncated, int tries, char *why, size_t why_len)
+{
+	unsigned char *window = malloc(STACK_WINDOW);
+	int err = STACK_TORN;
+
+	if (!window) {
+		snprintf(why, why_len, "out of memory");
+		return STACK_TORN;
+	}
+	for (int i = 0; i < tries; i++) {
+		err = read_stack_once(vm, frames, max, nframes, truncated, why, why_len, window);
+		if (err != STACK_TORN)
+			break;
+	}
+	if (err == STACK_TORN && tries > 1) {
+		size_t len = strlen(why);
+		snprintf(why + len, why_len - len, " (in each of %d reads)", tries);
+	}
+	free(window);
+	return err;
+}
+
+/* The threads of a VM stopped for a read. */
+struct paused {
+	pid_t tids[256];
+	int n;
+};
+
+static void resume_vm(struct paused *p)
+{
+	while (p->n > 0)
+		ptrace(PTRACE_DETACH, p->tids[--p->n], 0, 0);
+}
+
+/* Stops every thread of pid (ptrace: PTRACE_SEIZE, then PTRACE_INTERRUPT), so that a
+ * stack read sees it standing still, as py-spy dump and jstack do; resume_vm lets them
+ * go. A tracer that dies meanwhile releases them too (the kernel detaches). Answers 0 or
+ * -errno (EPERM: another tracer, or ptrace is not allowed). */
+static int pause_vm(pid_t pid, struct paused *p)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+	int err = 0;
+
+	p->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(dir = opendir(path)))
+		return -errno;
+	while ((de = readdir(dir)) && p->n < (int)(sizeof(p->tids) / sizeof(p->tids[0]))) {
+		pid_t tid;
+		int status;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		tid = atoi(de->d_name);
+		if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0) {
+			if (errno == ESRCH)	/* the thread ended meanwhile */
+				continue;
+			err = -errno;
+			break;
+		}
+		p->tids[p->n++] = tid;
+		if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0 || waitpid(tid, &status, __WALL) != tid) {
+			err = -errno;
+			break;
+		}
+	}
+	closedir(dir);
+	if (err)
+		resume_vm(p);
+	return err;
+}
+
+/* ===================================================================== */
+/* The tool                                                              */
+/* ===================================================================== */
 
 #define OPT_NONBLOCKING 0x2001
 #define TRIES 20
@@ -75,7 +352,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	}
 }
 
-static void print_stack(const struct sq_frame *frames, int n, bool truncated)
+static void print_stack(const struct frame *frames, int n, bool truncated)
 {
 	char when[64];
 
@@ -104,36 +381,36 @@ static void print_stack(const struct sq_frame *frames, int n, bool truncated)
 }
 
 /* One stack: 0, or SQ_EXIT_ERROR after saying why. */
-static int dump(const struct sq_vm *vm, struct sq_frame *frames)
+static int dump(const struct sq_vm *vm, struct frame *frames)
 {
-	struct sq_paused paused = { .n = 0 };
+	struct paused paused = { .n = 0 };
 	char why[160];
 	bool truncated = false, stopped = false;
 	int n = 0, err;
 
 	if (!env.nonblocking) {
-		err = sq_pause(vm->pid, &paused);
+		err = pause_vm(vm->pid, &paused);
 		stopped = err == 0;
 		if (err && env.c.verbose)
 			fprintf(stderr, "sqstack: cannot stop PID %d (%s): reading it while it runs\n",
 				vm->pid, strerror(-err));
 	}
-	err = sq_stack_read(vm, frames, (int)env.max_frames, &n, &truncated, stopped ? 1 : TRIES,
+	err = read_stack(vm, frames, (int)env.max_frames, &n, &truncated, stopped ? 1 : TRIES,
 			    why, sizeof(why));
 	if (stopped)
-		sq_resume(&paused);
+		resume_vm(&paused);
 	if (env.c.verbose)
 		fprintf(stderr, "sqstack: read %d frames %s\n", n,
 			stopped ? "with the VM stopped" : "while it ran");
 	switch (err) {
-	case SQ_STACK_OK:
+	case STACK_OK:
 		print_stack(frames, n, truncated);
 		return 0;
-	case SQ_STACK_NONE:
+	case STACK_NONE:
 		fprintf(stderr, "sqstack: PID %d has no running Smalltalk process (starting or exiting)\n",
 			vm->pid);
 		return SQ_EXIT_ERROR;
-	case SQ_STACK_GONE:
+	case STACK_GONE:
 		fprintf(stderr, "sqstack: PID %d exited\n", vm->pid);
 		return SQ_EXIT_ERROR;
 	default:
@@ -146,7 +423,7 @@ static int dump(const struct sq_vm *vm, struct sq_frame *frames)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
-	struct sq_frame *frames;
+	struct frame *frames;
 	struct sq_vm vm;
 	int err, ret = 0;
 
@@ -155,12 +432,7 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL);
 	if (err)
 		return SQ_EXIT_USAGE;
-	for (int tries = 0;; tries++) {
-		err = sq_vm_open(env.c.pid, &vm);
-		if (err != SQ_VM_STARTING || tries == 50)
-			break;
-		usleep(10000);
-	}
+	err = sq_vm_open(env.c.pid, &vm, 500);
 	if (err == SQ_VM_GONE) {
 		fprintf(stderr, "sqstack: PID %d does not exist\n", env.c.pid);
 		return SQ_EXIT_ERROR;

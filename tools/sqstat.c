@@ -23,14 +23,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sqattach.h"
+#include "sqbpf.h"
+#include "sqloop.h"
+#include "sqmem.h"
+#include "sqoutput.h"
 #include "sqstat.h"
 #include "sqstat.skel.h"
-#include "sqtool.h"
-#include "sqvm_proc.h"
 
 #define OPT_PROM 0x2001
 #define OPT_NOCLEAR 0x2002
-#define MAX_VMS SQSTAT_MAX_VMS
+#define MAX_VMS SQ_MAX_VMS
 
 static struct env {
 	struct sq_common c;
@@ -102,6 +105,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PROM:
 		env.prom = arg;
 		break;
+	case ARGP_KEY_END:
+		if (!env.c.interval_ns)
+			env.c.interval_ns = 1000000000ULL;
+		/* Every VM on the host: none running yet is no error, VMs may come. */
+		env.c.targets_optional = !env.c.pid && !env.c.vm;
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -111,6 +120,29 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* ===================================================================== */
 /* The VMs                                                               */
 /* ===================================================================== */
+
+/* The figures sqstat shows, as totals since the VM started. */
+struct sqstat_totals {
+	__u64 activations, allocations, process_switches, dnus, class_loads, primitive_failures;
+	__u64 bytes_allocated;		/* up to the last collection, plus eden now */
+	__u64 young_count, full_count, young_pause_ns, full_pause_ns;
+};
+
+/* The totals, from what was read of the VM (here, or by the BPF side as it exited). */
+static void totals_of(const struct sqstat_raw *r, struct sqstat_totals *t)
+{
+	t->activations = r->counters.activations;
+	t->allocations = r->counters.allocations;
+	t->process_switches = r->counters.process_switches;
+	t->dnus = r->counters.dnus;
+	t->class_loads = r->counters.class_loads;
+	t->primitive_failures = r->counters.primitive_failures;
+	t->bytes_allocated = r->gc_bytes_allocated + (r->gc_top > r->gc_eden ? r->gc_top - r->gc_eden : 0);
+	t->young_count = r->gc_young_count;
+	t->full_count = r->gc_full_count;
+	t->young_pause_ns = r->gc_young_pause_ns;
+	t->full_pause_ns = r->gc_full_pause_ns;
+}
 
 struct vm {
 	struct sq_vm vm;
@@ -199,31 +231,19 @@ static bool start_time(pid_t pid, __u64 *mono_ns, __u64 *wall_s)
 	return true;
 }
 
-static bool rd64(const struct sq_vm *vm, __u64 addr, __u64 *v)
-{
-	return sq_read_mem(vm->pid, addr, v, sizeof(*v));
-}
-
+/* The VM's totals now, from its memory; false if it cannot be read (it has exited). */
 static bool read_totals(const struct sq_vm *vm, struct sqstat_totals *t)
 {
 	const SqDebugOffsets *d = &vm->d;
-	SqVMCounters c;
-	__u64 top = 0, eden = 0, bytes = 0;
+	struct sqstat_raw r;
+	bool ok = sq_read_mem(vm->pid, d->counters, &r.counters, sizeof(r.counters));
 
-	if (!sq_read_mem(vm->pid, d->counters, &c, sizeof(c)))
-		return false;
-	t->activations = c.activations;
-	t->allocations = c.allocations;
-	t->process_switches = c.process_switches;
-	t->dnus = c.dnus;
-	t->class_loads = c.class_loads;
-	t->primitive_failures = c.primitive_failures;
-	rd64(vm, d->gc_top, &top);
-	rd64(vm, d->gc_eden, &eden);
-	rd64(vm, d->gc_bytes_allocated, &bytes);
-	t->bytes_allocated = bytes + (top > eden ? top - eden : 0);
-	return rd64(vm, d->gc_young_count, &t->young_count) && rd64(vm, d->gc_full_count, &t->full_count) &&
-	       rd64(vm, d->gc_young_pause_ns, &t->young_pause_ns) && rd64(vm, d->gc_full_pause_ns, &t->full_pause_ns);
+#define READ_WORD(f) ok = ok && sq_read_mem(vm->pid, d->f, &r.f, sizeof(r.f));
+	SQSTAT_GC_WORDS(READ_WORD)
+#undef READ_WORD
+	if (ok)
+		totals_of(&r, t);
+	return ok;
 }
 
 /* A VM seen for the first time; since_ns: when its counters were zero (its start). */
@@ -231,7 +251,6 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 {
 	struct vm *v;
 	__u64 mono, wall;
-	__u32 key = pid;
 	int err;
 
 	if ((v = vm_of(pid)))
@@ -240,12 +259,7 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 		return NULL;
 	v = &vms[nvms];
 	memset(v, 0, sizeof(*v));
-	for (int tries = 0;; tries++) {
-		err = sq_vm_open(pid, &v->vm);
-		if (err != SQ_VM_STARTING || tries == 20)
-			break;
-		usleep(5000);
-	}
+	err = sq_vm_open(pid, &v->vm, 100);
 	if (err) {
 		if (!quiet)
 			fprintf(stderr, "sqstat: PID %d: %s\n", pid, sq_vm_strerror(err));
@@ -259,10 +273,8 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 	v->prev_ns = since_ns ? since_ns : mono;
 	v->start_wall = wall;
 	/* the BPF side reads the totals when it exits: it needs the offsets' address */
-	if (skel) {
-		struct sqstat_vm known = { .offsets = v->vm.offsets_addr };
-		bpf_map_update_elem(bpf_map__fd(skel->maps.offsets_of), &key, &known, BPF_NOEXIST);
-	}
+	if (skel)
+		sq_vm_publish(bpf_map__fd(skel->maps.vms), &v->vm);
 	nvms++;
 	return v;
 }
@@ -317,8 +329,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		v->exited = true;
 		v->status = e->status;
 		v->cur_ns = e->ts_ns;
-		if (e->have_totals)
-			v->cur = e->totals;
+		if (e->have_raw)
+			totals_of(&e->raw, &v->cur);
 		else
 			v->cur = v->prev;
 	}
@@ -465,10 +477,9 @@ static void prom_label(FILE *f, const char *s)
 	}
 }
 
-/* The totals of the running VMs in the Prometheus text format, without timestamps,
- * written to a temporary file beside FILE and renamed over it, so that node_exporter
- * never reads half a file. */
-static int write_prom(void)
+/* The totals of the running VMs in the Prometheus text exposition format, without
+ * timestamps. */
+static void write_metrics(FILE *f)
 {
 	static const struct {
 		const char *name, *type, *help;
@@ -489,15 +500,6 @@ static int write_prom(void)
 		M("sqvm_primitive_failures_total", "counter", "Primitives that failed.", primitive_failures, 1),
 #undef M
 	};
-	char tmp[PATH_MAX];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", env.prom, getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "sqstat: cannot write %s: %s\n", tmp, strerror(errno));
-		return -1;
-	}
 	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
 		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", metrics[m].name, metrics[m].help, metrics[m].name,
 			metrics[m].type);
@@ -524,6 +526,22 @@ static int write_prom(void)
 		prom_label(f, vms[i].cmdline);
 		fprintf(f, "\"} %llu\n", (unsigned long long)vms[i].start_wall);
 	}
+}
+
+/* --prom: the metrics written to a temporary file beside FILE and renamed over it, so
+ * that node_exporter never reads half a file. */
+static int write_prom(void)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", env.prom, getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "sqstat: cannot write %s: %s\n", tmp, strerror(errno));
+		return -1;
+	}
+	write_metrics(f);
 	if (fclose(f) != 0 || rename(tmp, env.prom) != 0) {
 		fprintf(stderr, "sqstat: cannot write %s: %s\n", env.prom, strerror(errno));
 		unlink(tmp);
@@ -532,10 +550,21 @@ static int write_prom(void)
 	return 0;
 }
 
-static int refresh(struct sqstat_bpf *skel)
+struct run {
+	struct sqstat_bpf *skel;
+	struct sq_loop *loop;
+};
+
+static int refresh(void *ctx, bool last)
 {
+	struct run *run = ctx;
+	struct sqstat_bpf *skel = run->skel;
 	__u64 now = sq_mono_ns();
 	int shown, kept = 0, err = 0;
+
+	/* Whatever the wake-up, take the VMs' start and exit records first: a signal and a
+	 * record can be ready at once, and the signal may be read first. */
+	sq_loop_drain(run->loop);
 
 	if (!env.c.pid)
 		scan(skel);	/* VMs of binaries without the probes attached (another build) */
@@ -569,25 +598,20 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
-	struct sq_loop loop = { .epfd = -1, .sigfd = -1, .timerfd = -1 };
-	struct ring_buffer *rb = NULL;
+	struct sq_loop loop = SQ_LOOP_INIT;
 	struct sqstat_bpf *skel = NULL;
-	long refreshes = 0;
-	int err = 0, wake;
+	struct run run = { .loop = &loop };
+	char every[32];
+	int err = 0;
 
-	sq_init(&env.c, "sqstat");
-	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL))
-		return SQ_EXIT_USAGE;
-	if (!env.c.interval_ns)
-		env.c.interval_ns = 1000000000ULL;
 	vms = calloc(MAX_VMS, sizeof(*vms));
 	if (!vms)
 		return SQ_EXIT_ERROR;
+	err = sq_start(&env.c, "sqstat", &argp, argc, argv, &open_opts);
+	if (err)
+		return err;
 	/* The VM binaries: -p's, --vm's or PATH's sqvm, and the executables of the VMs
 	 * running now (other builds may be among them). */
-	env.c.targets_optional = !env.c.pid && !env.c.vm;
-	if (sq_prepare(&env.c, &open_opts))
-		return SQ_EXIT_ERROR;
 	if (!env.c.pid) {
 		pid_t pids[MAX_VMS];
 		int n = sq_scan_vms(pids, MAX_VMS, 0, 0);
@@ -610,12 +634,9 @@ int main(int argc, char **argv)
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), handle_event, skel, NULL);
-	if (!rb || sq_loop_add_ringbuf(&loop, rb)) {
-		err = -errno;
-		fprintf(stderr, "sqstat: cannot open the ring buffer: %s\n", strerror(errno));
+	err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_event, skel);
+	if (err)
 		goto cleanup;
-	}
 	/* Attach first, then scan: a VM starting in between is seen by both, never by none. */
 	if (env.c.nbins) {
 		err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
@@ -635,7 +656,6 @@ int main(int argc, char **argv)
 	if (env.c.verbose)
 		fprintf(stderr, "sqstat: vm__start and vm__exit attached in %d binar%s\n", env.c.nbins,
 			env.c.nbins == 1 ? "y" : "ies");
-	char every[32];
 	sq_format_duration(every, sizeof(every), env.c.interval_ns);
 	if (env.c.pid)
 		fprintf(env.c.format == SQ_FORMAT_TEXT ? stdout : stderr,
@@ -644,23 +664,11 @@ int main(int argc, char **argv)
 		fprintf(env.c.format == SQ_FORMAT_TEXT ? stdout : stderr,
 			"Tracing VM counters of every sqvm on the host, every %s... Hit Ctrl-C to end.\n", every);
 	fflush(NULL);
-	for (;;) {
-		wake = sq_loop_wait(&loop);
-		if (wake == SQ_WAKE_ERROR) {
-			err = -EIO;
-			break;
-		}
-		/* Whatever the wake-up, take the VMs' start and exit records first: a signal
-		 * and a record can be ready at once, and the signal may be read first. */
-		ring_buffer__consume(rb);
-		err = refresh(skel);
-		if (err || wake != SQ_WAKE_TICK || (env.c.count && ++refreshes >= env.c.count))
-			break;
-	}
+	run.skel = skel;
+	err = sq_loop_run(&loop, refresh, &run);
 
 cleanup:
 	sq_detach_all();
-	ring_buffer__free(rb);
 	sq_loop_close(&loop);
 	sqstat_bpf__destroy(skel);
 	free(vms);

@@ -6,12 +6,10 @@
 # One set of rules for the family. A BPF tool NAME is bpf/NAME.bpf.c (compiled with clang
 # -target bpf, CO-RE), turned into a skeleton header by bpftool (build/gen/NAME.skel.h),
 # and tools/NAME.c plus the files listed in NAME_SRCS, linked with the shared user-space
-# library (tools/sqtool.c: options, targets, attaching, the event loop, output; and
-# tools/sqvm_proc.c: reading a VM process from outside; tools/sqnames.c: full names by
-# address) against the system's libbpf. A
-# tool without a BPF program (sqstack) is listed in TOOLS_NOBPF. The tools include only
-# the probe contract (probes/debug_offsets.h, bpf/*.h), never the VM's headers.
-# Everything built goes under build/.
+# helpers (TOOLS_LIB, one concern each: docs/TOOLS.md, Layout) against the system's
+# libbpf. A tool without a BPF program (sqstack) is listed in TOOLS_NOBPF. The tools
+# include only the probe contract (probes/debug_offsets.h, bpf/*.h), never the VM's
+# headers. Everything built goes under build/.
 #
 # vmlinux.h is generated from the running kernel's BTF (/sys/kernel/btf/vmlinux) into
 # build/gen/, not checked in: the programs only need struct pt_regs (for usdt.bpf.h) and
@@ -49,7 +47,10 @@ TOOLS_CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missi
 TOOLS_LDLIBS := -lbpf -lelf -lz -lm
 
 TOOLS_BIN := $(addprefix $(TOOLS_DIR)/,$(TOOLS))
-TOOLS_LIB_OBJ := $(TOOLS_OBJ)/sqtool.o $(TOOLS_OBJ)/sqvm_proc.o $(TOOLS_OBJ)/sqnames.o
+# The shared user-space helpers: options, ELF, targets, a VM's memory, libbpf set-up,
+# attaching, the event loop, output, names.
+TOOLS_LIB := sqopts sqelf sqtargets sqmem sqbpf sqattach sqloop sqoutput sqnames
+TOOLS_LIB_OBJ := $(patsubst %,$(TOOLS_OBJ)/%.o,$(TOOLS_LIB))
 TOOLS_ALL_BPF_OBJ := $(patsubst %,$(TOOLS_OBJ)/%.bpf.o,$(TOOLS_BPF))
 TOOLS_ALL_OBJ := $(TOOLS_LIB_OBJ) $(patsubst %,$(TOOLS_OBJ)/%.o,$(TOOLS)) \
                  $(foreach t,$(TOOLS),$(patsubst %.c,$(TOOLS_OBJ)/%.o,$($(t)_SRCS)))
@@ -87,7 +88,7 @@ $(TOOLS_GEN)/sqkernel.h: $(TOOLS_GEN)/vmlinux.h
 	   printf '#define SQ_BUILD_BTF_SIZE %sULL\n' "$$(wc -c < $(VMLINUX_BTF))"; \
 	   echo '#define SQ_MIN_BTF_PATH "$(TOOLS_OBJ)/sqtools.min.btf"'; } > $@.tmp && mv $@.tmp $@
 
-$(TOOLS_OBJ)/sqtool.o: $(TOOLS_GEN)/sqkernel.h $(TOOLS_OBJ)/sqtools.min.btf
+$(TOOLS_OBJ)/sqbpf.o: $(TOOLS_GEN)/sqkernel.h $(TOOLS_OBJ)/sqtools.min.btf
 
 # Every user-space object: its headers from -MMD; a BPF tool's objects wait for its
 # skeleton (generated, so it must exist before the first compile).

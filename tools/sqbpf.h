@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* sqbpf.h - what every tool does with libbpf before and after loading its skeleton: the
+ * privilege and kernel checks (one clear line when they fail), libbpf's messages, the
+ * built-in BTF subset that spares parsing the kernel's, and reading maps. */
+#ifndef SQBPF_H
+#define SQBPF_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "sqopts.h"
+
+struct argp;
+struct bpf_object_open_opts;
+
+/* The start of every USDT tool's main(): sq_init, the command line (argp), then what
+ * comes before opening the skeleton: libbpf set-up, the privilege and kernel checks,
+ * finding the VMs (sq_find_targets), the open options. Answers 0, or the exit status
+ * after printing why (SQ_EXIT_USAGE, SQ_EXIT_ERROR). */
+int sq_start(struct sq_common *c, const char *tool, const struct argp *argp, int argc, char **argv,
+	     struct bpf_object_open_opts *opts);
+
+/* The steps of sq_start, for a tool that needs other ones (sqprof). */
+void sq_setup_libbpf(const struct sq_common *c);	/* debug messages only with -v */
+int sq_check_privileges(void);
+int sq_check_kernel(void);				/* BPF and uprobes */
+int sq_check_perf(void);				/* BPF programs on perf events */
+
+/* Open options for a skeleton: on the kernel the tools were built on, CO-RE relocates
+ * against the built-in subset of its BTF instead of parsing all of it (see tools.mk). */
+void sq_open_opts(const struct sq_common *c, struct bpf_object_open_opts *opts);
+
+/* A snapshot of the keys of a BPF hash map (at most max, key_size bytes each), so that
+ * the entries can be taken out one by one while the kernel goes on adding to it. Answers
+ * a calloc'ed array (free it) with its length in *n, or NULL if out of memory. */
+void *sq_map_keys(int fd, size_t key_size, size_t max, size_t *n);
+
+/* Atomically read and zero a counter shared with a BPF program (mmap'ed .bss). */
+static inline __u64 sq_take(__u64 *p)
+{
+	return __atomic_exchange_n(p, 0, __ATOMIC_RELAXED);
+}
+
+#endif
