@@ -345,6 +345,35 @@ static int report(void *ctx, bool last)
 /* Main                                                                  */
 /* ===================================================================== */
 
+/* New VMs announce their offsets; then the running ones are read; then returns before
+ * entries (an entry whose return cannot be seen would never end); then -S's tracepoints. */
+static int attach(struct sqcalls_bpf *skel)
+{
+	int err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
+
+	if (!err) {
+		sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), NULL);
+		err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
+	}
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.method_return, "method__return");
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_return, "block__return");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.method_entry, "method__entry");
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry");
+	if (!err && env.syscalls) {
+		skel->links.sys_enter = bpf_program__attach(skel->progs.sys_enter);
+		skel->links.sys_exit = bpf_program__attach(skel->progs.sys_exit);
+		if (!skel->links.sys_enter || !skel->links.sys_exit) {
+			err = -errno;
+			fprintf(stderr, "sqcalls: cannot attach to the raw_syscalls tracepoints: %s\n", strerror(errno));
+		}
+	}
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
@@ -379,29 +408,7 @@ int main(int argc, char **argv)
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;
-	/* New VMs announce their offsets; then the running ones are read; then returns
-	 * before entries (an entry whose return cannot be seen would never end). */
-	err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
-	if (!err) {
-		sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), NULL);
-		err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
-	}
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.method_return, "method__return");
-	if (!err && !env.no_blocks)
-		err = sq_attach(&env.c, skel->progs.block_return, "block__return");
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.method_entry, "method__entry");
-	if (!err && !env.no_blocks)
-		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry");
-	if (!err && env.syscalls) {
-		skel->links.sys_enter = bpf_program__attach(skel->progs.sys_enter);
-		skel->links.sys_exit = bpf_program__attach(skel->progs.sys_exit);
-		if (!skel->links.sys_enter || !skel->links.sys_exit) {
-			err = -errno;
-			fprintf(stderr, "sqcalls: cannot attach to the raw_syscalls tracepoints: %s\n", strerror(errno));
-		}
-	}
+	err = attach(skel);
 	if (err)
 		goto cleanup;
 	err = sq_loop_restart_timer(&loop);

@@ -402,15 +402,54 @@ static __u64 round_up_pow2(__u64 v)
 	return p;
 }
 
+/* Returns first: an entry seen before its return probe is attached would never be
+ * closed. */
+static int attach_calls(struct sqflow_bpf *skel)
+{
+	int err = sq_attach(&env.c, skel->progs.method_return, "method__return");
+
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_return, "block__return");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.method_entry, "method__entry");
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry");
+	return err;
+}
+
+/* The events print as they come; every interval, a progress line (text); [count]
+ * intervals end the trace, as do Ctrl-C, -d and the -p process's exit. */
+static int trace(struct sqflow_bpf *skel, struct sq_loop *loop)
+{
+	char time[48];
+	long intervals = 0;
+
+	for (;;) {
+		int wake = sq_loop_wait(loop);
+
+		if (wake == SQ_WAKE_ERROR)
+			return -EIO;
+		if (wake != SQ_WAKE_TICK)
+			return 0;
+		if (env.c.format == SQ_FORMAT_TEXT) {
+			sq_format_time(time, sizeof(time), sq_mono_ns(), false);
+			printf("--- %s: %llu events, %llu lost ---\n", time, (unsigned long long)nevents,
+			       (unsigned long long)skel->bss->lost);
+			fflush(stdout);
+		}
+		if (env.c.count && ++intervals >= env.c.count)
+			return 0;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct sq_loop loop = SQ_LOOP_INIT;
 	struct sqflow_bpf *skel;
-	long intervals = 0;
 	__u64 lost = 0;
-	int err, wake;
+	int err;
 
 	err = sq_start(&env.c, "sqflow", &argp, argc, argv, &open_opts);
 	if (err)
@@ -436,16 +475,9 @@ int main(int argc, char **argv)
 	err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_event, NULL);
 	if (err)
 		goto cleanup;
-	/* Returns first: an entry seen before its return probe is attached would never be
-	 * closed. Chrome times count from here, so that every event is later. */
+	/* Chrome times count from here, so that every event is later. */
 	chrome_base_ns = sq_mono_ns();
-	err = sq_attach(&env.c, skel->progs.method_return, "method__return");
-	if (!err && !env.no_blocks)
-		err = sq_attach(&env.c, skel->progs.block_return, "block__return");
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.method_entry, "method__entry");
-	if (!err && !env.no_blocks)
-		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry");
+	err = attach_calls(skel);
 	if (err)
 		goto cleanup;
 	sq_print_tracing(&env.c, env.no_blocks ? "method calls" : "method and block calls");
@@ -454,26 +486,7 @@ int main(int argc, char **argv)
 	else if (env.c.format == SQ_FORMAT_TEXT)
 		printf("%s%-7s %-7s %s\n", env.c.timestamp ? "TIME            " : "", "PID", "TID", "CALL");
 	fflush(stdout);
-
-	for (;;) {
-		wake = sq_loop_wait(&loop);
-		if (wake == SQ_WAKE_ERROR) {
-			err = -EIO;
-			break;
-		}
-		if (wake != SQ_WAKE_TICK)
-			break;
-		/* An interval: a progress line; count intervals end the trace. */
-		if (env.c.format == SQ_FORMAT_TEXT) {
-			char time[48];
-			sq_format_time(time, sizeof(time), sq_mono_ns(), false);
-			printf("--- %s: %llu events, %llu lost ---\n", time, (unsigned long long)nevents,
-			       (unsigned long long)skel->bss->lost);
-			fflush(stdout);
-		}
-		if (env.c.count && ++intervals >= env.c.count)
-			break;
-	}
+	err = trace(skel, &loop);
 	/* Whatever is still in the buffer belongs to the trace: detach, so that it ends,
 	 * then read it out (in batches: see sq_rb_yield). */
 	sq_detach_all();

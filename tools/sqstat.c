@@ -594,6 +594,37 @@ static int refresh(void *ctx, bool last)
 /* Main                                                                  */
 /* ===================================================================== */
 
+/* The VM binaries besides -p's, --vm's or PATH's sqvm: the executables of the VMs
+ * running now (other builds may be among them). */
+static void add_running_binaries(void)
+{
+	pid_t pids[MAX_VMS];
+	int n = sq_scan_vms(pids, MAX_VMS, 0, 0);
+
+	for (int i = 0; i < n; i++) {
+		char exe[64];
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", pids[i]);
+		sq_add_target(&env.c, exe, exe);
+	}
+}
+
+static void print_tracing(void)
+{
+	FILE *f = env.c.format == SQ_FORMAT_TEXT ? stdout : stderr;
+	char every[32];
+
+	if (env.c.verbose)
+		fprintf(stderr, "sqstat: vm__start and vm__exit attached in %d binar%s\n", env.c.nbins,
+			env.c.nbins == 1 ? "y" : "ies");
+	sq_format_duration(every, sizeof(every), env.c.interval_ns);
+	if (env.c.pid)
+		fprintf(f, "Tracing VM counters of PID %d, every %s... Hit Ctrl-C to end.\n", env.c.pid, every);
+	else
+		fprintf(f, "Tracing VM counters of every sqvm on the host, every %s... Hit Ctrl-C to end.\n",
+			every);
+	fflush(NULL);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
@@ -601,7 +632,6 @@ int main(int argc, char **argv)
 	struct sq_loop loop = SQ_LOOP_INIT;
 	struct sqstat_bpf *skel = NULL;
 	struct run run = { .loop = &loop };
-	char every[32];
 	int err = 0;
 
 	vms = calloc(MAX_VMS, sizeof(*vms));
@@ -610,17 +640,8 @@ int main(int argc, char **argv)
 	err = sq_start(&env.c, "sqstat", &argp, argc, argv, &open_opts);
 	if (err)
 		return err;
-	/* The VM binaries: -p's, --vm's or PATH's sqvm, and the executables of the VMs
-	 * running now (other builds may be among them). */
-	if (!env.c.pid) {
-		pid_t pids[MAX_VMS];
-		int n = sq_scan_vms(pids, MAX_VMS, 0, 0);
-		for (int i = 0; i < n; i++) {
-			char exe[64];
-			snprintf(exe, sizeof(exe), "/proc/%d/exe", pids[i]);
-			sq_add_target(&env.c, exe, exe);
-		}
-	}
+	if (!env.c.pid)
+		add_running_binaries();
 	skel = sqstat_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqstat: cannot open the BPF object: %s\n", strerror(errno));
@@ -653,17 +674,7 @@ int main(int argc, char **argv)
 	err = sq_loop_restart_timer(&loop);
 	if (err)
 		goto cleanup;
-	if (env.c.verbose)
-		fprintf(stderr, "sqstat: vm__start and vm__exit attached in %d binar%s\n", env.c.nbins,
-			env.c.nbins == 1 ? "y" : "ies");
-	sq_format_duration(every, sizeof(every), env.c.interval_ns);
-	if (env.c.pid)
-		fprintf(env.c.format == SQ_FORMAT_TEXT ? stdout : stderr,
-			"Tracing VM counters of PID %d, every %s... Hit Ctrl-C to end.\n", env.c.pid, every);
-	else
-		fprintf(env.c.format == SQ_FORMAT_TEXT ? stdout : stderr,
-			"Tracing VM counters of every sqvm on the host, every %s... Hit Ctrl-C to end.\n", every);
-	fflush(NULL);
+	print_tracing();
 	run.skel = skel;
 	err = sq_loop_run(&loop, refresh, &run);
 
