@@ -9,9 +9,9 @@
  *     later ones), `names` (copies of names, for processes gone before the report);
  *   - reading a VM's memory: its current frame, a walk of its innermost methods, names.
  *
- * A program that never touches the maps pays only for creating them empty: `names` is
- * allocated as it fills (BPF_F_NO_PREALLOC), `vms` is small. Nothing here depends on
- * what was included before it. */
+ * A tool whose programs never touch one of these maps does not create it (user space's
+ * sq_skip_unused_maps, tools/sqbpf.h), and `names` and `vms` are allocated as they fill
+ * (BPF_F_NO_PREALLOC). Nothing here depends on what was included before it. */
 #ifndef SQVM_BPF_H
 #define SQVM_BPF_H
 

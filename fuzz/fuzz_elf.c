@@ -3,8 +3,9 @@
  * The tools run as root and open binaries that a container's owner controls (through
  * /proc/PID/root), so every ELF structure, note and size in them is untrusted. The input
  * is written to a memory file and read as the tools read a target (tools/sqelf.h): its
- * squeak USDT notes (sq_elf_probes) and its symbols and program headers (the walk that
- * finds sqvm_debug_offsets). A crash or a sanitizer report is a finding. */
+ * squeak USDT notes (sq_elf_probes) and its symbols, program headers and code
+ * relocations (the walk that finds sqvm_debug_offsets, and a BPF object's maps). A crash
+ * or a sanitizer report is a finding. */
 #define _GNU_SOURCE
 #include "sqelf.h"
 
@@ -21,7 +22,8 @@ static bool on_sym(void *ctx, const GElf_Sym *sym, const char *name)
     if (name && strcmp(name, "sqvm_debug_offsets") == 0) ++*(int *)ctx;
     return true;
 }
-static const struct sq_elf_visitor visitor = { .phdr = on_phdr, .sym = on_sym };
+static void on_rel(void *ctx, const char *sym) { (void)sym; ++*(int *)ctx; }
+static const struct sq_elf_visitor visitor = { .phdr = on_phdr, .sym = on_sym, .code_rel = on_rel };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

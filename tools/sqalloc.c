@@ -517,6 +517,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sqalloc: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;
 	}
+	sq_skip_unused_maps(skel->skeleton);
 	skel->rodata->by_method = env.by_method;
 	skel->rodata->ncallers = env.callers ? env.callers + (env.skip_class_side ? SKIP_SLACK : 0) : 0;
 	if (skel->rodata->ncallers > SQALLOC_MAX_CALLERS)

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sqelf.h"
 #include "sqkernel.h"
 
 #ifndef CAP_PERFMON
@@ -168,6 +169,33 @@ int sq_start(struct sq_common *c, const char *tool, const struct argp *argp, int
 /* ===================================================================== */
 /* Maps                                                                  */
 /* ===================================================================== */
+
+static const char *const family_maps[] = { "vms", "names", "name_scratch" };
+#define NFAMILY (sizeof(family_maps) / sizeof(family_maps[0]))
+
+/* sq_elf_walk_image: the family maps the code refers to. */
+static void note_use(void *ctx, const char *symbol)
+{
+	bool *used = ctx;
+
+	for (size_t i = 0; i < NFAMILY; i++)
+		if (strcmp(symbol, family_maps[i]) == 0)
+			used[i] = true;
+}
+
+void sq_skip_unused_maps(const struct bpf_object_skeleton *s)
+{
+	static const struct sq_elf_visitor v = { .code_rel = note_use };
+	bool used[NFAMILY] = { false };
+
+	if (sq_elf_walk_image(s->data, s->data_sz, &v, used))
+		return;		/* unreadable: create them all, as libbpf would */
+	for (size_t i = 0; i < NFAMILY; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(*s->obj, family_maps[i]);
+		if (map && !used[i])
+			bpf_map__set_autocreate(map, false);
+	}
+}
 
 void *sq_map_keys(int fd, size_t key_size, size_t max, size_t *n)
 {

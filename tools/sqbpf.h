@@ -30,6 +30,14 @@ int sq_check_perf(void);				/* BPF programs on perf events */
  * against the built-in subset of its BTF instead of parsing all of it (see tools.mk). */
 void sq_open_opts(const struct sq_common *c, struct bpf_object_open_opts *opts);
 
+/* The family's maps (bpf/sqvm.bpf.h) are in every BPF object; creating one that no
+ * program uses would cost start-up time (names: most of a millisecond). Called between
+ * open and load, this leaves uncreated each of them that no program's code refers to
+ * (read from the relocations of the skeleton's copy of the object, as libbpf reads
+ * them). Their fds are then -1: user space must not use them either. */
+struct bpf_object_skeleton;
+void sq_skip_unused_maps(const struct bpf_object_skeleton *s);
+
 /* A snapshot of the keys of a BPF hash map (at most max, key_size bytes each), so that
  * the entries can be taken out one by one while the kernel goes on adding to it. Answers
  * a calloc'ed array (free it) with its length in *n, or NULL if out of memory. */

@@ -390,6 +390,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sqcalls: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;
 	}
+	sq_skip_unused_maps(skel->skeleton);
 	skel->rodata->histograms = env.hist;
 	skel->rodata->millis = env.millis;
 	skel->rodata->syscalls = env.syscalls;

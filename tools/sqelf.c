@@ -51,6 +51,29 @@ static void walk_notes(Elf_Scn *scn, const char *section, int addr_size, const s
 	}
 }
 
+/* The symbols the relocations of a code section refer to (a BPF object's maps). */
+static void walk_code_rels(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const struct sq_elf_visitor *v,
+			   void *ctx)
+{
+	Elf_Scn *target = elf_getscn(elf, sh->sh_info), *symscn = elf_getscn(elf, sh->sh_link);
+	Elf_Data *data = elf_getdata(scn, NULL), *syms;
+	GElf_Shdr tsh, ssh;
+
+	if (!data || !target || !symscn || !gelf_getshdr(target, &tsh) || !(tsh.sh_flags & SHF_EXECINSTR) ||
+	    !gelf_getshdr(symscn, &ssh) || !(syms = elf_getdata(symscn, NULL)) || !sh->sh_entsize)
+		return;
+	for (size_t k = 0; k < sh->sh_size / sh->sh_entsize; k++) {
+		GElf_Rel rel;
+		GElf_Sym sym;
+		const char *name;
+		if (!gelf_getrel(data, (int)k, &rel))
+			break;
+		if (gelf_getsym(syms, (int)GELF_R_SYM(rel.r_info), &sym) &&
+		    (name = elf_strptr(elf, ssh.sh_link, sym.st_name)))
+			v->code_rel(ctx, name);
+	}
+}
+
 static void walk(Elf *elf, size_t nphdr, size_t shstrndx, const struct sq_elf_visitor *v, void *ctx)
 {
 	int addr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
@@ -72,15 +95,28 @@ static void walk(Elf *elf, size_t nphdr, size_t shstrndx, const struct sq_elf_vi
 			walk_symbols(elf, scn, &sh, v, ctx, &more);
 		else if (v->note && sh.sh_type == SHT_NOTE && (name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			walk_notes(scn, name, addr_size, v, ctx);
+		else if (v->code_rel && sh.sh_type == SHT_REL)
+			walk_code_rels(elf, scn, &sh, v, ctx);
 	}
+}
+
+/* Walks elf if it is an ELF file at all. */
+static int walk_elf(Elf *elf, const struct sq_elf_visitor *v, void *ctx)
+{
+	size_t nphdr, shstrndx;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nphdr) ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOEXEC;
+	walk(elf, nphdr, shstrndx, v, ctx);
+	return 0;
 }
 
 int sq_elf_walk(const char *path, const struct sq_elf_visitor *v, void *ctx)
 {
-	size_t nphdr, shstrndx;
 	struct stat st;
-	Elf *elf = NULL;
-	int fd, err = 0;
+	Elf *elf;
+	int fd, err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
@@ -88,20 +124,36 @@ int sq_elf_walk(const char *path, const struct sq_elf_visitor *v, void *ctx)
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > SQ_MAX_BINARY_SIZE) {
-		err = -ENOEXEC;
-		goto out;
+		close(fd);
+		return -ENOEXEC;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);	/* read, not mapped: see sqelf.h */
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nphdr) ||
-	    elf_getshdrstrndx(elf, &shstrndx)) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	walk(elf, nphdr, shstrndx, v, ctx);
-out:
+	err = walk_elf(elf, v, ctx);
 	if (elf)
 		elf_end(elf);
 	close(fd);
+	return err;
+}
+
+int sq_elf_walk_image(const void *image, size_t size, const struct sq_elf_visitor *v, void *ctx)
+{
+	/* libelf may convert a memory image in place: give it an aligned, writable copy */
+	char *copy = malloc(size);
+	Elf *elf;
+	int err;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, size);
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		free(copy);
+		return -EINVAL;
+	}
+	elf = elf_memory(copy, size);
+	err = walk_elf(elf, v, ctx);
+	if (elf)
+		elf_end(elf);
+	free(copy);
 	return err;
 }
 

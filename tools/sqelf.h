@@ -23,17 +23,22 @@
 #define SQ_MAX_PROBES 64
 
 /* What the walk reports, each callback optional: every program header; every symbol of
- * the symbol tables (until sym answers false); every note of every note section. */
+ * the symbol tables (until sym answers false); every note of every note section; the
+ * symbol every relocation of code (an executable section) refers to. */
 struct sq_elf_visitor {
 	void (*phdr)(void *ctx, const GElf_Phdr *phdr);
 	bool (*sym)(void *ctx, const GElf_Sym *sym, const char *name);
 	void (*note)(void *ctx, const char *section, const GElf_Nhdr *nhdr, const char *owner,
 		     const char *desc, int addr_size);
+	void (*code_rel)(void *ctx, const char *symbol);
 };
 
 /* Walks the ELF file at path. 0, or -errno: the open's, or ENOEXEC (not a regular file
  * of sane size, or not ELF). */
 int sq_elf_walk(const char *path, const struct sq_elf_visitor *v, void *ctx);
+
+/* The same for an ELF image in memory (a skeleton's BPF object). */
+int sq_elf_walk_image(const void *image, size_t size, const struct sq_elf_visitor *v, void *ctx);
 
 /* The squeak probes found in one binary: name and number of sites of each. */
 struct sq_probes {

@@ -459,6 +459,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sqflow: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;
 	}
+	sq_skip_unused_maps(skel->skeleton);
 	/* The kernel compares at most SQ_NAME_LEN - 1 bytes; wanted() does the rest. */
 	sq_prefix_set((char *)skel->rodata->class_prefix, &skel->rodata->class_prefix_len, env.class_prefix);
 	sq_prefix_set((char *)skel->rodata->sel_prefix, &skel->rodata->sel_prefix_len, env.sel_prefix);

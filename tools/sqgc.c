@@ -251,6 +251,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sqgc: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;
 	}
+	sq_skip_unused_maps(skel->skeleton);
 	skel->rodata->millis = env.millis;
 	skel->rodata->min_ns = env.min_ns;
 	skel->rodata->events = env.events;

@@ -673,6 +673,7 @@ static struct sqprof_bpf *load_bpf(void)
 		fprintf(stderr, "sqprof: cannot open the BPF object: %s\n", strerror(errno));
 		return NULL;
 	}
+	sq_skip_unused_maps(skel->skeleton);
 	skel->rodata->max_depth = env.max_depth;
 	skel->rodata->kernel_stacks = env.kernel_stacks;
 	skel->rodata->user_stacks = env.user_stacks;

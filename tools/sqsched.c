@@ -281,6 +281,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sqsched: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;
 	}
+	sq_skip_unused_maps(skel->skeleton);
 	skel->rodata->millis = env.millis;
 	skel->rodata->events = env.events;
 	err = sqsched_bpf__load(skel);

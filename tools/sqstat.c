@@ -647,6 +647,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sqstat: cannot open the BPF object: %s\n", strerror(errno));
 		return SQ_EXIT_ERROR;
 	}
+	sq_skip_unused_maps(skel->skeleton);
 	err = sqstat_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "sqstat: cannot load the BPF programs: %s\n", strerror(-err));
