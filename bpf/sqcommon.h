@@ -11,7 +11,7 @@
 /* debug_offsets.h is plain C: on the BPF side vmlinux.h's types stand for <stdint.h>'s */
 typedef __u32 uint32_t;
 typedef __u64 uint64_t;
-#define SQ_INLINE static __always_inline
+#define SQ_INLINE static inline __attribute__((always_inline))
 #else
 #include <stdbool.h>
 #include <linux/types.h>
