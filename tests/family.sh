@@ -111,7 +111,8 @@ fa_calls() { # sqcalls args...
 fa_sqcalls() {
     local got
     fa_calls -n 0 -j -L
-    # exact counts; busy: 2 ms each (tracing adds microseconds: 2.0 to 2.6 ms); self
+    # exact counts; busy: 2 ms each (it spins on the wall clock, so it is never quicker;
+    # tracing adds microseconds, and a loaded host preempts it: 2.0 to 3.0 ms); self
     # time is busy:'s own, outer's is next to nothing; fib:'s total is its outermost
     # activation only, equal to the sum of its self times; the non-local return from the
     # block in scan ends do: and the block, each timed inside scan.
@@ -121,17 +122,18 @@ fa_sqcalls() {
         [c("Calls>>outer"), c("Calls>>busy:"), c("Calls>>fib:"), c("Calls>>scan"), c("Array>>do:"), c("[] in Calls>>scan")] as $counts |
         ($r["Calls>>busy:"] | (.total_ns / .count / 1e6)) as $mean |
         [($counts | map(tostring) | join(" ")),
-         ($mean >= 2.0 and $mean <= 2.6),
+         ($mean >= 2.0 and $mean <= 3.0),
          ($r["Calls>>busy:"] | .self_ns >= 0.99 * .total_ns),
          ($r["Calls>>outer"] | .self_ns < 0.05 * .total_ns and .total_ns >= $r["Calls>>busy:"].total_ns - 10000000),
          ($r["Calls>>fib:"] | ((.self_ns - .total_ns) | fabs) < 0.05 * .total_ns),
          ($r["Calls>>scan"].total_ns >= $r["Array>>do:"].total_ns and $r["Array>>do:"].total_ns >= $r["[] in Calls>>scan"].total_ns and $r["Calls>>scan"].total_ns >= 10 * 500000),
          # -L: all 50 in the histogram, none under 1,024 us (busy: cannot be quicker than
-         # its 2 ms), most in [1024, 2048): 2 ms is close to that bucket top, and a
-         # preempted call lands in the next one
+         # its 2 ms), the median in [1024, 2048): 2 ms is close to that bucket top, and
+         # a call preempted by a loaded host lands in a later one (12 of 50 seen at
+         # load 3.5 on 2 cores)
          ($r["Calls>>busy:"].hist | map(select(.count > 0)) |
             (map(.count) | add) == 50 and (map(.low) | min) == 1024 and
-            (map(select(.low == 1024) | .count) | add) >= 40)] | map(tostring) | join(" | ")' "$FA_TMP/out" 2>&1)
+            (map(select(.low == 1024) | .count) | add) >= 26)] | map(tostring) | join(" | ")' "$FA_TMP/out" 2>&1)
     if [ "$FA_STATUS" = 0 ] && [ "$got" = "10 50 1973 10 10 30 | true | true | true | true | true | true" ]; then
         pass "family/sqcalls: exact counts, busy: 2 ms each, self and total right through recursion and a non-local return, -L histogram"
     else fail "family/sqcalls" "status $FA_STATUS: '$got' $(head -3 "$FA_TMP/err")"; fi
