@@ -58,7 +58,7 @@ else
 endif
 
 CFLAGS ?=
-CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS_MODE) $(CFLAGS) -DSQVM_PROBES=$(PROBES) -I$(O)/gen -Ivm -Iprobes
+CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS_MODE) $(CFLAGS) -DSQVM_PROBES=$(PROBES) -I$(O)/gen -iquote vm -Iprobes
 LDLIBS := -lm
 
 VM_SRC := $(wildcard vm/*.c)

@@ -16,7 +16,7 @@ FUZZ_CC ?= clang
 FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -DSQVM_FUZZ -DSQVM_PROBES=0 \
-               -fno-strict-aliasing -Ivm -Iprobes -Ibuild/gen
+               -fno-strict-aliasing -iquote vm -Iprobes -Ibuild/gen
 FUZZ_VM_SRC := $(filter-out vm/main.c,$(wildcard vm/*.c))
 FUZZ_VM_OBJ := $(patsubst vm/%.c,$(FUZZ_DIR)/obj/vm_%.o,$(FUZZ_VM_SRC)) $(FUZZ_DIR)/obj/corelib.o
 FUZZ_TOOL_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -I$(TOOLS_GEN) -Ibpf -Itools -Iprobes
