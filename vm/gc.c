@@ -590,6 +590,28 @@ static size_t sweep(void)
     return freed;
 }
 
+/* ---- Weak references ---- */
+
+static void (*weakScanner)(GCAliveFn);
+
+void gc_set_weak_scanner(void (*scanner)(GCAliveFn)) { weakScanner = scanner; }
+
+/* After a scavenge: a young object lives if it was copied; old ones were not looked at. */
+static bool alive_after_scavenge(Value *slot)
+{
+    Value v = *slot;
+    if (!gc_is_young(v)) return true;
+    if (!(as_obj(v)->hdr & GCF_FORWARDED)) return false;
+    *slot = as_obj(v)->slots[0];
+    return true;
+}
+
+/* After a full collection's marking (its scavenge moved every young survivor out). */
+static bool alive_after_mark(Value *slot)
+{
+    return alive_after_scavenge(slot) && (as_obj(*slot)->hdr & (GCF_MARK | GCF_PERM));
+}
+
 /* ---- Collections ---- */
 
 static void finish_event(GCEvent *e, uint64_t t0)
@@ -624,6 +646,7 @@ void gc_young_collect(void)
     evtSurvived = evtTenured = 0;
     heap.tenureAll = false;
     scavenge();
+    if (weakScanner) weakScanner(alive_after_scavenge);
     e.freedBytes = e.youngBefore - evtSurvived - evtTenured;
     finish_event(&e, t0);
     heap.youngSinceFull++;
@@ -643,6 +666,7 @@ void gc_full_collect(void)
     for (size_t i = 0; i < heap.nrem; i++) heap.rem[i]->hdr &= ~GCF_REMEMBERED;
     heap.nrem = 0;
     mark_from_roots();
+    if (weakScanner) weakScanner(alive_after_mark);
     size_t freed = sweep();
     e.freedBytes = (e.youngBefore - evtTenured) + freed;
     heap.fullPending = false;

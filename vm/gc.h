@@ -60,6 +60,12 @@ void gc_init(const GCConfig *cfg);
 size_t gc_heap_limit(void);
 /* fullOnly scanners (method literals: permanent objects only) are skipped by scavenges. */
 void gc_add_root_scanner(GCRootScanner scanner, bool fullOnly);
+/* Weak references (io.c's table of open handles): once a collection has found every
+ * live object, and before it frees the dead, the weak scanner calls alive on each weak
+ * slot it owns; alive updates the slot (the object may have moved) and answers whether
+ * the object survived. Not roots: the scanner decides what a dead referent means. */
+typedef bool (*GCAliveFn)(Value *slot);
+void gc_set_weak_scanner(void (*scanner)(GCAliveFn alive));
 
 /* ---- Allocation ----
  * Allocation never collects: it only sets gc_pending, which the interpreter
