@@ -57,11 +57,17 @@ provider squeak {
 	probe process__exit(uint64_t id, char *name);
 	/* A process is put on its ready queue. reason: 0 resumed (its first run too),
 	 * 1 a Semaphore it waited on was signalled, 2 its Delay expired, 3 it was running
-	 * and yielded or was preempted. */
+	 * and yielded or was preempted, 4 its wait on a file descriptor ended (io__ready). */
 	probe process__ready(uint64_t id, char *name, int reason);
 	/* The running process blocks: on a Semaphore (semaphore: the Semaphore's identity
 	 * hash, timeoutns 0) or a Delay (semaphore 0, timeoutns: the Delay's length). */
 	probe process__wait(uint64_t id, char *name, uint64_t semaphore, uint64_t timeoutns);
+	/* The running process blocks on a file descriptor until it is ready for op (0 read,
+	 * 1 write, 2 accept, 3 connect), for at most timeoutns (0: no limit); and the wait
+	 * ends: the descriptor is ready or was closed (timedout 0), or the time passed
+	 * (timedout 1). process__ready (reason 4) follows io__ready. */
+	probe io__wait(uint64_t id, char *name, int fd, int op, uint64_t timeoutns);
+	probe io__ready(uint64_t id, char *name, int fd, int op, int timedout);
 
 	/* Fired from Smalltalk: Probe fire: 'name' with: 42 / Probe fire: 'name' withString: 'text'. */
 	probe user__probe(char *name, int64_t arg);

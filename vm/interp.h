@@ -32,14 +32,18 @@ typedef struct Process {
     Value obj;             /* the Smalltalk Process object */
     Value waitingOn;       /* the Semaphore it waits on, or nil */
     uint64_t id;           /* stable small integer: 1 is the main process */
-    uint64_t wakeNs;       /* when waiting on a Delay */
+    uint64_t wakeNs;       /* when waiting on a Delay or an I/O timeout */
+    uint64_t timerSeq;     /* order among equal wakeNs: first come, first woken */
+    int timerSlot;         /* index in the scheduler's timer heap, or -1 */
+    int ioFd;              /* the fd it waits on (state PS_IO), or -1 */
+    int ioOp;              /* what it waits for: IO_OP_READ, ... (io.h) */
     int priority;
     int state;
     bool isMain;
     bool started;          /* resumed at least once (process__create has fired) */
     bool ran;              /* has run: its block's block__entry has fired */
     uint32_t traceDepth;   /* traced mode: frames on the stack (0: not known yet) */
-    struct Process *next, *prev;       /* ready queue or delay list */
+    struct Process *next, *prev;       /* ready queue */
     struct Process *allNext, *allPrev; /* every live process */
 } Process;
 

@@ -201,6 +201,12 @@ void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint6
     SQUEAK_PROCESS_WAIT(id, name, semaphore, timeoutNs);
 }
 
+void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
+{
+    SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
+}
+void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut) { SQUEAK_IO_READY(id, name, fd, op, timedOut); }
+
 void probe_user(const char *name, int64_t arg, const char *str)
 {
     if (str) { if (SQ_ENABLED(USER_PROBE_STR)) SQUEAK_USER_PROBE_STR(name, str); }
@@ -227,6 +233,14 @@ void probe_process_ready(uint64_t id, const char *name, int reason) { (void)id; 
 void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs)
 {
     (void)id; (void)name; (void)semaphore; (void)timeoutNs;
+}
+void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
+{
+    (void)id; (void)name; (void)fd; (void)op; (void)timeoutNs;
+}
+void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
+{
+    (void)id; (void)name; (void)fd; (void)op; (void)timedOut;
 }
 void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
 void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }

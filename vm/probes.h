@@ -32,9 +32,11 @@ void probe_primitive_fail(Value receiver, const char *primitive, const char *rea
 void probe_process(int what, uint64_t id, const char *name, int priority);
 enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
 /* process__ready's reasons (probes/squeak.d). */
-enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED = 3 };
+enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED = 3, READY_IO = 4 };
 void probe_process_ready(uint64_t id, const char *name, int reason);
 void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs);
+void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs);
+void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut);
 void probe_user(const char *name, int64_t arg, const char *str);
 void probes_init(uint64_t allocSampleBytes);
 

@@ -1,32 +1,44 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* sched.c - green processes on one OS thread: ready queues per priority, Semaphores,
- * Delays driven by an interval timer, deadlock detection, and the process-activation
- * probe site. Scheduling follows Squeak: the highest-priority runnable process runs; a
- * process readied at a higher priority preempts the active one at once (the preempted
- * one keeps its turn at the front of its queue); equal priorities take turns only on
- * yield, wait or suspend. */
+/* sched.c - green processes on one OS thread: ready queues per priority, Semaphores, a
+ * timer heap for Delays and I/O timeouts, waits on file descriptors, the idle wait in
+ * the event loop (io.c), deadlock detection, and the process-activation probe site.
+ * Scheduling follows Squeak: the highest-priority runnable process runs; a process
+ * readied at a higher priority preempts the active one at once (the preempted one
+ * keeps its turn at the front of its queue); equal priorities take turns only on
+ * yield, wait or suspend. The VM owns no process-wide timer or signal: when no process
+ * can run it sleeps in epoll_wait until the earliest timer, and a computing process is
+ * interrupted only through io_watch, while some waiter outranks it. */
 #include "sched.h"
 #include "gc.h"
+#include "io.h"
 #include "loader.h"
 #include "prims.h"
 #include "probes.h"
 #include "symbol.h"
 #include "vm.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/time.h>
-#include <time.h>
 
 #define NUM_PRIORITIES (PRIORITY_MAX + 1)
+/* Every this many picks the scheduler looks for I/O and expired timers even when
+ * processes are ready, so that processes that keep passing the CPU among themselves
+ * do not starve the waiters of their own priority. */
+#define CHECK_EVERY_PICKS 64
 
 
 static struct {
     Process *readyHead[NUM_PRIORITIES], *readyTail[NUM_PRIORITIES];
     uint64_t readyBits[2];         /* bit p set: queue p non-empty */
-    Process *delays;               /* waiting on a Delay, earliest first */
+    Process **timers;              /* min-heap on (wakeNs, timerSeq) */
+    int numTimers, capTimers;
+    uint64_t timerSeq;
+    /* Processes waiting on a timer or a file descriptor, per priority: what can wake
+     * without the running process doing anything (io_watch). */
+    uint32_t asyncCount[NUM_PRIORITIES];
+    uint64_t asyncBits[2];
+    int picksToCheck;
     Process *all;                  /* every live process */
     uint64_t nextId;
     size_t forkStackWords;
@@ -74,11 +86,18 @@ const char *sched_process_name(Process *p)
     return is_string_like(n) ? str_bytes(n) : "";
 }
 
-static Process *handle_of(Value procObj)
+Process *sched_process_of(Value procObj)
 {
     if (!is_ptr(procObj) || obj_class_index(as_obj(procObj)) != sched_state.processClass->index) return NULL;
     Value h = as_obj(procObj)->slots[PROC_HANDLE];
     return h == G.nil || !is_int(h) ? NULL : value_ptr(h);
+}
+
+static int highest_bit(const uint64_t bits[2])
+{
+    if (bits[1]) return 64 + 63 - __builtin_clzll(bits[1]);
+    if (bits[0]) return 63 - __builtin_clzll(bits[0]);
+    return -1;
 }
 
 /* ---- Ready queues ---- */
@@ -111,64 +130,140 @@ static void unready(Process *p)
     p->next = p->prev = NULL;
 }
 
-static int highest_ready(void)
+static int highest_ready(void) { return highest_bit(sched_state.readyBits); }
+
+/* ---- Waiters that wake by themselves (on a timer or a file descriptor) ---- */
+
+static bool is_async(const Process *p)
 {
-    if (sched_state.readyBits[1]) return 64 + 63 - __builtin_clzll(sched_state.readyBits[1]);
-    if (sched_state.readyBits[0]) return 63 - __builtin_clzll(sched_state.readyBits[0]);
-    return -1;
+    return p->state == PS_IO || (p->state == PS_WAITING && p->timerSlot >= 0);
 }
 
-/* ---- Delays and the timer ---- */
-
-static void on_alarm(int sig)
+static void async_enter(Process *p)
 {
-    (void)sig;
-    sched_attention = 1;
+    int pr = p->priority;
+    if (sched_state.asyncCount[pr]++ == 0) sched_state.asyncBits[pr >> 6] |= 1ull << (pr & 63);
 }
 
-static void arm_timer(void)
+static void async_leave(Process *p)
 {
-    struct itimerval it = {{0, 0}, {0, 0}};
-    if (sched_state.delays) {
-        uint64_t now = vm_now_ns(), wake = sched_state.delays->wakeNs;
-        uint64_t us = wake > now ? (wake - now + 999) / 1000 : 1;
-        it.it_value.tv_sec = (time_t)(us / 1000000);
-        it.it_value.tv_usec = (suseconds_t)(us % 1000000);
+    int pr = p->priority;
+    if (--sched_state.asyncCount[pr] == 0) sched_state.asyncBits[pr >> 6] &= ~(1ull << (pr & 63));
+}
+
+/* ---- The timer heap (Delays, I/O timeouts) ---- */
+
+static bool timer_before(const Process *a, const Process *b)
+{
+    return a->wakeNs < b->wakeNs || (a->wakeNs == b->wakeNs && a->timerSeq < b->timerSeq);
+}
+
+static void timer_place(Process *p, int i)
+{
+    sched_state.timers[i] = p;
+    p->timerSlot = i;
+}
+
+static void timer_sift_up(int i)
+{
+    Process *p = sched_state.timers[i];
+    while (i > 0) {
+        int parent = (i - 1) / 2;
+        if (!timer_before(p, sched_state.timers[parent])) break;
+        timer_place(sched_state.timers[parent], i);
+        i = parent;
     }
-    setitimer(ITIMER_REAL, &it, NULL);
+    timer_place(p, i);
 }
 
-static void add_delay(Process *p, uint64_t wakeNs)
+static void timer_sift_down(int i)
 {
+    Process *p = sched_state.timers[i];
+    int n = sched_state.numTimers;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && timer_before(sched_state.timers[c + 1], sched_state.timers[c])) c++;
+        if (!timer_before(sched_state.timers[c], p)) break;
+        timer_place(sched_state.timers[c], i);
+        i = c;
+    }
+    timer_place(p, i);
+}
+
+static void timer_add(Process *p, uint64_t wakeNs)
+{
+    if (sched_state.numTimers == sched_state.capTimers) {
+        sched_state.capTimers = sched_state.capTimers ? 2 * sched_state.capTimers : 64;
+        sched_state.timers = vm_xrealloc(sched_state.timers, (size_t)sched_state.capTimers * sizeof(Process *));
+    }
     p->wakeNs = wakeNs;
-    Process **pp = &sched_state.delays;
-    while (*pp && (*pp)->wakeNs <= wakeNs) pp = &(*pp)->next;
-    p->next = *pp;
-    p->prev = NULL;
-    *pp = p;
-    if (sched_state.delays == p) arm_timer();
+    p->timerSeq = ++sched_state.timerSeq;
+    timer_place(p, sched_state.numTimers++);
+    timer_sift_up(p->timerSlot);
 }
 
-static void remove_delay(Process *p)
+static void timer_remove(Process *p)
 {
-    for (Process **pp = &sched_state.delays; *pp; pp = &(*pp)->next)
-        if (*pp == p) { *pp = p->next; break; }
-    p->next = NULL;
-}
-
-/* Moves every expired Delay's process to its ready queue (in wake order). */
-static void wake_expired(void)
-{
-    uint64_t now = vm_now_ns();
-    while (sched_state.delays && sched_state.delays->wakeNs <= now) {
-        Process *p = sched_state.delays;
-        sched_state.delays = p->next;
-        make_ready(p, false, READY_DELAY);
+    int i = p->timerSlot;
+    if (i < 0) return;
+    Process *last = sched_state.timers[--sched_state.numTimers];
+    if (i < sched_state.numTimers) {
+        timer_place(last, i);
+        timer_sift_down(i);
+        timer_sift_up(last->timerSlot);
     }
-    arm_timer();
+    p->timerSlot = -1;
+}
+
+static uint64_t earliest_timer(void) { return sched_state.numTimers ? sched_state.timers[0]->wakeNs : 0; }
+
+/* The answer of the primitive that p is suspended in (suspend_active_at). */
+static void set_wait_result(Process *p, Value v) { p->fp->sp[-1] = v; }
+
+static void fire_io_ready(Process *p, int timedOut)
+{
+    if (SQ_ENABLED(IO_READY)) probe_io_ready(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
+}
+
+/* Readies every process whose timer has passed, in wake order. */
+static void expire_timers(uint64_t now)
+{
+    while (sched_state.numTimers && sched_state.timers[0]->wakeNs <= now) {
+        Process *p = sched_state.timers[0];
+        timer_remove(p);
+        if (p->state == PS_IO) {
+            fire_io_ready(p, 1);
+            io_cancel(p);
+            p->ioFd = -1;
+            set_wait_result(p, G.falseObj);
+            async_leave(p);
+            make_ready(p, false, READY_IO);
+        } else {
+            async_leave(p);
+            make_ready(p, false, READY_DELAY);
+        }
+    }
+}
+
+void sched_io_wake(Process *p)
+{
+    timer_remove(p);
+    fire_io_ready(p, 0);
+    p->ioFd = -1;
+    set_wait_result(p, G.trueObj);
+    async_leave(p);
+    make_ready(p, false, READY_IO);
 }
 
 /* ---- Switching ---- */
+
+/* The watcher is needed only while a process that wakes by itself outranks the one
+ * that runs: only then can its wake-up preempt. */
+static void update_watch(void)
+{
+    io_watch(highest_bit(sched_state.asyncBits) > interp_current->priority, earliest_timer());
+}
 
 static void fire_activate(Process *p)
 {
@@ -187,6 +282,7 @@ static void transfer_to(Process *to)
         fire_activate(to);
     }
     to->state = PS_RUNNING;
+    update_watch();
     /* A forked process's block is activated when the process is made; its block__entry
      * fires here, when it first runs, so call-flow tools see it in the right order. */
     if (UNLIKELY(!to->ran)) {
@@ -206,9 +302,23 @@ NORETURN static void deadlock(void)
     vm_exit(1);
 }
 
-/* The next process to run; sleeps while every process waits on a Delay. */
+/* Without blocking: the processes whose I/O is ready or whose timer has passed join
+ * their ready queues. */
+static void check_events(void)
+{
+    if (io_has_waiters()) io_poll(0);
+    if (sched_state.numTimers) expire_timers(vm_now_ns());
+}
+
+/* The next process to run. When none is ready, the VM sleeps in the event loop until
+ * I/O is ready or the earliest timer passes; a process waiting on I/O can still be
+ * woken, so only when nothing waits on a timer or a descriptor is it a deadlock. */
 static Process *pick_next(void)
 {
+    if (--sched_state.picksToCheck <= 0) {
+        sched_state.picksToCheck = CHECK_EVERY_PICKS;
+        check_events();
+    }
     for (;;) {
         int pr = highest_ready();
         if (pr >= 0) {
@@ -216,13 +326,18 @@ static Process *pick_next(void)
             unready(p);
             return p;
         }
-        if (!sched_state.delays) deadlock();
-        struct timespec ts = {(time_t)(sched_state.delays->wakeNs / 1000000000ull), (long)(sched_state.delays->wakeNs % 1000000000ull)};
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        if (!sched_state.numTimers && !io_has_waiters()) deadlock();
+        io_watch(false, 0);
+        int64_t timeout = -1;
+        if (sched_state.numTimers) {
+            uint64_t now = vm_now_ns(), wake = earliest_timer();
+            timeout = wake > now ? (int64_t)(wake - now) : 0;
+        }
+        io_poll(timeout);
 #ifdef SQVM_FUZZ
         vm_fuzz_check();
 #endif
-        wake_expired();
+        if (sched_state.numTimers) expire_timers(vm_now_ns());
     }
 }
 
@@ -259,11 +374,13 @@ bool sched_poll(void)
 #ifdef SQVM_FUZZ
     vm_fuzz_check();
 #endif
-    if (!sched_state.delays || sched_state.delays->wakeNs > vm_now_ns()) return false;
-    wake_expired();
+    io_watch_rearm();
+    check_events();
     Process *cur = interp_current;
-    int pr = highest_ready();
-    if (pr <= cur->priority) return false;
+    if (highest_ready() <= cur->priority) {
+        update_watch();
+        return false;
+    }
     cur->state = PS_READY;
     make_ready(cur, true, READY_PREEMPTED);
     transfer_to(pick_next());
@@ -271,6 +388,14 @@ bool sched_poll(void)
 }
 
 /* ---- Creating and ending processes ---- */
+
+static void init_sched_fields(Process *p)
+{
+    p->obj = p->waitingOn = G.nil;
+    p->id = ++sched_state.nextId;
+    p->timerSlot = -1;
+    p->ioFd = -1;
+}
 
 static Process *new_process(size_t stackWords)
 {
@@ -280,23 +405,24 @@ static Process *new_process(size_t stackWords)
                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (stack == MAP_FAILED) vm_out_of_memory("cannot map a process stack");
     interp_process_init(p, stack, stackWords);
-    p->obj = p->waitingOn = G.nil;
-    p->id = ++sched_state.nextId;
+    init_sched_fields(p);
     link_all(p);
     return p;
 }
 
 #ifdef SQVM_FUZZ
-/* Between two fuzzed programs: forget every process but the new main one, and any Delay. */
+/* Between two fuzzed programs: forget every process but the new main one, and every
+ * timer and I/O wait. */
 void sched_fuzz_reset(Process *main)
 {
     memset(sched_state.readyHead, 0, sizeof sched_state.readyHead);
     memset(sched_state.readyTail, 0, sizeof sched_state.readyTail);
     memset(sched_state.readyBits, 0, sizeof sched_state.readyBits);
-    sched_state.delays = NULL;
+    memset(sched_state.asyncCount, 0, sizeof sched_state.asyncCount);
+    memset(sched_state.asyncBits, 0, sizeof sched_state.asyncBits);
+    sched_state.numTimers = 0;
     sched_state.all = NULL;
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_REAL, &off, NULL);
+    io_fuzz_reset();
     sched_init(main);
     sched_main_object();
 }
@@ -304,19 +430,15 @@ void sched_fuzz_reset(Process *main)
 
 void sched_init(Process *main)
 {
-    main->obj = main->waitingOn = G.nil;
-    main->id = ++sched_state.nextId;
+    init_sched_fields(main);
     main->priority = PRIORITY_USER;
     main->state = PS_RUNNING;
     main->isMain = true;
     main->started = main->ran = true;
     link_all(main);
     sched_state.forkStackWords = (4u << 20) / sizeof(Value);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGALRM, &sa, NULL);
+    sched_state.picksToCheck = CHECK_EVERY_PICKS;
+    io_init();
 }
 
 static Value new_process_object(Process *p, Value name)
@@ -339,7 +461,6 @@ void sched_main_object(void)
 
 static void remove_from_semaphore(Process *p)
 {
-    if (p->waitingOn == G.nil) return;
     Obj *sem = as_obj(p->waitingOn);
     Value prev = G.nil;
     for (Value v = sem->slots[SEM_FIRST]; v != G.nil; prev = v, v = as_obj(v)->slots[PROC_NEXT_LINK]) {
@@ -355,14 +476,17 @@ static void remove_from_semaphore(Process *p)
     p->waitingOn = G.nil;
 }
 
-/* Takes p off whatever list holds it. */
+/* Takes p off whatever list, heap or descriptor holds it. */
 static void detach(Process *p)
 {
+    if (is_async(p)) async_leave(p);
     if (p->state == PS_READY) unready(p);
-    else if (p->state == PS_WAITING) {
-        if (p->waitingOn != G.nil) remove_from_semaphore(p);
-        else remove_delay(p);
+    else if (p->state == PS_WAITING && p->waitingOn != G.nil) remove_from_semaphore(p);
+    if (p->state == PS_IO) {
+        io_cancel(p);
+        p->ioFd = -1;
     }
+    timer_remove(p);
 }
 
 static void end_process(Process *p)
@@ -394,13 +518,11 @@ void sched_terminate_active(void)
 
 bool sched_active_is_main(void) { return !interp_current || interp_current->isMain; }
 
-/* ---- Primitives ---- */
+/* ---- What the primitives do ---- */
 
-static PrimResult p_new_process(Value *a, uint32_t n)
+Value sched_new_process(Value block)
 {
-    (void)n;
-    Method *bm = value_ptr(as_obj(a[0])->slots[BLK_METHOD]);
-    if (bm->nargs != 0) return prim_fail(a, "newProcess needs a block without arguments");
+    Method *bm = value_ptr(as_obj(block)->slots[BLK_METHOD]);
     Process *p = new_process(sched_state.forkStackWords);
     p->priority = interp_current->priority;
     p->state = PS_SUSPENDED;
@@ -408,39 +530,32 @@ static PrimResult p_new_process(Value *a, uint32_t n)
     Frame *base = (Frame *)p->stackBase;
     memset(base, 0, sizeof(Frame));
     base->self = base->ctx = base->closure = G.nil;
-    base->locals[0] = a[0];
+    base->locals[0] = block;
     base->sp = base->locals + 1;
     p->fp = base;
     Process *saved = interp_current;
     interp_current = p;
-    interp_activate(bm, base->locals, a[0]);
+    interp_activate(bm, base->locals, block);
     interp_current = saved;
-    a[0] = new_process_object(p, G.nil);
-    return PRIM_OK;
+    return new_process_object(p, G.nil);
 }
 
-static Process *rcvr_process(Value *a) { return handle_of(a[0]); }
-
-static PrimResult p_resume(Value *a, uint32_t n)
+PrimResult sched_resume(Process *p, Value *args)
 {
-    (void)n;
-    Process *p = rcvr_process(a);
     if (!p || p->state != PS_SUSPENDED) return PRIM_OK; /* terminated, or already scheduled */
     /* process__create fires at the first resume, when fork/forkNamed: has set the name */
     if (!p->started) {
         p->started = true;
         if (SQ_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, p->id, sched_process_name(p), p->priority);
     }
-    return ready_and_maybe_preempt(p, a, READY_RESUMED);
+    return ready_and_maybe_preempt(p, args, READY_RESUMED);
 }
 
-static PrimResult p_suspend(Value *a, uint32_t n)
+PrimResult sched_suspend(Process *p, Value *args)
 {
-    (void)n;
-    Process *p = rcvr_process(a);
     if (!p || p->state == PS_SUSPENDED) return PRIM_OK;
     if (p == interp_current) {
-        suspend_active_at(a, PS_SUSPENDED);
+        suspend_active_at(args, PS_SUSPENDED);
         return switch_away();
     }
     detach(p);
@@ -448,95 +563,60 @@ static PrimResult p_suspend(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-static PrimResult p_terminate(Value *a, uint32_t n)
+PrimResult sched_terminate(Process *p, Value *args)
 {
-    (void)n;
-    Process *p = rcvr_process(a);
     if (!p) return PRIM_OK;
     if (p == interp_current) {
         if (p->isMain) vm_exit(0);
         sched_process_finished();
         return PRIM_ACTIVATED;
     }
-    if (p->isMain) return prim_fail(a, "the main process cannot be terminated by another process");
+    if (p->isMain) return prim_fail(args, "the main process cannot be terminated by another process");
     end_process(p);
     return PRIM_OK;
 }
 
-static PrimResult p_priority(Value *a, uint32_t n)
+PrimResult sched_set_priority(Process *p, int pr, Value *args)
 {
-    (void)n;
-    Process *p = rcvr_process(a);
-    a[0] = int_value(p ? p->priority : 0);
-    return PRIM_OK;
-}
-
-static PrimResult p_set_priority(Value *a, uint32_t n)
-{
-    (void)n;
-    Process *p = rcvr_process(a);
-    if (!is_int(a[1]) || int_val(a[1]) < PRIORITY_MIN || int_val(a[1]) > PRIORITY_MAX)
-        return prim_fail(a, "priority: needs an Integer from 1 to 80");
     if (!p) return PRIM_OK;
-    int pr = (int)int_val(a[1]);
     if (p->state == PS_READY) {
         unready(p);
         p->priority = pr;
-        return ready_and_maybe_preempt(p, a, READY_PREEMPTED);
+        return ready_and_maybe_preempt(p, args, READY_PREEMPTED);
     }
+    bool async = is_async(p);
+    if (async) async_leave(p);
     p->priority = pr;
+    if (async) async_enter(p);
     if (p == interp_current && highest_ready() > pr) {
-        suspend_active_at(a, PS_READY);
+        suspend_active_at(args, PS_READY);
         make_ready(p, true, READY_PREEMPTED);
         return switch_away();
     }
+    update_watch();
     return PRIM_OK;
 }
 
-static PrimResult p_is_terminated(Value *a, uint32_t n) { (void)n; a[0] = bool_value(rcvr_process(a) == NULL); return PRIM_OK; }
-static PrimResult p_is_main(Value *a, uint32_t n) { (void)n; Process *p = rcvr_process(a); a[0] = bool_value(p && p->isMain); return PRIM_OK; }
-
-static PrimResult p_id(Value *a, uint32_t n)
+PrimResult sched_give_turn(Value *args)
 {
-    (void)n;
-    Process *p = rcvr_process(a);
-    a[0] = p ? int_value((int64_t)p->id) : G.nil;
-    return PRIM_OK;
-}
-
-static PrimResult p_state(Value *a, uint32_t n)
-{
-    (void)n;
-    static const char *const names[] = {"running", "ready", "waiting", "suspended", "terminated"};
-    Process *p = rcvr_process(a);
-    a[0] = sym_intern_cstr(names[p ? p->state : PS_TERMINATED]);
-    return PRIM_OK;
-}
-
-static PrimResult p_active(Value *a, uint32_t n) { (void)n; a[0] = interp_current->obj; return PRIM_OK; }
-
-static PrimResult p_yield(Value *a, uint32_t n)
-{
-    (void)n;
     Process *cur = interp_current;
+    check_events();
     if (!sched_state.readyHead[cur->priority] && highest_ready() <= cur->priority) return PRIM_OK;
-    suspend_active_at(a, PS_READY);
+    suspend_active_at(args, PS_READY);
     make_ready(cur, false, READY_PREEMPTED);
     return switch_away();
 }
 
-static PrimResult p_terminate_active(Value *a, uint32_t n)
+PrimResult sched_terminate_active_prim(void)
 {
-    (void)a; (void)n;
     if (interp_current->isMain) vm_exit(1);
     sched_process_finished();
     return PRIM_ACTIVATED;
 }
 
-static PrimResult p_wait(Value *a, uint32_t n)
+PrimResult sched_semaphore_wait(Value *args)
 {
-    (void)n;
-    Obj *sem = as_obj(a[0]);
+    Obj *sem = as_obj(args[0]);
     Value excess = sem->slots[SEM_EXCESS];
     if (is_int(excess) && int_val(excess) > 0) {
         sem->slots[SEM_EXCESS] = int_value(int_val(excess) - 1);
@@ -554,16 +634,15 @@ static PrimResult p_wait(Value *a, uint32_t n)
     }
     sem->slots[SEM_LAST] = me;
     gc_write_barrier(sem, me);
-    cur->waitingOn = a[0];
+    cur->waitingOn = args[0];
     if (SQ_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), obj_hash(sem), 0);
-    suspend_active_at(a, PS_WAITING);
+    suspend_active_at(args, PS_WAITING);
     return switch_away();
 }
 
-static PrimResult p_signal(Value *a, uint32_t n)
+PrimResult sched_semaphore_signal(Value *args)
 {
-    (void)n;
-    Obj *sem = as_obj(a[0]);
+    Obj *sem = as_obj(args[0]);
     Value first = sem->slots[SEM_FIRST];
     if (first == G.nil) {
         Value excess = sem->slots[SEM_EXCESS];
@@ -575,35 +654,31 @@ static PrimResult p_signal(Value *a, uint32_t n)
     gc_write_barrier(sem, next);
     if (next == G.nil) sem->slots[SEM_LAST] = G.nil;
     as_obj(first)->slots[PROC_NEXT_LINK] = G.nil;
-    Process *p = handle_of(first);
+    Process *p = sched_process_of(first);
     if (!p) return PRIM_OK;
     p->waitingOn = G.nil;
-    return ready_and_maybe_preempt(p, a, READY_SIGNALLED);
+    return ready_and_maybe_preempt(p, args, READY_SIGNALLED);
 }
 
-static PrimResult p_delay_wait(Value *a, uint32_t n)
+PrimResult sched_delay(Value *args, uint64_t ns)
 {
-    (void)n;
-    Value ms = as_obj(a[0])->slots[0];
-    if (!is_int(ms)) return prim_fail(a, "a Delay needs an Integer number of milliseconds");
-    if (int_val(ms) <= 0) return PRIM_OK;
     Process *cur = interp_current;
-    if (SQ_ENABLED(PROCESS_WAIT))
-        probe_process_wait(cur->id, sched_process_name(cur), 0, (uint64_t)int_val(ms) * 1000000ull);
-    suspend_active_at(a, PS_WAITING);
-    add_delay(cur, vm_now_ns() + (uint64_t)int_val(ms) * 1000000ull);
+    if (SQ_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), 0, ns);
+    suspend_active_at(args, PS_WAITING);
+    timer_add(cur, vm_now_ns() + ns);
+    async_enter(cur);
     return switch_away();
 }
 
-const PrimDef prims_process[] = {
-    {"Block1", "newProcess", p_new_process},
-    {"Process", "resume", p_resume}, {"Process", "suspend", p_suspend}, {"Process", "terminate", p_terminate},
-    {"Process", "priority", p_priority}, {"Process", "priority:", p_set_priority},
-    {"Process", "isTerminated", p_is_terminated}, {"Process", "isMain", p_is_main}, {"Process", "id", p_id},
-    {"Process", "state", p_state},
-    {"ProcessorScheduler", "activeProcess", p_active}, {"ProcessorScheduler", "yield", p_yield},
-    {"ProcessorScheduler", "terminateActive", p_terminate_active},
-    {"Semaphore", "wait", p_wait}, {"Semaphore", "signal", p_signal},
-    {"Delay", "wait", p_delay_wait},
-    {NULL, NULL, NULL},
-};
+PrimResult sched_io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
+{
+    Process *cur = interp_current;
+    cur->ioFd = fd;
+    cur->ioOp = op;
+    if (SQ_ENABLED(IO_WAIT)) probe_io_wait(cur->id, sched_process_name(cur), fd, op, timeoutNs);
+    args[0] = G.trueObj;
+    suspend_active_at(args, PS_IO);
+    if (timeoutNs) timer_add(cur, vm_now_ns() + timeoutNs);
+    async_enter(cur);
+    return switch_away();
+}

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* io.c - the event loop under the scheduler (see io.h). Sockets are non-blocking and
+ * join one epoll set once, edge-triggered, when they are made (as Go's netpoller does):
+ * a process tries its operation, and only after EAGAIN waits for the next edge, so no
+ * wait costs an epoll_ctl. An edge that comes while nobody waits is kept as a ready bit
+ * that the next wait in that direction takes at once, so none is lost. Regular files
+ * are always ready (epoll cannot watch them): their reads and writes block the VM.
+ *
+ * The watcher thread exists only after the first time a computing process could be
+ * preempted by a waiter (see sched.c, update_watch). It blocks in poll(2) on the epoll
+ * descriptor itself, which reports readiness without taking any event, plus a timerfd
+ * in the set for the earliest timer; when either is ready it sets sched_attention once
+ * and parks until the scheduler has looked (io_watch_rearm). No signal, no interval
+ * timer: the dispatch loop's safe points test the attention word they always tested. */
+#define _GNU_SOURCE
+#include "io.h"
+#include "gc.h"
+#include "sched.h"
+#include "vm.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A full collection reclaims dropped handles when this many are open (at least), and
+ * then when twice as many as survived it are. */
+#define RECLAIM_MIN 256
+/* The epoll event data of the alarm timerfd (a descriptor's is fd | gen << 32). */
+#define ALARM_TAG UINT64_MAX
+
+typedef struct IOEntry {
+    Value owner;            /* the handle object (weak: see io_weak_scan); 0: free slot */
+    uint32_t gen;           /* bumped at each adoption: stale events are recognised */
+    bool pollable;          /* in the epoll set (a socket); else always ready */
+    uint8_t ready;          /* bit per direction: an edge that no waiter has taken */
+    int openIndex;          /* its place in loop.open */
+    Process *waiter[2];     /* waiting to read or accept; to write or connect */
+} IOEntry;
+
+enum { WATCH_OFF, WATCH_ON, WATCH_FIRED };
+
+static struct {
+    int epfd;
+    IOEntry *fds;           /* indexed by descriptor */
+    int capFds;
+    int *open;              /* the open descriptors, densely, for the weak scan */
+    int numOpen, capOpen;
+    int numWaiters;
+    uint32_t gen;
+    int reclaimAt, reclaimMax;
+    /* the watcher */
+    int watchState;         /* WATCH_*: the futex word the watcher parks on */
+    bool watcherStarted;
+    int alarmFd;
+    uint64_t alarmNs;       /* what the alarm is set to; 0: not set, or it went off */
+} loop = {.epfd = -1, .alarmFd = -1};
+
+/* ---- The table of descriptors ---- */
+
+static void grow_fds(int fd)
+{
+    int cap = loop.capFds ? loop.capFds : 64;
+    while (cap <= fd) cap *= 2;
+    loop.fds = vm_xrealloc(loop.fds, (size_t)cap * sizeof(IOEntry));
+    memset(loop.fds + loop.capFds, 0, (size_t)(cap - loop.capFds) * sizeof(IOEntry));
+    loop.capFds = cap;
+}
+
+static void forget(int fd)
+{
+    IOEntry *e = &loop.fds[fd];
+    int last = loop.open[--loop.numOpen];
+    loop.open[e->openIndex] = last;
+    loop.fds[last].openIndex = e->openIndex;
+    memset(e, 0, sizeof *e);
+}
+
+int io_adopt(int fd, Value owner, bool pollable)
+{
+    if (fd >= loop.capFds) grow_fds(fd);
+    if (loop.numOpen == loop.capOpen) {
+        loop.capOpen = loop.capOpen ? 2 * loop.capOpen : 64;
+        loop.open = vm_xrealloc(loop.open, (size_t)loop.capOpen * sizeof(int));
+    }
+    IOEntry *e = &loop.fds[fd];
+    memset(e, 0, sizeof *e);
+    e->owner = owner;
+    e->gen = ++loop.gen;
+    e->pollable = pollable;
+    e->openIndex = loop.numOpen;
+    loop.open[loop.numOpen++] = fd;
+    if (pollable) {
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                                 .data.u64 = (uint64_t)(uint32_t)fd | (uint64_t)e->gen << 32};
+        if (epoll_ctl(loop.epfd, EPOLL_CTL_ADD, fd, &ev)) {
+            int err = errno;
+            forget(fd);
+            close(fd);
+            return -err;
+        }
+    }
+    return 0;
+}
+
+int io_fd_of(Value handle)
+{
+    Value f = as_obj(handle)->slots[0];
+    if (!is_int(f)) return -1;
+    int64_t fd = int_val(f);
+    if (fd < 0 || fd >= loop.capFds || loop.fds[fd].owner != handle) return -1;
+    return (int)fd;
+}
+
+int io_close(int fd)
+{
+    IOEntry *e = &loop.fds[fd];
+    Process *w[2] = {e->waiter[0], e->waiter[1]};
+    forget(fd);
+    /* Linux releases the descriptor even when close fails (EINTR, EIO): never retry */
+    int r = close(fd) ? -errno : 0;
+    for (int d = 0; d < 2; d++)
+        if (w[d]) {
+            loop.numWaiters--;
+            sched_io_wake(w[d]);
+        }
+    return r;
+}
+
+void io_not_ready(int fd, int dir) { loop.fds[fd].ready &= (uint8_t)~(1u << dir); }
+
+bool io_is_socket(int fd) { return loop.fds[fd].pollable; }
+
+/* The collector found the handle of an open descriptor unreachable: close it. A
+ * waiting process keeps its handle alive (it is in the process's frames), so nothing
+ * waits on a descriptor closed here. */
+static void io_weak_scan(GCAliveFn alive)
+{
+    for (int i = 0; i < loop.numOpen;) {
+        int fd = loop.open[i];
+        if (alive(&loop.fds[fd].owner)) {
+            i++;
+            continue;
+        }
+        forget(fd);
+        close(fd);
+    }
+}
+
+void io_reclaim(bool force)
+{
+    if (!force && loop.numOpen < loop.reclaimAt) return;
+    gc_full_collect();
+    /* twice what is live, within half the descriptor limit, but never so close to what
+     * is live that every open collects */
+    int at = 2 * loop.numOpen > RECLAIM_MIN ? 2 * loop.numOpen : RECLAIM_MIN;
+    if (at > loop.reclaimMax) at = loop.reclaimMax;
+    if (at < loop.numOpen + 32) at = loop.numOpen + 32;
+    loop.reclaimAt = at;
+}
+
+static void close_all(void)
+{
+    while (loop.numOpen) {
+        int fd = loop.open[loop.numOpen - 1];
+        forget(fd);
+        close(fd);
+    }
+}
+
+/* ---- Waiting ---- */
+
+PrimResult io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
+{
+    IOEntry *e = &loop.fds[fd];
+    int dir = io_op_dir(op);
+    args[0] = G.trueObj;
+    if (!e->pollable) return PRIM_OK;
+    if (e->ready & (1u << dir)) {
+        e->ready &= (uint8_t)~(1u << dir);
+        return PRIM_OK;
+    }
+    if (e->waiter[dir]) {
+        args[0] = int_value(-EBUSY);
+        return PRIM_OK;
+    }
+    e->waiter[dir] = interp_current;
+    loop.numWaiters++;
+    return sched_io_wait(args, fd, op, timeoutNs);
+}
+
+bool io_has_waiters(void) { return loop.numWaiters > 0; }
+
+void io_cancel(Process *p)
+{
+    IOEntry *e = &loop.fds[p->ioFd];
+    int dir = io_op_dir(p->ioOp);
+    if (e->waiter[dir] == p) {
+        e->waiter[dir] = NULL;
+        loop.numWaiters--;
+    }
+}
+
+static void became_ready(IOEntry *e, int dir)
+{
+    Process *p = e->waiter[dir];
+    if (!p) {
+        e->ready |= (uint8_t)(1u << dir);
+        return;
+    }
+    e->waiter[dir] = NULL;
+    loop.numWaiters--;
+    sched_io_wake(p);
+}
+
+static int wait_events(struct epoll_event *evs, int max, int64_t timeoutNs)
+{
+    if (timeoutNs <= 0) return epoll_wait(loop.epfd, evs, max, timeoutNs < 0 ? -1 : 0);
+    struct timespec ts = {(time_t)(timeoutNs / 1000000000), (long)(timeoutNs % 1000000000)};
+    int n = epoll_pwait2(loop.epfd, evs, max, &ts, NULL);
+    if (n < 0 && errno == ENOSYS) /* before Linux 5.11: milliseconds, rounded up */
+        n = epoll_wait(loop.epfd, evs, max, (int)((timeoutNs + 999999) / 1000000));
+    return n;
+}
+
+void io_poll(int64_t timeoutNs)
+{
+    struct epoll_event evs[64];
+    for (;;) {
+        int n = wait_events(evs, 64, timeoutNs);
+        for (int i = 0; i < n; i++) {
+            uint64_t d = evs[i].data.u64;
+            if (d == ALARM_TAG) {
+                loop.alarmNs = 0;
+                continue;
+            }
+            int fd = (int)(uint32_t)d;
+            if (fd >= loop.capFds || !loop.fds[fd].owner || loop.fds[fd].gen != (uint32_t)(d >> 32)) continue;
+            IOEntry *e = &loop.fds[fd];
+            uint32_t ev = evs[i].events;
+            if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) became_ready(e, IO_DIR_READ);
+            if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) became_ready(e, IO_DIR_WRITE);
+        }
+        if (n < 64) return;
+        timeoutNs = 0; /* a full batch: take what else is there, without waiting */
+    }
+}
+
+/* ---- The watcher thread ---- */
+
+static void futex_wake_watcher(void) { syscall(SYS_futex, &loop.watchState, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
+
+static void *watcher_main(void *unused)
+{
+    (void)unused;
+    struct pollfd pfd = {.fd = loop.epfd, .events = POLLIN};
+    for (;;) {
+        int s = __atomic_load_n(&loop.watchState, __ATOMIC_ACQUIRE);
+        if (s != WATCH_ON) {
+            syscall(SYS_futex, &loop.watchState, FUTEX_WAIT_PRIVATE, s, NULL, NULL, 0);
+            continue;
+        }
+        if (poll(&pfd, 1, -1) <= 0) continue;
+        int on = WATCH_ON;
+        if (__atomic_compare_exchange_n(&loop.watchState, &on, WATCH_FIRED, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            sched_attention = 1;
+    }
+    return NULL;
+}
+
+/* The watcher runs with every signal blocked, so that signals (SIGINT, a fuzzer's or a
+ * profiler's timers) keep going to the VM's own thread. */
+static void start_watcher(void)
+{
+    loop.watcherStarted = true;
+    loop.alarmFd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = ALARM_TAG};
+    if (loop.alarmFd < 0 || epoll_ctl(loop.epfd, EPOLL_CTL_ADD, loop.alarmFd, &ev))
+        vm_fatal("cannot make the scheduler's timer: %s", strerror(errno));
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64u << 10);
+    pthread_t t;
+    int err = pthread_create(&t, &attr, watcher_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (err) vm_fatal("cannot start the scheduler's watcher thread: %s", strerror(err));
+    pthread_setname_np(t, "sqvm-watcher");
+    pthread_detach(t);
+}
+
+static void set_alarm(uint64_t ns)
+{
+    struct itimerspec its = {.it_value = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)}};
+    if (timerfd_settime(loop.alarmFd, TFD_TIMER_ABSTIME, &its, NULL) == 0) loop.alarmNs = ns;
+}
+
+void io_watch(bool on, uint64_t alarmNs)
+{
+    int s = __atomic_load_n(&loop.watchState, __ATOMIC_RELAXED);
+    if (!on) {
+        if (s == WATCH_ON) __atomic_compare_exchange_n(&loop.watchState, &s, WATCH_OFF, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+        return;
+    }
+    if (!loop.watcherStarted) start_watcher();
+    if (alarmNs && (!loop.alarmNs || alarmNs < loop.alarmNs)) set_alarm(alarmNs);
+    if (s == WATCH_OFF) {
+        __atomic_store_n(&loop.watchState, WATCH_ON, __ATOMIC_RELEASE);
+        futex_wake_watcher();
+    }
+}
+
+void io_watch_rearm(void)
+{
+    int fired = WATCH_FIRED;
+    __atomic_compare_exchange_n(&loop.watchState, &fired, WATCH_OFF, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* ---- Start-up ---- */
+
+void io_init(void)
+{
+    if (loop.epfd >= 0) return;
+    loop.epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (loop.epfd < 0) vm_fatal("cannot make the event loop's epoll set: %s", strerror(errno));
+    struct rlimit rl;
+    loop.reclaimMax = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < INT32_MAX
+                    ? (int)(rl.rlim_cur / 2) : INT32_MAX;
+    loop.reclaimAt = RECLAIM_MIN < loop.reclaimMax ? RECLAIM_MIN : loop.reclaimMax;
+    gc_set_weak_scanner(io_weak_scan);
+    atexit(close_all);
+    /* A write to a socket whose peer has gone is EPIPE, never a signal that ends the VM
+     * (sockets also send with MSG_NOSIGNAL); a host program's own handler stays. */
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
+}
+
+#ifdef SQVM_FUZZ
+void io_fuzz_reset(void)
+{
+    close_all();
+    loop.numWaiters = 0;
+    io_watch(false, 0);
+}
+#endif
