@@ -10,7 +10,13 @@
 #include <math.h>
 #include <stdio.h>
 
-static const PrimDef *const tables[] = {prims_object, prims_number, prims_string, prims_system, prims_process};
+/* Fuzz builds leave out the I/O primitives: a fuzzed program must not create, delete
+ * or connect to anything. */
+static const PrimDef *const tables[] = {prims_object, prims_number, prims_string, prims_system, prims_process,
+#ifndef SQVM_FUZZ
+                                        prims_io,
+#endif
+};
 
 PrimFn prims_find(ClassInfo *holder, Value selector)
 {

@@ -13,7 +13,7 @@ typedef struct PrimDef {
 } PrimDef;
 
 /* Each prim_*.c file exports its table, ended by a NULL entry. */
-extern const PrimDef prims_object[], prims_number[], prims_string[], prims_system[], prims_process[];
+extern const PrimDef prims_object[], prims_number[], prims_string[], prims_system[], prims_process[], prims_io[];
 
 /* System primitives keep the program's argument Array. */
 void prims_system_init(Value args);
