@@ -9,7 +9,7 @@
 # opens in headless Chromium.
 set -e
 cd "$(dirname "$0")/.."
-PACKAGES="make gcc libc6-dev lua5.4 luajit clang llvm libclang-rt-14-dev libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils procps jq python3 protobuf-compiler chromium"
+PACKAGES="make gcc libc6-dev lua5.4 luajit clang llvm libclang-rt-14-dev libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils procps strace jq python3 protobuf-compiler chromium"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

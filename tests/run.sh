@@ -10,6 +10,7 @@
 #   compiler   tests/compiler/<Name>.som: exact bytecode from --disassemble
 #   library    tests/library.sh: every selector of the embedded library has a test
 #   cli        tests/cli.sh: the command line (help, -e, errors)
+#   io         tests/io.sh: files, sockets on 127.0.0.1 and the event loop (tests/io/)
 #   som        tests/som.sh: SOM's TestSuite and AWFY's benchmarks, from the checkouts
 #              named by SOM_DIR and AWFY_DIR, else from ../shared/suites (skipped when
 #              neither is there; under CI=true that fails)
@@ -17,7 +18,7 @@
 #              VMs (root); attach: every tool attached to a VM that is already busy;
 #              family: sqstat, sqcalls, sqsched; faults: VM or tool killed, full
 #              buffers and maps, two tools at once
-#   --all adds: lang under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify,
+#   --all adds: lang and io under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify,
 #              and the fuzzers for FUZZ_TIME (60) seconds each (tests/fuzz.sh)
 # TEST_TIERS="tests/cli.sh ..." limits the sourced tiers (default: all of them).
 set -u
@@ -189,7 +190,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/faults.sh tests/sqprof.sh tests/bpftrace.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/faults.sh tests/sqprof.sh tests/bpftrace.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done
@@ -197,10 +198,12 @@ done
 if [ "$ALL" = 1 ]; then
     if make -s SANITIZE=1 vm >"$TMP/asan-build" 2>&1; then
         ASAN_OPTIONS=detect_leaks=0 lang_tier build/asan/sqvm "" "asan/"
+        declare -F io_tier >/dev/null && ASAN_OPTIONS=detect_leaks=0 io_tier build/asan/sqvm "" "asan/io/"
     else
         fail "asan build" "$(tail -20 "$TMP/asan-build")"
     fi
     lang_tier "$VM" "--gc-stress --gc-verify" "gc-stress/"
+    declare -F io_tier >/dev/null && io_tier "$VM" "--gc-stress --gc-verify" "gc-stress/io/"
     . tests/fuzz.sh
     [ -z "$FILTER" ] || [[ "fuzz" == *"$FILTER"* ]] && fuzz_tier
 fi
