@@ -144,7 +144,50 @@ $(grep -v WARNING <<<"$out" | head -30)"; fi
     done
 }
 
+# io__wait/io__ready over tests/probes/IOCounts.som: exact counts per process, operation
+# and outcome, the timeout's length, and process__ready's reason 4 after each.
+bpftrace_io_counts_test() {
+    if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
+        skip "probes/bpftrace io counts" "needs root and bpftrace"
+        return
+    fi
+    local vmabs go="$TMP/io.go" pid bt out
+    vmabs=$(readlink -f "$VM")
+    rm -f "$go"
+    "$VM" tests/probes/IOCounts.som "$go" >"$TMP/io.vm" 2>&1 &
+    pid=$!
+    bpftrace -p "$pid" -e "
+        BEGIN { printf(\"--ready--\\n\"); }
+        usdt:$vmabs:squeak:io__wait { @wait[str(arg1), arg3] = count(); @timeoutns[str(arg1), arg3] = sum(arg4); }
+        usdt:$vmabs:squeak:io__ready { @ready[str(arg1), arg3, arg4] = count(); }
+        usdt:$vmabs:squeak:process__ready /arg2 == 4/ { @ioready = count(); }
+    " >"$TMP/io.bt" 2>&1 &
+    bt=$!
+    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/io.bt" && break; sleep 0.05; done
+    touch "$go"
+    wait "$pid"
+    sleep 0.2
+    kill -INT "$bt" 2>/dev/null
+    wait "$bt"
+    out=$(cat "$TMP/io.bt")
+    local check label re
+    for check in "io__wait: reader 23 reads|^@wait\[reader, 0\]: 23$" "io__wait: main 1 read|^@wait\[main, 0\]: 1$" \
+                 "io__wait: acceptor 1 accept|^@wait\[acceptor, 2\]: 1$" "io__wait: main 1 connect|^@wait\[main, 3\]: 1$" \
+                 "io__wait: timeoutns 5 ms|^@timeoutns\[main, 0\]: 5000000$" "io__wait: timeoutns 0|^@timeoutns\[reader, 0\]: 0$" \
+                 "io__ready: reader 23 ready|^@ready\[reader, 0, 0\]: 23$" "io__ready: main 1 timed out|^@ready\[main, 0, 1\]: 1$" \
+                 "io__ready: acceptor 1|^@ready\[acceptor, 2, 0\]: 1$" "io__ready: main connected|^@ready\[main, 3, 0\]: 1$" \
+                 "process__ready reason 4: 26|^@ioready: 26$"; do
+        label=${check%%|*}
+        re=${check#*|}
+        if grep -qE "$re" <<<"$out"; then pass "probes/$label"
+        else fail "probes/$label" "no line matching $re
+$(grep -v WARNING <<<"$out" | head -30)
+VM: $(cat "$TMP/io.vm")"; fi
+    done
+}
+
 probe_contract_test
 probes_compiled_out_test
 stackwalk_test
 bpftrace_counts_test
+bpftrace_io_counts_test
