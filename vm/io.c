@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -46,7 +47,7 @@ typedef struct IOEntry {
     Process *waiter[2];     /* waiting to read or accept; to write or connect */
 } IOEntry;
 
-enum { WATCH_OFF, WATCH_ON, WATCH_FIRED };
+enum { WATCH_OFF = 0, WATCH_ON, WATCH_FIRED };
 
 static struct {
     int epfd;
@@ -57,12 +58,14 @@ static struct {
     int numWaiters;
     uint32_t gen;
     int reclaimAt, reclaimMax;
+    int alarmFd;            /* a timerfd in the epoll set: the earliest timer */
     /* the watcher */
-    int watchState;         /* WATCH_*: the futex word the watcher parks on */
+    int watchState;         /* WATCH_OFF, _ON, _FIRED: the futex word the watcher parks on */
+    bool watchEvents;       /* it polls the whole epoll set, not only the alarm */
     bool watcherStarted;
-    int alarmFd;
-    uint64_t alarmNs;       /* what the alarm is set to; 0: not set, or it went off */
-} loop = {.epfd = -1, .alarmFd = -1};
+    int kickFd;             /* an eventfd: look again at what to poll */
+    uint64_t alarmNs;       /* when the alarm goes off; 0: not set, or it went off */
+} loop = {.epfd = -1, .alarmFd = -1, .kickFd = -1};
 
 /* ---- The table of descriptors ---- */
 
@@ -221,21 +224,11 @@ static void became_ready(IOEntry *e, int dir)
     sched_io_wake(p);
 }
 
-static int wait_events(struct epoll_event *evs, int max, int64_t timeoutNs)
-{
-    if (timeoutNs <= 0) return epoll_wait(loop.epfd, evs, max, timeoutNs < 0 ? -1 : 0);
-    struct timespec ts = {(time_t)(timeoutNs / 1000000000), (long)(timeoutNs % 1000000000)};
-    int n = epoll_pwait2(loop.epfd, evs, max, &ts, NULL);
-    if (n < 0 && errno == ENOSYS) /* before Linux 5.11: milliseconds, rounded up */
-        n = epoll_wait(loop.epfd, evs, max, (int)((timeoutNs + 999999) / 1000000));
-    return n;
-}
-
-void io_poll(int64_t timeoutNs)
+void io_poll(bool block)
 {
     struct epoll_event evs[64];
-    for (;;) {
-        int n = wait_events(evs, 64, timeoutNs);
+    for (int n = 64; n == 64; block = false) { /* a full batch: take what else is there */
+        n = epoll_wait(loop.epfd, evs, 64, block ? -1 : 0);
         for (int i = 0; i < n; i++) {
             uint64_t d = evs[i].data.u64;
             if (d == ALARM_TAG) {
@@ -249,8 +242,6 @@ void io_poll(int64_t timeoutNs)
             if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) became_ready(e, IO_DIR_READ);
             if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) became_ready(e, IO_DIR_WRITE);
         }
-        if (n < 64) return;
-        timeoutNs = 0; /* a full batch: take what else is there, without waiting */
     }
 }
 
@@ -258,17 +249,27 @@ void io_poll(int64_t timeoutNs)
 
 static void futex_wake_watcher(void) { syscall(SYS_futex, &loop.watchState, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
 
+/* Polls the alarm, or the whole epoll set (the alarm is in it), per watchEvents; the
+ * kick eventfd makes it look again at what to poll. */
 static void *watcher_main(void *unused)
 {
     (void)unused;
-    struct pollfd pfd = {.fd = loop.epfd, .events = POLLIN};
     for (;;) {
         int s = __atomic_load_n(&loop.watchState, __ATOMIC_ACQUIRE);
         if (s != WATCH_ON) {
             syscall(SYS_futex, &loop.watchState, FUTEX_WAIT_PRIVATE, s, NULL, NULL, 0);
             continue;
         }
-        if (poll(&pfd, 1, -1) <= 0) continue;
+        bool events = __atomic_load_n(&loop.watchEvents, __ATOMIC_ACQUIRE);
+        struct pollfd pfd[2] = {{.fd = events ? loop.epfd : loop.alarmFd, .events = POLLIN},
+                                {.fd = loop.kickFd, .events = POLLIN}};
+        if (poll(pfd, 2, -1) <= 0) continue;
+        if (pfd[1].revents) {
+            uint64_t n;
+            if (read(loop.kickFd, &n, sizeof n) < 0) { /* drained already */ }
+            continue;
+        }
+        if (events != __atomic_load_n(&loop.watchEvents, __ATOMIC_ACQUIRE)) continue;
         int on = WATCH_ON;
         if (__atomic_compare_exchange_n(&loop.watchState, &on, WATCH_FIRED, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             sched_attention = 1;
@@ -281,10 +282,8 @@ static void *watcher_main(void *unused)
 static void start_watcher(void)
 {
     loop.watcherStarted = true;
-    loop.alarmFd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = ALARM_TAG};
-    if (loop.alarmFd < 0 || epoll_ctl(loop.epfd, EPOLL_CTL_ADD, loop.alarmFd, &ev))
-        vm_fatal("cannot make the scheduler's timer: %s", strerror(errno));
+    loop.kickFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (loop.kickFd < 0) vm_fatal("cannot make the scheduler's watcher: %s", strerror(errno));
     sigset_t all, saved;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved);
@@ -300,31 +299,44 @@ static void start_watcher(void)
     pthread_detach(t);
 }
 
-static void set_alarm(uint64_t ns)
-{
-    struct itimerspec its = {.it_value = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)}};
-    if (timerfd_settime(loop.alarmFd, TFD_TIMER_ABSTIME, &its, NULL) == 0) loop.alarmNs = ns;
-}
-
-void io_watch(bool on, uint64_t alarmNs)
+void io_watch(int what)
 {
     int s = __atomic_load_n(&loop.watchState, __ATOMIC_RELAXED);
-    if (!on) {
+    if (what == WATCH_NONE) {
         if (s == WATCH_ON) __atomic_compare_exchange_n(&loop.watchState, &s, WATCH_OFF, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
         return;
     }
-    if (!loop.watcherStarted) start_watcher();
-    if (alarmNs && (!loop.alarmNs || alarmNs < loop.alarmNs)) set_alarm(alarmNs);
-    if (s == WATCH_OFF) {
-        __atomic_store_n(&loop.watchState, WATCH_ON, __ATOMIC_RELEASE);
-        futex_wake_watcher();
+    bool events = what == WATCH_EVENTS;
+    if (events != loop.watchEvents) {
+        __atomic_store_n(&loop.watchEvents, events, __ATOMIC_RELEASE);
+        /* polling the alarm only (or about to), it would not see the events it must see
+         * now: a futex wake does not end a poll */
+        if (events && loop.watcherStarted) {
+            uint64_t one = 1;
+            if (write(loop.kickFd, &one, sizeof one) < 0) { /* the counter is full: kicked anyway */ }
+        }
     }
+    if (s != WATCH_OFF) return;
+    if (!loop.watcherStarted) start_watcher();
+    __atomic_store_n(&loop.watchState, WATCH_ON, __ATOMIC_RELEASE);
+    futex_wake_watcher();
 }
 
 void io_watch_rearm(void)
 {
     int fired = WATCH_FIRED;
     __atomic_compare_exchange_n(&loop.watchState, &fired, WATCH_OFF, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* ---- The alarm: a timerfd in the epoll set ---- */
+
+/* A timerfd expires exactly when set (epoll_wait's own timeout would add the thread's
+ * timer slack, 50 us); setting it also clears an expiry nobody has collected. */
+void io_alarm_by(uint64_t ns)
+{
+    if (loop.alarmNs && loop.alarmNs <= ns && loop.alarmNs > vm_now_ns()) return; /* set, early enough, to come */
+    struct itimerspec its = {.it_value = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)}};
+    if (timerfd_settime(loop.alarmFd, TFD_TIMER_ABSTIME, &its, NULL) == 0) loop.alarmNs = ns;
 }
 
 /* ---- Start-up ---- */
@@ -334,6 +346,10 @@ void io_init(void)
     if (loop.epfd >= 0) return;
     loop.epfd = epoll_create1(EPOLL_CLOEXEC);
     if (loop.epfd < 0) vm_fatal("cannot make the event loop's epoll set: %s", strerror(errno));
+    loop.alarmFd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = ALARM_TAG};
+    if (loop.alarmFd < 0 || epoll_ctl(loop.epfd, EPOLL_CTL_ADD, loop.alarmFd, &ev))
+        vm_fatal("cannot make the event loop's timer: %s", strerror(errno));
     struct rlimit rl;
     loop.reclaimMax = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < INT32_MAX
                     ? (int)(rl.rlim_cur / 2) : INT32_MAX;

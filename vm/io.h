@@ -22,18 +22,22 @@ void io_fuzz_reset(void);
 #endif
 
 /* ---- The loop (sched.c) ---- */
-/* Waits up to timeoutNs (-1: until something happens, 0: only looks) for I/O events
- * and wakes the processes they concern (sched_io_wake). */
-void io_poll(int64_t timeoutNs);
+/* Collects the I/O events and wakes the processes they concern (sched_io_wake);
+ * block: sleeps until there is one, or the alarm goes off. */
+void io_poll(bool block);
+/* The alarm goes off no later than ns (CLOCK_MONOTONIC): the earliest timer. It is in
+ * the epoll set, so it ends io_poll's sleep and wakes the watcher. */
+void io_alarm_by(uint64_t ns);
 /* Some process waits on a file descriptor. */
 bool io_has_waiters(void);
 /* p stops waiting on its fd (it timed out, or was terminated or suspended). */
 void io_cancel(Process *p);
-/* The watcher thread: on, it sets sched_attention as soon as the epoll set has an
- * event or the alarm (the earliest timer, 0: none) passes; off, it costs nothing. The
- * scheduler turns it on only while a process waits on I/O or a timer at a priority
- * above the running one's: only then can an event preempt. */
-void io_watch(bool on, uint64_t alarmNs);
+/* The watcher thread sets sched_attention as soon as the alarm goes off (WATCH_ALARM),
+ * or the epoll set has any event (WATCH_EVENTS); WATCH_NONE, it costs nothing. The
+ * scheduler turns it on only while a process waiting on a timer or on I/O outranks
+ * the running one: only then can the event preempt. */
+enum { WATCH_NONE, WATCH_ALARM, WATCH_EVENTS };
+void io_watch(int what);
 /* The watcher fired and the scheduler has looked: it may fire again. */
 void io_watch_rearm(void);
 

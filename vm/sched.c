@@ -6,8 +6,9 @@
  * readied at a higher priority preempts the active one at once (the preempted one
  * keeps its turn at the front of its queue); equal priorities take turns only on
  * yield, wait or suspend. The VM owns no process-wide timer or signal: when no process
- * can run it sleeps in epoll_wait until the earliest timer, and a computing process is
- * interrupted only through io_watch, while some waiter outranks it. */
+ * can run it sleeps in epoll_wait until I/O or the loop's alarm (a timerfd set to the
+ * earliest timer), and a computing process is interrupted only through io_watch, while
+ * some waiter outranks it. */
 #include "sched.h"
 #include "gc.h"
 #include "io.h"
@@ -28,16 +29,22 @@
 #define CHECK_EVERY_PICKS 64
 
 
+/* How many processes of each priority are in some state, and a bitmap of the
+ * priorities that have any. */
+typedef struct PriorityCounts {
+    uint32_t count[NUM_PRIORITIES];
+    uint64_t bits[2];
+} PriorityCounts;
+
 static struct {
     Process *readyHead[NUM_PRIORITIES], *readyTail[NUM_PRIORITIES];
     uint64_t readyBits[2];         /* bit p set: queue p non-empty */
     Process **timers;              /* min-heap on (wakeNs, timerSeq) */
     int numTimers, capTimers;
     uint64_t timerSeq;
-    /* Processes waiting on a timer or a file descriptor, per priority: what can wake
-     * without the running process doing anything (io_watch). */
-    uint32_t asyncCount[NUM_PRIORITIES];
-    uint64_t asyncBits[2];
+    /* What can wake without the running process doing anything (io_watch): the
+     * processes in the timer heap, and those waiting on a descriptor. */
+    PriorityCounts timerWaiters, ioWaiters;
     int picksToCheck;
     Process *all;                  /* every live process */
     uint64_t nextId;
@@ -132,23 +139,14 @@ static void unready(Process *p)
 
 static int highest_ready(void) { return highest_bit(sched_state.readyBits); }
 
-/* ---- Waiters that wake by themselves (on a timer or a file descriptor) ---- */
-
-static bool is_async(const Process *p)
+static void counts_add(PriorityCounts *c, int pr)
 {
-    return p->state == PS_IO || (p->state == PS_WAITING && p->timerSlot >= 0);
+    if (c->count[pr]++ == 0) c->bits[pr >> 6] |= 1ull << (pr & 63);
 }
 
-static void async_enter(Process *p)
+static void counts_remove(PriorityCounts *c, int pr)
 {
-    int pr = p->priority;
-    if (sched_state.asyncCount[pr]++ == 0) sched_state.asyncBits[pr >> 6] |= 1ull << (pr & 63);
-}
-
-static void async_leave(Process *p)
-{
-    int pr = p->priority;
-    if (--sched_state.asyncCount[pr] == 0) sched_state.asyncBits[pr >> 6] &= ~(1ull << (pr & 63));
+    if (--c->count[pr] == 0) c->bits[pr >> 6] &= ~(1ull << (pr & 63));
 }
 
 /* ---- The timer heap (Delays, I/O timeouts) ---- */
@@ -199,6 +197,7 @@ static void timer_add(Process *p, uint64_t wakeNs)
     }
     p->wakeNs = wakeNs;
     p->timerSeq = ++sched_state.timerSeq;
+    counts_add(&sched_state.timerWaiters, p->priority);
     timer_place(p, sched_state.numTimers++);
     timer_sift_up(p->timerSlot);
 }
@@ -207,6 +206,7 @@ static void timer_remove(Process *p)
 {
     int i = p->timerSlot;
     if (i < 0) return;
+    counts_remove(&sched_state.timerWaiters, p->priority);
     Process *last = sched_state.timers[--sched_state.numTimers];
     if (i < sched_state.numTimers) {
         timer_place(last, i);
@@ -237,10 +237,9 @@ static void expire_timers(uint64_t now)
             io_cancel(p);
             p->ioFd = -1;
             set_wait_result(p, G.falseObj);
-            async_leave(p);
+            counts_remove(&sched_state.ioWaiters, p->priority);
             make_ready(p, false, READY_IO);
         } else {
-            async_leave(p);
             make_ready(p, false, READY_DELAY);
         }
     }
@@ -252,17 +251,21 @@ void sched_io_wake(Process *p)
     fire_io_ready(p, 0);
     p->ioFd = -1;
     set_wait_result(p, G.trueObj);
-    async_leave(p);
+    counts_remove(&sched_state.ioWaiters, p->priority);
     make_ready(p, false, READY_IO);
 }
 
 /* ---- Switching ---- */
 
 /* The watcher is needed only while a process that wakes by itself outranks the one
- * that runs: only then can its wake-up preempt. */
+ * that runs: only then can its wake-up preempt. A timer outranks it: the watcher
+ * watches the alarm; a wait on a descriptor: every event. */
 static void update_watch(void)
 {
-    io_watch(highest_bit(sched_state.asyncBits) > interp_current->priority, earliest_timer());
+    int top = interp_current->priority;
+    bool timers = highest_bit(sched_state.timerWaiters.bits) > top;
+    io_watch(highest_bit(sched_state.ioWaiters.bits) > top ? WATCH_EVENTS : timers ? WATCH_ALARM : WATCH_NONE);
+    if (timers) io_alarm_by(earliest_timer());
 }
 
 static void fire_activate(Process *p)
@@ -306,7 +309,7 @@ NORETURN static void deadlock(void)
  * their ready queues. */
 static void check_events(void)
 {
-    if (io_has_waiters()) io_poll(0);
+    if (io_has_waiters()) io_poll(false);
     if (sched_state.numTimers) expire_timers(vm_now_ns());
 }
 
@@ -327,13 +330,9 @@ static Process *pick_next(void)
             return p;
         }
         if (!sched_state.numTimers && !io_has_waiters()) deadlock();
-        io_watch(false, 0);
-        int64_t timeout = -1;
-        if (sched_state.numTimers) {
-            uint64_t now = vm_now_ns(), wake = earliest_timer();
-            timeout = wake > now ? (int64_t)(wake - now) : 0;
-        }
-        io_poll(timeout);
+        io_watch(WATCH_NONE);
+        if (sched_state.numTimers) io_alarm_by(earliest_timer());
+        io_poll(true);
 #ifdef SQVM_FUZZ
         vm_fuzz_check();
 #endif
@@ -418,8 +417,8 @@ void sched_fuzz_reset(Process *main)
     memset(sched_state.readyHead, 0, sizeof sched_state.readyHead);
     memset(sched_state.readyTail, 0, sizeof sched_state.readyTail);
     memset(sched_state.readyBits, 0, sizeof sched_state.readyBits);
-    memset(sched_state.asyncCount, 0, sizeof sched_state.asyncCount);
-    memset(sched_state.asyncBits, 0, sizeof sched_state.asyncBits);
+    memset(&sched_state.timerWaiters, 0, sizeof sched_state.timerWaiters);
+    memset(&sched_state.ioWaiters, 0, sizeof sched_state.ioWaiters);
     sched_state.numTimers = 0;
     sched_state.all = NULL;
     io_fuzz_reset();
@@ -479,12 +478,12 @@ static void remove_from_semaphore(Process *p)
 /* Takes p off whatever list, heap or descriptor holds it. */
 static void detach(Process *p)
 {
-    if (is_async(p)) async_leave(p);
     if (p->state == PS_READY) unready(p);
     else if (p->state == PS_WAITING && p->waitingOn != G.nil) remove_from_semaphore(p);
     if (p->state == PS_IO) {
         io_cancel(p);
         p->ioFd = -1;
+        counts_remove(&sched_state.ioWaiters, p->priority);
     }
     timer_remove(p);
 }
@@ -584,10 +583,13 @@ PrimResult sched_set_priority(Process *p, int pr, Value *args)
         p->priority = pr;
         return ready_and_maybe_preempt(p, args, READY_PREEMPTED);
     }
-    bool async = is_async(p);
-    if (async) async_leave(p);
+    /* a waiter counts at its new priority */
+    bool timed = p->timerSlot >= 0, io = p->state == PS_IO;
+    if (timed) counts_remove(&sched_state.timerWaiters, p->priority);
+    if (io) counts_remove(&sched_state.ioWaiters, p->priority);
     p->priority = pr;
-    if (async) async_enter(p);
+    if (timed) counts_add(&sched_state.timerWaiters, pr);
+    if (io) counts_add(&sched_state.ioWaiters, pr);
     if (p == interp_current && highest_ready() > pr) {
         suspend_active_at(args, PS_READY);
         make_ready(p, true, READY_PREEMPTED);
@@ -666,7 +668,6 @@ PrimResult sched_delay(Value *args, uint64_t ns)
     if (SQ_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), 0, ns);
     suspend_active_at(args, PS_WAITING);
     timer_add(cur, vm_now_ns() + ns);
-    async_enter(cur);
     return switch_away();
 }
 
@@ -679,6 +680,6 @@ PrimResult sched_io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
     args[0] = G.trueObj;
     suspend_active_at(args, PS_IO);
     if (timeoutNs) timer_add(cur, vm_now_ns() + timeoutNs);
-    async_enter(cur);
+    counts_add(&sched_state.ioWaiters, cur->priority);
     return switch_away();
 }
