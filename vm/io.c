@@ -6,12 +6,16 @@
  * that the next wait in that direction takes at once, so none is lost. Regular files
  * are always ready (epoll cannot watch them): their reads and writes block the VM.
  *
+ * The alarm is a timerfd in the epoll set, set no later than the earliest timer: it
+ * ends the idle wait, and it is what the watcher watches for timers.
+ *
  * The watcher thread exists only after the first time a computing process could be
- * preempted by a waiter (see sched.c, update_watch). It blocks in poll(2) on the epoll
- * descriptor itself, which reports readiness without taking any event, plus a timerfd
- * in the set for the earliest timer; when either is ready it sets sched_attention once
- * and parks until the scheduler has looked (io_watch_rearm). No signal, no interval
- * timer: the dispatch loop's safe points test the attention word they always tested. */
+ * preempted by a waiter (see sched.c, update_watch). It blocks in poll(2) on the alarm,
+ * or on the epoll descriptor itself (which reports readiness without taking any event)
+ * when an I/O waiter outranks the running process; when that is ready it sets
+ * sched_attention once and parks on a futex until the scheduler has looked
+ * (io_watch_rearm). No signal, no interval timer: the dispatch loop's safe points test
+ * the attention word they always tested. */
 #define _GNU_SOURCE
 #include "io.h"
 #include "gc.h"
@@ -59,12 +63,12 @@ static struct {
     uint32_t gen;
     int reclaimAt, reclaimMax;
     int alarmFd;            /* a timerfd in the epoll set: the earliest timer */
+    uint64_t alarmNs;       /* when the alarm goes off; 0: not set, or it went off */
     /* the watcher */
     int watchState;         /* WATCH_OFF, _ON, _FIRED: the futex word the watcher parks on */
     bool watchEvents;       /* it polls the whole epoll set, not only the alarm */
     bool watcherStarted;
     int kickFd;             /* an eventfd: look again at what to poll */
-    uint64_t alarmNs;       /* when the alarm goes off; 0: not set, or it went off */
 } loop = {.epfd = -1, .alarmFd = -1, .kickFd = -1};
 
 /* ---- The table of descriptors ---- */
@@ -272,7 +276,7 @@ static void *watcher_main(void *unused)
         if (events != __atomic_load_n(&loop.watchEvents, __ATOMIC_ACQUIRE)) continue;
         int on = WATCH_ON;
         if (__atomic_compare_exchange_n(&loop.watchState, &on, WATCH_FIRED, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            sched_attention = 1;
+            __atomic_store_n(&sched_attention, 1, __ATOMIC_RELEASE); /* the VM thread tests it at its next safe point */
     }
     return NULL;
 }
