@@ -37,6 +37,7 @@ typedef struct Process {
     int timerSlot;         /* index in the scheduler's timer heap, or -1 */
     int ioFd;              /* the fd it waits on (state PS_IO), or -1 */
     int ioOp;              /* what it waits for: IO_OP_READ, ... (io.h) */
+    struct Process *ioNext; /* the next process waiting on ioFd in the same direction */
     int priority;
     int state;
     bool isMain;

@@ -48,7 +48,8 @@ typedef struct IOEntry {
     bool pollable;          /* in the epoll set (a socket); else always ready */
     uint8_t ready;          /* bit per direction: an edge that no waiter has taken */
     int openIndex;          /* its place in loop.open */
-    Process *waiter[2];     /* waiting to read or accept; to write or connect */
+    Process *waiter[2];     /* waiting to read or accept; to write or connect: FIFO lists
+                             * through Process.ioNext */
 } IOEntry;
 
 enum { WATCH_OFF = 0, WATCH_ON, WATCH_FIRED };
@@ -127,6 +128,18 @@ int io_fd_of(Value handle)
     return (int)fd;
 }
 
+/* Wakes every process of a waiter list, first come first readied. */
+static void wake_all(Process *p)
+{
+    while (p) {
+        Process *next = p->ioNext;
+        p->ioNext = NULL;
+        loop.numWaiters--;
+        sched_io_wake(p);
+        p = next;
+    }
+}
+
 int io_close(int fd)
 {
     IOEntry *e = &loop.fds[fd];
@@ -134,11 +147,8 @@ int io_close(int fd)
     forget(fd);
     /* Linux releases the descriptor even when close fails (EINTR, EIO): never retry */
     int r = close(fd) ? -errno : 0;
-    for (int d = 0; d < 2; d++)
-        if (w[d]) {
-            loop.numWaiters--;
-            sched_io_wake(w[d]);
-        }
+    wake_all(w[0]);
+    wake_all(w[1]);
     return r;
 }
 
@@ -195,11 +205,10 @@ PrimResult io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
         e->ready &= (uint8_t)~(1u << dir);
         return PRIM_OK;
     }
-    if (e->waiter[dir]) {
-        args[0] = int_value(-EBUSY);
-        return PRIM_OK;
-    }
-    e->waiter[dir] = interp_current;
+    Process **pp = &e->waiter[dir];
+    while (*pp) pp = &(*pp)->ioNext;
+    *pp = interp_current;
+    interp_current->ioNext = NULL;
     loop.numWaiters++;
     return sched_io_wait(args, fd, op, timeoutNs);
 }
@@ -209,13 +218,18 @@ bool io_has_waiters(void) { return loop.numWaiters > 0; }
 void io_cancel(Process *p)
 {
     IOEntry *e = &loop.fds[p->ioFd];
-    int dir = io_op_dir(p->ioOp);
-    if (e->waiter[dir] == p) {
-        e->waiter[dir] = NULL;
-        loop.numWaiters--;
-    }
+    for (Process **pp = &e->waiter[io_op_dir(p->ioOp)]; *pp; pp = &(*pp)->ioNext)
+        if (*pp == p) {
+            *pp = p->ioNext;
+            p->ioNext = NULL;
+            loop.numWaiters--;
+            return;
+        }
 }
 
+/* An edge in dir: every process waiting that way tries again (several may wait to
+ * accept on one listener; those that find nothing wait again); with none waiting, the
+ * next to come takes it. */
 static void became_ready(IOEntry *e, int dir)
 {
     Process *p = e->waiter[dir];
@@ -224,8 +238,7 @@ static void became_ready(IOEntry *e, int dir)
         return;
     }
     e->waiter[dir] = NULL;
-    loop.numWaiters--;
-    sched_io_wake(p);
+    wake_all(p);
 }
 
 void io_poll(bool block)

@@ -54,8 +54,8 @@ bool io_is_socket(int fd);
 /* An operation on fd answered EAGAIN: readiness in dir is used up. */
 void io_not_ready(int fd, int dir);
 /* The active process waits until fd is ready for op; see sched_io_wait. A wait that
- * finds the readiness already there answers true at once; a second process waiting
- * in the same direction answers -EBUSY. */
+ * finds the readiness already there answers true at once. Processes waiting in the
+ * same direction all wake together, in the order they came. */
 PrimResult io_wait(Value *args, int fd, int op, uint64_t timeoutNs);
 /* Before making a new fd: when many handles were opened since the last look, a full
  * collection closes those the program dropped (so dropping handles cannot run the
