@@ -31,6 +31,15 @@ $(diff "$base.expected" "$out" | head -30)"; fi
 
 io_unreadable_file() { touch "$1/secret" && chmod 000 "$1/secret"; }
 
+# Outside.som's peer, another program: once the VM has written its port, connect, say
+# hello, close (in the background, while io_case runs the VM)
+io_outside_client() {
+    (
+        for _ in $(seq 500); do [ -e "$1/ready" ] && break; sleep 0.02; done
+        exec 3<>"/dev/tcp/127.0.0.1/$(cat "$1/port")" && printf hello >&3 && exec 3>&-
+    ) 2>/dev/null &
+}
+
 # io_tier VM FLAGS TAG: every program (tests/run.sh --all runs it again under ASan and
 # --gc-stress --gc-verify)
 io_tier() {
@@ -44,6 +53,7 @@ io_tier() {
             Watched) ;;   # the workload of io_sqstack_test
             FdBound) io_case "$vm" "$flags" "$som" "$tag$name" :
                      io_case "$vm" "$flags" "$som" "$tag$name (ulimit -n 128)" : sh -c 'ulimit -n 128 && exec "$@"' sh ;;
+            Outside) io_case "$vm" "$flags" "$som" "$tag$name" io_outside_client ;;
             FileAccess)
                 if [ "$(id -u)" = 0 ] && [ ${#nobody[@]} = 0 ]; then skip "$tag$name" "needs setpriv to run as nobody"
                 else io_case "$vm" "$flags" "$som" "$tag$name" io_unreadable_file "${nobody[@]}"; fi ;;
