@@ -31,8 +31,9 @@ void *vm_xrealloc(void *p, size_t n);
 char *vm_xstrdup(const char *s);
 
 /* What the interpreter must look at when it reaches a safe point: a collection
- * that allocation asked for (gc.c), or a Delay that may have expired (set by the
- * timer signal, sched.c). One word, so that a safe point tests both with one
+ * that allocation asked for (gc.c), or a process that may preempt the running one
+ * (set by the event loop's watcher thread, io.c; a signal handler may set it too). One
+ * word, so that a safe point tests both with one
  * load; each flag is written as its own byte. */
 typedef union VMAttention {
     struct {
