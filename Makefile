@@ -65,7 +65,7 @@ VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-tools bench-sqprof clean install deps unit lang
+.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-sqprof clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -147,6 +147,10 @@ soak: all
 
 bench-probes:
 	tests/bench/probes.sh
+
+# Delay lateness and what preemption costs (tests/bench/timers.sh; VMS= to compare builds).
+bench-timers: vm
+	tests/bench/timers.sh $(or $(VMS),$(O)/sqvm)
 
 # Start-up to attached and slowdowns under each tool (root).
 bench-tools:
