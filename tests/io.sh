@@ -8,28 +8,53 @@
 # (strace), that it keeps time with SIGALRM blocked, the descriptor limit, and sqstack on
 # a VM with its watcher thread. Sourced by tests/run.sh (uses pass/fail/skip, $VM, $TMP).
 
-# io_case VM FLAGS SOM LABEL SETUP [COMMAND-PREFIX...]: one program, in a fresh folder
-# that the function SETUP (or :) prepares first, run after the prefix (ulimit, setpriv)
-io_case() {
-    local vm=$1 flags=$2 som=$3 label=$4 setup=$5
-    shift 5
-    local base=${som%.som} dir out="$TMP/io.out" status want_status=0
-    dir=$(mktemp -d "$TMP/io.XXXXXX")
-    chmod 755 "$dir"
-    "$setup" "$dir"
+# io_check LABEL BASE DIR STATUS: the output in $TMP/io.out.raw, the temporary folder's
+# path made TMP and the port numbers PORT, against BASE.expected and BASE.status
+io_check() {
+    local label=$1 base=$2 dir=$3 status=$4 want_status=0 out="$TMP/io.out"
     [ -f "$base.status" ] && want_status=$(cat "$base.status")
-    # shellcheck disable=SC2086
-    timeout 60 "$@" "$vm" $flags -cp tests/lang/lib "$som" "$dir" >"$out.raw" 2>&1 </dev/null
-    status=$?
     sed -e "s|$dir|TMP|g" -e 's/127\.0\.0\.1:[0-9]\+/127.0.0.1:PORT/g' -e 's/\(port\|listen\): [0-9]\{4,5\}/\1: PORT/g' \
         "$out.raw" >"$out"
-    rm -rf "$dir"
     if [ "$status" = "$want_status" ] && matches "$base.expected" "$out"; then pass "$label"
     else fail "$label" "status $status (want $want_status)
 $(diff "$base.expected" "$out" | head -30)"; fi
 }
 
-io_unreadable_file() { touch "$1/secret" && chmod 000 "$1/secret"; }
+# io_case VM FLAGS SOM LABEL SETUP [COMMAND-PREFIX...]: one program, in a fresh folder
+# that the function SETUP (or :) prepares first, run after the prefix (ulimit)
+io_case() {
+    local vm=$1 flags=$2 som=$3 label=$4 setup=$5 dir status
+    shift 5
+    dir=$(mktemp -d "$TMP/io.XXXXXX")
+    "$setup" "$dir"
+    # shellcheck disable=SC2086
+    timeout 60 "$@" "$vm" $flags -cp tests/lang/lib "$som" "$dir" >"$TMP/io.out.raw" 2>&1 </dev/null
+    status=$?
+    io_check "$label" "${som%.som}" "$dir" "$status"
+    rm -rf "$dir"
+}
+
+# EACCES needs a user the permissions apply to (root reads anything): as root the
+# program runs as nobody, from copies of the VM and the program in a folder of /tmp
+# that nobody may enter, beside a file it may read and one it may not.
+io_access_case() {
+    local vm=$1 flags=$2 som=$3 label=$4 dir status prefix=()
+    if [ "$(id -u)" = 0 ]; then
+        command -v setpriv >/dev/null || { skip "$label" "needs setpriv to run as nobody"; return; }
+        prefix=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    fi
+    dir=$(mktemp -d /tmp/sqvm-io.XXXXXX)
+    chmod 755 "$dir"
+    cp "$vm" "$dir/sqvm"
+    cp "$som" "$dir/"
+    echo "anyone may read this" >"$dir/public"
+    touch "$dir/secret" && chmod 000 "$dir/secret"
+    # shellcheck disable=SC2086
+    timeout 60 "${prefix[@]}" "$dir/sqvm" $flags "$dir/$(basename "$som")" "$dir" >"$TMP/io.out.raw" 2>&1 </dev/null
+    status=$?
+    io_check "$label" "${som%.som}" "$dir" "$status"
+    rm -rf "$dir"
+}
 
 # Outside.som's peer, another program: once the VM has written its port, connect, say
 # hello, close (in the background, while io_case runs the VM)
@@ -43,9 +68,7 @@ io_outside_client() {
 # io_tier VM FLAGS TAG: every program (tests/run.sh --all runs it again under ASan and
 # --gc-stress --gc-verify)
 io_tier() {
-    local vm=$1 flags=$2 tag=$3 som name nobody=()
-    # EACCES needs a user the permissions apply to: root reads anything
-    if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups); fi
+    local vm=$1 flags=$2 tag=$3 som name
     for som in tests/io/*.som; do
         name=$(basename "$som" .som)
         [ -n "$FILTER" ] && [[ "$tag$name" != *"$FILTER"* ]] && continue
@@ -54,9 +77,7 @@ io_tier() {
             FdBound) io_case "$vm" "$flags" "$som" "$tag$name" :
                      io_case "$vm" "$flags" "$som" "$tag$name (ulimit -n 128)" : sh -c 'ulimit -n 128 && exec "$@"' sh ;;
             Outside) io_case "$vm" "$flags" "$som" "$tag$name" io_outside_client ;;
-            FileAccess)
-                if [ "$(id -u)" = 0 ] && [ ${#nobody[@]} = 0 ]; then skip "$tag$name" "needs setpriv to run as nobody"
-                else io_case "$vm" "$flags" "$som" "$tag$name" io_unreadable_file "${nobody[@]}"; fi ;;
+            FileAccess) io_access_case "$vm" "$flags" "$som" "$tag$name" ;;
             *) io_case "$vm" "$flags" "$som" "$tag$name" : ;;
         esac
     done
