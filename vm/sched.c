@@ -11,6 +11,7 @@
 #include "prims.h"
 #include "probes.h"
 #include "symbol.h"
+#include "unwind.h"
 #include "vm.h"
 
 #include <signal.h>
@@ -454,11 +455,17 @@ static PrimResult p_terminate(Value *a, uint32_t n)
     Process *p = rcvr_process(a);
     if (!p) return PRIM_OK;
     if (p == interp_current) {
+        if (unwind_pending(p)) return unwind_terminate_active(0); /* its ensure: blocks first */
         if (p->isMain) vm_exit(0);
         sched_process_finished();
         return PRIM_ACTIVATED;
     }
     if (p->isMain) return prim_fail(a, "the main process cannot be terminated by another process");
+    if (unwind_pending(p)) { /* it runs its ensure: blocks first, and at once */
+        detach(p);
+        unwind_terminate_other(p);
+        return ready_and_maybe_preempt(p, a, READY_RESUMED);
+    }
     end_process(p);
     return PRIM_OK;
 }
@@ -528,6 +535,7 @@ static PrimResult p_yield(Value *a, uint32_t n)
 static PrimResult p_terminate_active(Value *a, uint32_t n)
 {
     (void)a; (void)n;
+    if (unwind_pending(interp_current)) return unwind_terminate_active(1); /* its ensure: blocks first */
     if (interp_current->isMain) vm_exit(1);
     sched_process_finished();
     return PRIM_ACTIVATED;
