@@ -151,8 +151,9 @@ static PrimResult p_print_backtrace(Value *a, uint32_t n)
 static PrimResult p_unwind_continue(Value *a, uint32_t n)
 {
     (void)n;
+    if (!unwind_is_unwinder(interp_current->fp)) return prim_fail(a, "only the unwinder sends it");
     Frame *target = unwind_frame_at(interp_current->fp, a[1], a[2]);
-    if (!target || !is_int(a[4])) return prim_fail(a, "unwindTo: the frame is not on the stack");
+    if (!target || !is_int(a[4])) return prim_fail(a, "the frame is not on the stack");
     return unwind_to(target, a[3], (int)int_val(a[4]));
 }
 

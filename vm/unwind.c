@@ -108,10 +108,12 @@ static Frame *pending_above(Frame *top, Frame *target)
     return NULL;
 }
 
-/* Frames above f are gone; a tracer sees them return (not when a process ends). */
+/* Frames above f are gone; a tracer sees them return (not when a process ends: then
+ * the depth the call probes count is recomputed at the next event). */
 static void cut_to(Process *p, Frame *f, bool traced)
 {
     if (traced) interp_trace_unwind(p->fp, f);
+    else p->traceDepth = 0;
     __atomic_store_n(&p->fp, f, __ATOMIC_RELEASE);
 }
 
@@ -180,6 +182,8 @@ PrimResult unwind_to(Frame *target, Value value, int action)
     }
     return PRIM_ACTIVATED;
 }
+
+bool unwind_is_unwinder(const Frame *f) { return unwinder && f && f->method == unwinder; }
 
 void unwind_nonlocal_return(Frame *home, Value result)
 {

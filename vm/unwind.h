@@ -48,6 +48,9 @@ void unwind_nonlocal_return(Frame *home, Value result);
  * interpreter continues in p->fp. */
 PrimResult unwind_to(Frame *target, Value value, int action);
 
+/* Is f an activation of Block1>>unwind:to:serial:value:action:? */
+bool unwind_is_unwinder(const Frame *f);
+
 /* Process termination (sched.c). Does p have ensure: blocks still to run? */
 bool unwind_pending(Process *p);
 /* Ends the active process after running its pending ensure: blocks (status: the
