@@ -20,13 +20,14 @@
 BINOP(p_add, NUM_ADD, "+ needs a number")
 BINOP(p_sub, NUM_SUB, "- needs a number")
 BINOP(p_mul, NUM_MUL, "* needs a number")
-/* An Integer divided by zero is a ZeroDivide; other failures are Errors. */
+/* An Integer divided by zero (0 or 0.0) is a ZeroDivide; other failures are Errors. */
+static bool is_zero(Value v) { return v == int_value(0) || (is_double(v) && double_val(v) == 0.0); }
 #define DIVOP(fname, op, why)                                        \
     static PrimResult fname(Value *a, uint32_t n)                    \
     {                                                                \
         (void)n;                                                     \
         if (num_binop(op, a[0], a[1], &a[0])) return PRIM_OK;        \
-        if (a[1] == int_value(0) && is_integer(a[0])) return prim_fail_as(a, "ZeroDivide", why); \
+        if (is_integer(a[0]) && is_zero(a[1])) return prim_fail_as(a, "ZeroDivide", why); \
         return prim_fail(a, why);                                    \
     }
 
