@@ -73,7 +73,7 @@ typedef struct SqDebugOffsets {
     uint32_t class_double;
     /* For validating a stack read from outside (appended: size >= 152): a frame lies in
      * [stackBase, stackLimit) of its process, and its ip in [code, code + codeLen]. */
-    uint32_t process_stack_limit; /* Value *: one past the process's stack memory */
+    uint32_t process_stack_limit; /* Value *: one past the process's stack memory (Process.stackEnd) */
     uint32_t method_code_len;     /* uint32_t: bytes of bytecode */
     /* Rates for sqstat (appended: size >= 216). The heap's allocated bytes are
      * *gc_bytes_allocated (up to the last collection) + *gc_top - *gc_eden. */

@@ -25,6 +25,10 @@ Set>>items: (Set class>>new)
 Hashtable>>grow (at:put:)
 SharedQueue>>init (SharedQueue class>>new)
 Delay>>setMilliseconds: (Delay class>>forMilliseconds:)
+Exception>>nextHandler (signal)
+Exception>>evaluateHandler:frame:serial: (signal)
+Block1>>unwind:to:serial:value:action: (ensure:, ifCurtailed:: run by the VM as it unwinds)
+Block1>>unwindTo:serial:value:action: (unwind:to:serial:value:action:)
 "
 
 library_selector_pattern() { # selector -> grep -E pattern

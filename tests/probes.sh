@@ -186,8 +186,55 @@ VM: $(cat "$TMP/io.vm")"; fi
     done
 }
 
+# tests/probes/Unwind.som under bpftrace: frames that exceptions and ensure: unwind fire
+# method__return once each, at the depth of their entry (frames are keyed by address;
+# those already live when the tracer attached have no entry, depth 0 in the map).
+bpftrace_unwind_test() {
+    if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
+        skip "probes/bpftrace unwind" "needs root and bpftrace"
+        return
+    fi
+    local vmabs go pid bt out
+    vmabs=$(readlink -f "$VM")
+    go="$TMP/unwind.go"
+    rm -f "$go"
+    "$VM" -cp tests/lang/lib tests/probes/Unwind.som "$go" >"$TMP/unwind.vm" 2>&1 &
+    pid=$!
+    bpftrace -p "$pid" -e "
+        BEGIN { printf(\"--ready--\\n\"); }
+        usdt:$vmabs:squeak:method__entry { @depth[arg3] = arg4; @entry[str(arg1)] = count(); }
+        usdt:$vmabs:squeak:block__entry { @depth[arg3] = arg4; }
+        usdt:$vmabs:squeak:method__return {
+            if (@depth[arg3] != 0 && @depth[arg3] != arg4) { @mismatch = count(); }
+            delete(@depth[arg3]);
+            @return[str(arg1)] = count();
+        }
+        usdt:$vmabs:squeak:block__return {
+            if (@depth[arg3] != 0 && @depth[arg3] != arg4) { @mismatch = count(); }
+            delete(@depth[arg3]);
+        }
+        END { clear(@depth); }
+    " >"$TMP/unwind.bt" 2>&1 &
+    bt=$!
+    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/unwind.bt" && break; sleep 0.05; done
+    touch "$go"
+    wait "$pid"
+    sleep 0.2
+    kill -INT "$bt" 2>/dev/null
+    wait "$bt"
+    out=$(cat "$TMP/unwind.bt")
+    local want
+    for want in '^@entry\[leaveByReturn\]: 17$' '^@return\[leaveByReturn\]: 17$' '^@entry\[leaveBySignal\]: 19$' \
+        '^@return\[leaveBySignal\]: 19$' '^@entry\[leaveByRetry:\]: 26$' '^@return\[leaveByRetry:\]: 26$' '^@entry\[cleanup\]: 53$' '^@return\[cleanup\]: 53$'; do
+        if grep -qE "$want" <<<"$out"; then pass "probes/unwind $want"; else fail "probes/unwind $want" "$(grep -v WARNING <<<"$out" | head -20)"; fi
+    done
+    if ! grep -q "^@mismatch: 0$" <<<"$out"; then fail "probes/unwind: every return at its entry's depth" "$(grep mismatch <<<"$out")"
+    else pass "probes/unwind: every return at its entry's depth"; fi
+}
+
 probe_contract_test
 probes_compiled_out_test
 stackwalk_test
 bpftrace_counts_test
 bpftrace_io_counts_test
+bpftrace_unwind_test

@@ -9,6 +9,7 @@
 #include "probes.h"
 #include "sched.h"
 #include "symbol.h"
+#include "unwind.h"
 #include "vm.h"
 
 #include <setjmp.h>
@@ -48,7 +49,8 @@ void interp_process_init(Process *p, Value *stack, size_t stackWords)
 {
     p->stackBase = stack;
     p->stackWords = stackWords;
-    p->stackLimit = stack + stackWords - 64; /* slack for DNU/perform: argument shuffles */
+    p->stackEnd = stack + stackWords - 64; /* slack for DNU/perform: argument shuffles */
+    p->stackLimit = p->stackEnd - unwind_stack_reserve(stackWords);
 }
 
 Process *interp_new_process(size_t stackWords)
@@ -65,8 +67,11 @@ size_t interp_depth(void)
     return n;
 }
 
-NORETURN static void stack_overflow(void)
+/* An activation would end at top, past the stack limit: a Stack overflow Error, unless
+ * the process is handling one (then it may use the reserve). */
+static __attribute__((cold, noinline)) void stack_overflow(Value *top)
 {
+    if (unwind_overflow_allowed(interp_current, top)) return;
     interp_error("Stack overflow (depth %zu)", interp_depth());
 }
 
@@ -79,7 +84,7 @@ static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Metho
     Value *base = args + nargs + 1;
     caller->sp = base;
     Frame *f = (Frame *)base;
-    if (UNLIKELY(f->locals + m->nlocals + m->maxStack > p->stackLimit)) stack_overflow();
+    if (UNLIKELY(f->locals + m->nlocals + m->maxStack > p->stackLimit)) stack_overflow(f->locals + m->nlocals + m->maxStack);
     f->caller = caller;
     f->method = m;
     f->ip = m->code;
@@ -145,7 +150,7 @@ static Method *prepare_dnu(Value *args, uint32_t *nargs, Value selector)
 
 PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *lookupFrom)
 {
-    if (args + nargs + 8 > interp_current->stackLimit) stack_overflow();
+    if (args + nargs + 8 > interp_current->stackLimit) stack_overflow(args + nargs + 8);
     ClassInfo *c = lookupFrom ? lookupFrom : class_of(args[0]);
     Method *m = interp_lookup(c, selector);
     if (!m) m = prepare_dnu(args, &nargs, selector);
@@ -228,6 +233,11 @@ static void trace_return(Frame *f)
     uint32_t depth = p->traceDepth ? p->traceDepth : walk_depth(f);
     probe_method_return(f, depth);
     p->traceDepth = depth - 1;
+}
+
+void interp_trace_unwind(Frame *top, Frame *to)
+{
+    for (Frame *f = top; callsTraced && f != to; f = f->caller) trace_return(f);
 }
 
 /* ---- Special sends and redefined kernel methods ----
@@ -315,10 +325,12 @@ static void print_frame(Frame *f)
             method_line_at(m, f->ip));
 }
 
-void interp_print_backtrace(void)
+void interp_print_backtrace(void) { interp_print_backtrace_from(interp_current ? interp_current->fp : NULL); }
+
+void interp_print_backtrace_from(Frame *top)
 {
-    size_t depth = interp_depth(), i = 0;
-    for (Frame *f = interp_current ? interp_current->fp : NULL; f && f->method; f = f->caller, i++) {
+    size_t depth = walk_depth(top), i = 0;
+    for (Frame *f = top; f && f->method; f = f->caller, i++) {
         if (depth > 40 && i == 20) fprintf(stderr, "    ... %zu more frames ...\n", depth - 40);
         if (depth > 40 && i >= 20 && i < depth - 20) continue;
         print_frame(f);
@@ -335,13 +347,20 @@ void interp_fuzz_reset(void) { runRestart = NULL; }
 
 void interp_error(const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fflush(stdout);
-    fputs("ERROR: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    interp_raise(NULL, NULL, msg);
+}
+
+void interp_raise(Value *args, const char *className, const char *msg)
+{
+    /* A Smalltalk Error the program can handle, when the interpreter runs */
+    if (runRestart && unwind_signal(args, className, msg)) longjmp(*runRestart, 1);
+    fflush(stdout);
+    fprintf(stderr, "ERROR: %s\n", msg);
     interp_print_backtrace();
     /* An error ends only the process it happened in; the main process ends the program. */
     if (!sched_active_is_main() && runRestart) {
@@ -924,8 +943,11 @@ static Value run(Process *p)
         Frame *home = value_ptr(as_obj(blk)->slots[BLK_HOME]);
         uint64_t serial = (uint64_t)int_val(as_obj(blk)->slots[BLK_SERIAL]);
         Frame *f = fp->caller;
-        while (f && f->method && !(f == home && f->serial == serial)) f = f->caller;
+        uint32_t crossed = 0; /* the method flags of the frames in between */
+        while (f && f->method && !(f == home && f->serial == serial)) { crossed |= f->method->flags; f = f->caller; }
         if (LIKELY(f && f->method)) {
+            /* through an ensure: or ifCurtailed: activation: unwind.c runs its block first */
+            if (UNLIKELY(crossed & MF_ENSURE)) { SAVE(); unwind_nonlocal_return(home, result); LOAD(); DISPATCH(); }
             /* unwind every frame between here and the home method */
             while (fp != home) {
                 if (UNLIKELY(callsTraced)) { SAVE(); trace_return(fp); }

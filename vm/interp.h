@@ -26,6 +26,7 @@ typedef struct Frame {
 /* The interpreter state of one (green) process: nothing of it lives in C statics. */
 typedef struct Process {
     Value *stackBase, *stackLimit;
+    Value *stackEnd;       /* the stack limit plus the reserve for handling an overflow (unwind.c) */
     Frame *fp;             /* current frame: stored on every call and return */
     size_t stackWords;
     /* scheduling (sched.c) */
@@ -44,6 +45,8 @@ typedef struct Process {
     bool started;          /* resumed at least once (process__create has fired) */
     bool ran;              /* has run: its block's block__entry has fired */
     uint32_t traceDepth;   /* traced mode: frames on the stack (0: not known yet) */
+    struct Frame *reserveFrame; /* handling a stack overflow that happened here (unwind.c) */
+    uint64_t reserveSerial;
     struct Process *next, *prev;       /* ready queue */
     struct Process *allNext, *allPrev; /* every live process */
 } Process;
@@ -76,8 +79,16 @@ void interp_flush_caches(void);
 /* After a kernel class loads: turns the special sends whose Integer, Double or
  * Array method is no longer the VM's primitive into plain sends. */
 void interp_check_fast_paths(void);
+/* A tracer sees the frames from top down to (not including) to return: they are unwound. */
+void interp_trace_unwind(struct Frame *top, struct Frame *to);
 void interp_print_backtrace(void);
+void interp_print_backtrace_from(struct Frame *top);
+/* An error the VM finds: signalled as a Smalltalk Error (unwind_signal) when the
+ * interpreter runs, else reported with a backtrace, ending the process (the program
+ * in the main process). interp_raise: of class className (NULL: Error), args the
+ * failed primitive's (or NULL). */
 NORETURN void interp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+NORETURN void interp_raise(Value *args, const char *className, const char *msg);
 size_t interp_depth(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include "interp.h"
 #include "probes.h"
 #include "symbol.h"
+#include "unwind.h"
 #include "vm.h"
 
 #include <stdio.h>
@@ -150,6 +151,7 @@ static ClassInfo *define_class(ClassDef *cd)
     compile_into(meta, cd->classMethods, cd->nclassMethods, c->sourcePath);
     interp_flush_caches();
     if (c->index < CLS_FIRST_USER) interp_check_fast_paths();
+    unwind_mark_methods(c);
     return c;
 }
 

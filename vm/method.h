@@ -41,6 +41,11 @@ enum {
     MF_BLOCK = 1,        /* a block's method */
     MF_HAS_CTX = 2,      /* activation allocates a context for captured variables */
     MF_NONLOCAL = 4,     /* contains a ^ inside a block (needs the home frame serial) */
+    /* library methods whose activations the VM recognises on the stack (unwind.c) */
+    MF_ON_DO = 8,        /* Block1>>on:do: */
+    MF_ENSURE = 16,      /* Block1>>ensure:, ifCurtailed: */
+    MF_EXC_SIGNAL = 32,  /* Exception>>signal */
+    MF_EXC_HANDLER = 64, /* Exception>>evaluateHandler:frame:serial: (a handler is running) */
 };
 
 /* A compiled method or block. Native memory: it never moves. */

@@ -20,10 +20,21 @@
 BINOP(p_add, NUM_ADD, "+ needs a number")
 BINOP(p_sub, NUM_SUB, "- needs a number")
 BINOP(p_mul, NUM_MUL, "* needs a number")
-BINOP(p_div, NUM_DIV, "/ needs a non-zero number")
+/* An Integer divided by zero (0 or 0.0) is a ZeroDivide; other failures are Errors. */
+static bool is_zero(Value v) { return v == int_value(0) || (is_double(v) && double_val(v) == 0.0); }
+#define DIVOP(fname, op, why)                                        \
+    static PrimResult fname(Value *a, uint32_t n)                    \
+    {                                                                \
+        (void)n;                                                     \
+        if (num_binop(op, a[0], a[1], &a[0])) return PRIM_OK;        \
+        if (is_integer(a[0]) && is_zero(a[1])) return prim_fail_as(a, "ZeroDivide", why); \
+        return prim_fail(a, why);                                    \
+    }
+
+DIVOP(p_div, NUM_DIV, "/ needs a non-zero number")
 BINOP(p_fdiv, NUM_FDIV, "// needs a number")
-BINOP(p_mod, NUM_MOD, "% needs a non-zero number")
-BINOP(p_rem, NUM_REM, "rem: needs a non-zero number")
+DIVOP(p_mod, NUM_MOD, "% needs a non-zero number")
+DIVOP(p_rem, NUM_REM, "rem: needs a non-zero number")
 BINOP(p_and, NUM_AND, "& needs an Integer")
 BINOP(p_or, NUM_OR, "bitOr: needs an Integer")
 BINOP(p_xor, NUM_XOR, "bitXor: needs an Integer")

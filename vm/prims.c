@@ -13,6 +13,7 @@
 /* Fuzz builds leave out the I/O primitives: a fuzzed program must not create, delete
  * or connect to anything. */
 static const PrimDef *const tables[] = {prims_object, prims_number, prims_string, prims_system, prims_process,
+                                        prims_exception,
 #ifndef SQVM_FUZZ
                                         prims_io,
 #endif
@@ -55,15 +56,18 @@ static void describe(Value v, char *buf, size_t n)
     else snprintf(buf, n, "instance of %s", class_of(v)->name);
 }
 
-PrimResult prim_fail(Value *args, const char *why)
+PrimResult prim_fail_as(Value *args, const char *className, const char *why)
 {
     const char *prim = interp_prim ? method_print_name(interp_prim) : "?";
     vm_counters.primitive_failures++;
     if (SQ_ENABLED(PRIMITIVE_FAIL)) probe_primitive_fail(args[0], prim, why);
-    char rcvr[96];
+    char rcvr[96], msg[1024];
     describe(args[0], rcvr, sizeof rcvr);
-    interp_error("primitive %s failed: %s (receiver %s)", prim, why, rcvr);
+    snprintf(msg, sizeof msg, "primitive %s failed: %s (receiver %s)", prim, why, rcvr);
+    interp_raise(args, className, msg);
 }
+
+PrimResult prim_fail(Value *args, const char *why) { return prim_fail_as(args, NULL, why); }
 
 /* ---- Arithmetic over small, large and floating-point numbers ---- */
 

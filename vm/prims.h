@@ -13,7 +13,8 @@ typedef struct PrimDef {
 } PrimDef;
 
 /* Each prim_*.c file exports its table, ended by a NULL entry. */
-extern const PrimDef prims_object[], prims_number[], prims_string[], prims_system[], prims_process[], prims_io[];
+extern const PrimDef prims_object[], prims_number[], prims_string[], prims_system[], prims_process[], prims_io[],
+    prims_exception[];
 
 /* System primitives keep the program's argument Array. */
 void prims_system_init(Value args);
@@ -37,8 +38,10 @@ static inline Value quick_apply(const Method *m, Value *args)
     default: return args[0];
     }
 }
-/* Fails the running program with a message naming the primitive and its receiver. */
+/* Fails the running program with a message naming the primitive and its receiver:
+ * signals an Error (prim_fail_as: of the Exception class className) with that text. */
 PrimResult prim_fail(Value *args, const char *why);
+PrimResult prim_fail_as(Value *args, const char *className, const char *why);
 
 /* Arithmetic shared by the interpreter's fast paths and the primitives. */
 bool num_binop(int op, Value a, Value b, Value *out);

@@ -47,7 +47,7 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .value_float_tag = FLOAT_TAG,
     .class_integer = CLS_INTEGER,
     .class_double = CLS_DOUBLE,
-    .process_stack_limit = offsetof(Process, stackLimit),
+    .process_stack_limit = offsetof(Process, stackEnd), /* frames may use the reserve beyond stackLimit */
     .method_code_len = offsetof(Method, codeLen),
     .counters = (uint64_t)(uintptr_t)&vm_counters,
     .gc_top = (uint64_t)(uintptr_t)&gc_top,

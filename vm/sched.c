@@ -16,6 +16,7 @@
 #include "prims.h"
 #include "probes.h"
 #include "symbol.h"
+#include "unwind.h"
 #include "vm.h"
 
 #include <stdio.h>
@@ -566,11 +567,17 @@ PrimResult sched_terminate(Process *p, Value *args)
 {
     if (!p) return PRIM_OK;
     if (p == interp_current) {
+        if (unwind_pending(p)) return unwind_terminate_active(0); /* its ensure: blocks first */
         if (p->isMain) vm_exit(0);
         sched_process_finished();
         return PRIM_ACTIVATED;
     }
     if (p->isMain) return prim_fail(args, "the main process cannot be terminated by another process");
+    if (unwind_pending(p)) { /* it runs its ensure: blocks first, and at once */
+        detach(p);
+        unwind_terminate_other(p);
+        return ready_and_maybe_preempt(p, args, READY_RESUMED);
+    }
     end_process(p);
     return PRIM_OK;
 }
@@ -611,6 +618,7 @@ PrimResult sched_give_turn(Value *args)
 
 PrimResult sched_terminate_active_prim(void)
 {
+    if (unwind_pending(interp_current)) return unwind_terminate_active(1); /* its ensure: blocks first */
     if (interp_current->isMain) vm_exit(1);
     sched_process_finished();
     return PRIM_ACTIVATED;
