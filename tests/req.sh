@@ -93,6 +93,75 @@ rq_sqreq() {
     else fail "req/sqreq dead PID" "status $RQ_STATUS: $(cat "$RQ_TMP/err")"; fi
 }
 
+# ---- sqio ------------------------------------------------------------------------
+
+# rq_io TOOL-ARGS...: FileIO.som under sqio; its file to read back out of the page cache.
+rq_io() {
+    local go="$RQ_TMP/go.$RANDOM" vm
+    rm -f "$go" "$RQ_TMP/w.bin"
+    dd if=/dev/zero of="$RQ_TMP/r.bin" bs=4096 count=64 2>/dev/null
+    sync "$RQ_TMP/r.bin"
+    dd if="$RQ_TMP/r.bin" iflag=nocache count=0 2>/dev/null
+    "$RQ_TMP/sqvm" "$RQ_DIR/FileIO.som" "$go" "$RQ_TMP/w.bin" "$RQ_TMP/r.bin" >"$RQ_TMP/vm.out" 2>&1 </dev/null &
+    vm=$!
+    start_bg "$RQ_TMP/out" "$RQ_TMP/err" "$RQ_TIMEOUT" "$RQ_TOOLS/sqio" "$@" -p "$vm"
+    RQ_TOOL=$BG_PID
+    wait_line "$RQ_TMP/out" "$RQ_TMP/err" '^Tracing ' "$RQ_TOOL"
+    touch "$go"
+    wait "$vm"
+    RQ_VM_STATUS=$?
+    wait "$RQ_TOOL"
+    RQ_STATUS=$?
+}
+
+RQ_IO_ROW='def row(m; op; kind): ([.rows[] | select(.method == m and .op == op and .kind == kind)] | .[0] // {});'
+
+rq_sqio() {
+    local got disk
+    rq_io -j
+    got=$(jq -r "$RQ_IO_ROW"'
+        [(row("FileIO>>writeBlocks:"; "write"; "file") | "\(.calls) \(.bytes) \(.errors)"),
+         (row("FileIO>>writeBlocks:"; "open"; "file") | .calls), (row("FileIO>>writeBlocks:"; "close"; "file") | .calls),
+         (row("FileIO>>readBack:"; "read"; "file") | "\(.calls) \(.bytes)"),
+         (row("FileIO>>serve:"; "read"; "tcp") | "\(.bytes) \(.waits) \(.wait_ns >= 15000000)"),
+         (row("FileIO>>serve:"; "accept"; "tcp") | .waits), (row("[] in FileIO>>serve:"; "write"; "tcp") | "\(.calls) \(.bytes)"),
+         ([.rows[] | select(.method | test("^(IOHandle|File|Socket|ServerSocket)( class)?>>"))] | length)] | map(tostring) | join(" | ")' "$RQ_TMP/out" 2>&1)
+    if [ "$RQ_STATUS" = 0 ] && [ "$got" = "100 409600 0 | 1 | 1 | 64 262144 | 10 10 true | 1 | 10 10 | 0" ]; then
+        pass "req/sqio: writeBlocks: 100 file writes of 409,600 bytes, one open and close; readBack: 64 reads; serve: 10 TCP bytes and 10 waits of 2 ms or more; charged past the library"
+    else fail "req/sqio" "status $RQ_STATUS, VM $RQ_VM_STATUS: '$got' $(head -3 "$RQ_TMP/err")"; fi
+
+    # the read of a file out of the page cache: its pages came from the disk, for readBack:
+    disk=$(jq -r "$RQ_IO_ROW"'row("FileIO>>readBack:"; "read"; "file") | .disk_bytes' "$RQ_TMP/out" 2>&1)
+    if [ "$(stat -f -c %T "$RQ_TMP")" = tmpfs ]; then
+        skip "req/sqio disk reads" "$RQ_TMP is on tmpfs: its files are never read from a disk"
+    elif [ "$disk" = 262144 ]; then
+        pass "req/sqio: the 256 KiB read out of the page cache are 256 KiB from the disk, charged to readBack:"
+    else fail "req/sqio disk reads" "disk_bytes '$disk'"; fi
+
+    rq_io --library -L
+    if [ "$RQ_STATUS" = 0 ] && grep -qE '^[0-9]+ +IOHandle>>write: +write +file +100 +0 +409600 ' "$RQ_TMP/out" &&
+        [ "$(awk '/^IOHandle>>write: write \(file\)/ { on = 1; next } on && / -> / { n += $5 } on && /^$/ { on = 0 } END { print n }' "$RQ_TMP/out")" = 100 ]; then
+        pass "req/sqio --library -L: the 100 writes charged to IOHandle>>write:, in its latency histogram"
+    else fail "req/sqio --library -L" "status $RQ_STATUS: $(head -6 "$RQ_TMP/out")"; fi
+
+    # attached to a VM in full flight: every write is 4,096 bytes, 100 per open
+    local go="$RQ_TMP/go.$RANDOM" stop="$RQ_TMP/stop.$RANDOM" vm
+    touch "$go"
+    rm -f "$stop"
+    "$RQ_TMP/sqvm" "$RQ_DIR/FileIO.som" "$go" "$RQ_TMP/w.bin" "$RQ_TMP/r.bin" "$stop" >"$RQ_TMP/vm.out" 2>&1 </dev/null &
+    vm=$!
+    sleep 0.5
+    timeout -s KILL "$RQ_TIMEOUT" "$RQ_TOOLS/sqio" -j -d 1 -p "$vm" >"$RQ_TMP/out" 2>"$RQ_TMP/err" </dev/null
+    RQ_STATUS=$?
+    touch "$stop"
+    wait "$vm"
+    got=$(jq -r "$RQ_IO_ROW"'(row("FileIO>>writeBlocks:"; "write"; "file")) as $w | (row("FileIO>>writeBlocks:"; "open"; "file").calls) as $o |
+        [$w.bytes == 4096 * $w.calls, $w.calls >= 100 * ($o - 1), $w.calls <= 100 * ($o + 1), $o > 10, $w.errors] | map(tostring) | join(" ")' "$RQ_TMP/out" 2>&1)
+    if [ "$RQ_STATUS" = 0 ] && [ "$got" = "true true true true 0" ]; then
+        pass "req/sqio attached mid-flight: 4,096 bytes a write, 100 writes an open"
+    else fail "req/sqio mid-flight" "status $RQ_STATUS: '$got' $(head -3 "$RQ_TMP/err")"; fi
+}
+
 if [ "$(id -u)" != 0 ]; then
     skip "req" "needs root (BPF programs, uprobes)"
 elif ! command -v jq >/dev/null; then
@@ -103,4 +172,5 @@ else
     mkdir -p "$RQ_TMP"
     cp "$VM" "$RQ_TMP/sqvm"
     rq_sqreq
+    rq_sqio
 fi
