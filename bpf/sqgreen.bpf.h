@@ -108,6 +108,17 @@ static __always_inline void sq_green_stop(__u32 tid, __u64 id)
 		r->known = 0;
 }
 
+/* A probe of the running process id (a wait, a yield or a preemption names it) on
+ * thread tid: if no process is known to run there yet (the tool attached after the
+ * last activation), it is this one. For tools that need to know whose frames run
+ * before the first switch they see (sqflow). */
+static __always_inline void sq_green_learn(__u32 tid, __u64 id)
+{
+	struct sq_green_running fresh = { .id = id, .known = 1 };
+
+	bpf_map_update_elem(&green_running, &tid, &fresh, BPF_NOEXIST);
+}
+
 /* process__wait's state: a Semaphore's identity hash is never 0, a Delay passes 0. */
 static __always_inline __u32 sq_green_wait_state(__u64 semaphore)
 {
