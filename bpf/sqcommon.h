@@ -57,6 +57,11 @@ struct sq_vm_offsets {
 	__u32 frame_caller;		/* Frame.caller: Frame * */
 	__u32 frame_method;		/* Frame.method: Method *, NULL in the bottom frame */
 	__u32 method_print_name;	/* Method.printName: char * */
+	__u32 pad;
+	/* The allocation totals (sqreq): objects, and bytes as
+	 * *gc_bytes_allocated + *gc_top - *gc_eden (probes/debug_offsets.h). */
+	__u64 allocations;		/* &vm_counters.allocations: uint64_t * */
+	__u64 gc_top, gc_eden, gc_bytes_allocated;
 };
 
 /* Is d a debug-offsets structure the tools know: the magic, the version, and every field
@@ -82,6 +87,10 @@ SQ_INLINE void sq_vm_offsets_from(const SqDebugOffsets *d, __u64 addr, __u64 sta
 	o->frame_caller = d->frame_caller;
 	o->frame_method = d->frame_method;
 	o->method_print_name = d->method_print_name;
+	o->allocations = d->counters + __builtin_offsetof(SqVMCounters, allocations);
+	o->gc_top = d->gc_top;
+	o->gc_eden = d->gc_eden;
+	o->gc_bytes_allocated = d->gc_bytes_allocated;
 }
 
 #endif

@@ -6,6 +6,7 @@
  * selector prefix and by depth run here too, so what user space does not want is never
  * copied to it. */
 #include "sqvm.bpf.h"
+#include "sqgreen.bpf.h"
 #include "sqflow.h"
 
 /* Options, set by user space before load. */
@@ -67,6 +68,15 @@ static __always_inline bool read_and_filter(struct sqflow_event *e, const char *
 	return true;
 }
 
+/* The green process whose frames run on thread tid (0: not known yet). Green processes
+ * interleave on the VM thread, so user space pairs entries and returns per process. */
+static __always_inline __u64 running_process(__u32 tid)
+{
+	__u64 id = 0;
+
+	return sq_green_current(tid, &id) ? id : 0;
+}
+
 static __always_inline int emit(struct sqflow_event *e)
 {
 	if (bpf_ringbuf_output(&rb, e, sizeof(*e), 0))
@@ -101,6 +111,7 @@ static __always_inline int on_entry(const char *recv, const char *sel, const cha
 	e->def_addr = (__u64)def;
 	e->pid = id >> 32;
 	e->tid = tid;
+	e->process = running_process(tid);
 	e->depth = depth;
 	e->type = SQFLOW_ENTRY;
 	e->block = block;
@@ -139,6 +150,7 @@ static __always_inline int on_return(const char *recv, const char *sel, const ch
 	e->def_addr = (__u64)def;
 	e->pid = id >> 32;
 	e->tid = tid;
+	e->process = running_process(tid);
 	e->depth = depth;
 	e->type = SQFLOW_RETURN;
 	e->block = block;
@@ -168,6 +180,39 @@ SEC("usdt")
 int BPF_USDT(block_return, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
 	return on_return(recv, sel, def, frame, depth, 1);
+}
+
+/* Which process runs: set at each activation, and learnt from the first probe that
+ * names the running one, if tracing began after its activation. */
+SEC("usdt")
+int BPF_USDT(process_activate, __u64 id, char *name, int priority)
+{
+	__u64 prev;
+
+	sq_green_activate((__u32)bpf_get_current_pid_tgid(), id, &prev);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(process_wait, __u64 id, char *name, __u64 semaphore, __u64 timeout)
+{
+	sq_green_learn((__u32)bpf_get_current_pid_tgid(), id);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(io_wait, __u64 id, char *name, int fd, int op, __u64 timeout)
+{
+	sq_green_learn((__u32)bpf_get_current_pid_tgid(), id);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(process_ready, __u64 id, char *name, int reason)
+{
+	if (reason == 3)	/* the running process yields or is preempted */
+		sq_green_learn((__u32)bpf_get_current_pid_tgid(), id);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

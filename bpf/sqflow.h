@@ -16,6 +16,7 @@ struct sqflow_event {
 	__u64 duration_ns;	/* returns: since the matching entry; 0 if it was not seen */
 	__u64 frame;		/* the activation's frame address (pairs entry and return) */
 	__u64 recv_addr, sel_addr, def_addr;	/* the names' addresses in the VM (full names) */
+	__u64 process;		/* the green process that runs it (0: not known yet) */
 	__u32 pid, tid;
 	__u32 depth;		/* frames below this one on the process's Smalltalk stack (0: outermost) */
 	__u8 type;		/* enum sqflow_type */

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* sqsched.bpf.c - green-process scheduling of sqvm processes, from the process probes:
- * per process, activations, time on the CPU, the run-queue latency (process__ready to
- * process__activate, as runqlat measures it for threads) as a histogram, and the time
- * spent blocked on Semaphores and on Delays (process__wait to process__ready). All of
- * it is aggregated here; -e also sends one event per switch. */
+/* sqsched.bpf.c - green-process scheduling of sqvm processes, from the process, I/O and
+ * GC probes: per process, activations, time on the CPU, the run-queue latency
+ * (process__ready to process__activate, as runqlat measures it for threads) as a
+ * histogram, and the time spent blocked on Semaphores, Delays and descriptors and
+ * paused by collections. The states are bpf/sqgreen.bpf.h's; every interval of a
+ * process's life is charged to the one state it was in. All of it is aggregated here;
+ * -e also sends one event per switch. */
 #include "sqvm.bpf.h"
+#include "sqgreen.bpf.h"
 #include "sqsched.h"
 
 const volatile bool millis = false;	/* -m */
@@ -17,36 +20,6 @@ struct {
 	__type(value, struct sqsched_stats);
 } stats SEC(".maps");
 
-/* Per process: since when it is ready, or blocked (and on what). */
-struct proc_state {
-	__u64 ready_ns;
-	__u64 wait_ns;
-	__u32 wait_delay;	/* 1: a Delay, 0: a Semaphore */
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SQSCHED_MAX_PROCS);
-	__type(key, struct sqsched_key);
-	__type(value, struct proc_state);
-} states SEC(".maps");
-
-/* Per VM thread: the running process, and since when. */
-struct proc_running {
-	__u64 id;
-	__u64 since_ns;
-	__u32 known;
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct proc_running);
-} runnings SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1024 * 1024);
@@ -58,6 +31,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sqsched_stats);
 } zero_stats SEC(".maps");
+
+/* Per VM thread: the process that ran there last (for -e's "from"). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} last_ran SEC(".maps");
 
 __u64 lost = 0;		/* processes or events that found no room */
 
@@ -80,65 +61,72 @@ static __always_inline struct sqsched_stats *stats_of(__u32 pid, __u64 id, const
 	return s;
 }
 
-static __always_inline struct proc_state *state_of(__u32 pid, __u64 id)
+/* Process id enters state to: the time in the state it leaves goes to its stats.
+ * Answers that time if it was ready (its run-queue latency), else 0. */
+static __always_inline __u64 move(__u32 pid, __u64 id, __u32 to, __u64 now, const char *name)
 {
-	struct sqsched_key k = { .pid = pid, .id = id };
-	struct proc_state fresh = {}, *st = bpf_map_lookup_elem(&states, &k);
-
-	if (st)
-		return st;
-	bpf_map_update_elem(&states, &k, &fresh, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&states, &k);
-}
-
-/* The running process's CPU time up to now. */
-static __always_inline void charge_running(__u32 pid, __u32 tid, __u64 now)
-{
-	struct proc_running *r = bpf_map_lookup_elem(&runnings, &tid);
+	__u64 ns;
+	__u32 from = sq_green_move(pid, id, to, now, &ns);
 	struct sqsched_stats *s;
 
-	if (!r || !r->known)
-		return;
-	s = stats_of(pid, r->id, NULL);
-	if (s)
-		__sync_fetch_and_add(&s->cpu_ns, now - r->since_ns);
-	r->since_ns = now;
+	if (from == SQ_GREEN_UNKNOWN && !name)
+		return 0;
+	s = stats_of(pid, id, name);
+	if (!s)
+		return 0;
+	switch (from) {
+	case SQ_GREEN_RUNNING:
+		__sync_fetch_and_add(&s->cpu_ns, ns);
+		break;
+	case SQ_GREEN_READY:
+		if (to != SQ_GREEN_RUNNING)
+			break;	/* suspended or ended while ready: not a run-queue latency */
+		__sync_fetch_and_add(&s->runq_count, 1);
+		__sync_fetch_and_add(&s->runq_ns, ns);
+		if (ns > s->runq_max_ns)
+			s->runq_max_ns = ns;	/* one VM thread per key: no race */
+		__sync_fetch_and_add(&s->slots[sq_hist_slot(millis ? ns / 1000000 : ns / 1000)], 1);
+		return ns;
+	case SQ_GREEN_SEMAPHORE:
+		__sync_fetch_and_add(&s->sem_waits, 1);
+		__sync_fetch_and_add(&s->sem_wait_ns, ns);
+		break;
+	case SQ_GREEN_DELAY:
+		__sync_fetch_and_add(&s->delay_waits, 1);
+		__sync_fetch_and_add(&s->delay_wait_ns, ns);
+		break;
+	case SQ_GREEN_IO:
+		__sync_fetch_and_add(&s->io_waits, 1);
+		__sync_fetch_and_add(&s->io_wait_ns, ns);
+		break;
+	case SQ_GREEN_GC:
+		__sync_fetch_and_add(&s->gcs, 1);
+		__sync_fetch_and_add(&s->gc_ns, ns);
+		break;
+	}
+	return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(process_activate, __u64 id, char *name, int priority)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), lat = 0, from = 0, max;
+	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), lat, from = 0, prev, *last;
 	__u32 pid = pt >> 32, tid = (__u32)pt;
-	struct proc_running *r = bpf_map_lookup_elem(&runnings, &tid), fresh = {};
 	struct sqsched_stats *s;
-	struct proc_state *st;
 
+	sq_green_activate(tid, id, &prev);
+	if (prev)
+		move(pid, prev, SQ_GREEN_UNKNOWN, now, NULL);
+	lat = move(pid, id, SQ_GREEN_RUNNING, now, name);
+	s = stats_of(pid, id, name);
+	if (s)
+		__sync_fetch_and_add(&s->activations, 1);
 	/* The process that ran last on this VM thread, even if it has stopped running
 	 * (blocked, ended): 0 only before the first activation seen. */
-	if (r)
-		from = r->id;
-	charge_running(pid, tid, now);
-	s = stats_of(pid, id, name);
-	st = state_of(pid, id);
-	if (s) {
-		__sync_fetch_and_add(&s->activations, 1);
-		if (st && st->ready_ns) {
-			lat = now - st->ready_ns;
-			__sync_fetch_and_add(&s->runq_count, 1);
-			__sync_fetch_and_add(&s->runq_ns, lat);
-			max = s->runq_max_ns;
-			if (lat > max)
-				s->runq_max_ns = lat;	/* one VM thread per key: no race */
-			__sync_fetch_and_add(&s->slots[sq_hist_slot(millis ? lat / 1000000 : lat / 1000)], 1);
-		}
-	}
-	if (st)
-		st->ready_ns = 0;
-	fresh.id = id;
-	fresh.since_ns = now;
-	fresh.known = 1;
-	bpf_map_update_elem(&runnings, &tid, &fresh, BPF_ANY);
+	last = bpf_map_lookup_elem(&last_ran, &tid);
+	if (last)
+		from = *last;
+	bpf_map_update_elem(&last_ran, &tid, &id, BPF_ANY);
 	if (events) {
 		struct sqsched_event *e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
 		if (!e) {
@@ -157,75 +145,61 @@ int BPF_USDT(process_activate, __u64 id, char *name, int priority)
 	return 0;
 }
 
-/* The running process stops running (it yields, is preempted, or blocks): its CPU time
- * ends here, not at the next activation (the VM may sleep in between). */
-static __always_inline void stop_running(__u32 pid, __u32 tid, __u64 id, __u64 now)
+/* id stops running (if it was) and enters state to. */
+static __always_inline int stop_into(__u64 id, char *name, __u32 to)
 {
-	struct proc_running *r = bpf_map_lookup_elem(&runnings, &tid);
+	__u64 pt = bpf_get_current_pid_tgid();
 
-	if (r && r->known && r->id == id) {
-		charge_running(pid, tid, now);
-		r->known = 0;
-	}
+	sq_green_stop((__u32)pt, id);
+	move(pt >> 32, id, to, bpf_ktime_get_ns(), name);
+	return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(process_ready, __u64 id, char *name, int reason)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
-	__u32 pid = pt >> 32;
-	struct proc_state *st = state_of(pid, id);
-	struct sqsched_stats *s;
-
-	stop_running(pid, (__u32)pt, id, now);
-	if (!st)
-		return 0;
-	st->ready_ns = now;
-	if (st->wait_ns) {
-		s = stats_of(pid, id, name);
-		if (s) {
-			if (st->wait_delay) {
-				__sync_fetch_and_add(&s->delay_waits, 1);
-				__sync_fetch_and_add(&s->delay_wait_ns, now - st->wait_ns);
-			} else {
-				__sync_fetch_and_add(&s->sem_waits, 1);
-				__sync_fetch_and_add(&s->sem_wait_ns, now - st->wait_ns);
-			}
-		}
-		st->wait_ns = 0;
-	}
-	return 0;
+	return stop_into(id, name, SQ_GREEN_READY);
 }
 
 SEC("usdt")
 int BPF_USDT(process_wait, __u64 id, char *name, __u64 semaphore, __u64 timeout)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
-	__u32 pid = pt >> 32;
-	struct proc_state *st = state_of(pid, id);
+	return stop_into(id, name, sq_green_wait_state(semaphore));
+}
 
-	stop_running(pid, (__u32)pt, id, now);
-	if (st) {
-		st->wait_ns = now;
-		st->wait_delay = semaphore == 0;
-	}
-	return 0;
+SEC("usdt")
+int BPF_USDT(io_wait, __u64 id, char *name, int fd, int op, __u64 timeout)
+{
+	return stop_into(id, name, SQ_GREEN_IO);
 }
 
 SEC("usdt")
 int BPF_USDT(process_exit, __u64 id, char *name)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
-	__u32 pid = pt >> 32, tid = (__u32)pt;
-	struct sqsched_key k = { .pid = pid, .id = id };
+	struct sqsched_key k = { .pid = bpf_get_current_pid_tgid() >> 32, .id = id };
 	struct sqsched_stats *s;
 
-	stop_running(pid, tid, id, now);
+	stop_into(id, NULL, SQ_GREEN_NSTATES);
 	s = bpf_map_lookup_elem(&stats, &k);
 	if (s)
 		s->exited = 1;
-	bpf_map_delete_elem(&states, &k);
 	return 0;
 }
+
+/* A collection pauses the running process (it runs at that process's safe point). */
+static __always_inline int gc_edge(bool begin)
+{
+	__u64 pt = bpf_get_current_pid_tgid(), id;
+
+	if (sq_green_current((__u32)pt, &id))
+		move(pt >> 32, id, begin ? SQ_GREEN_GC : SQ_GREEN_RUNNING, bpf_ktime_get_ns(), NULL);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(gc_begin) { return gc_edge(true); }
+
+SEC("usdt")
+int BPF_USDT(gc_end) { return gc_edge(false); }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

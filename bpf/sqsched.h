@@ -22,6 +22,8 @@ struct sqsched_stats {
 	__u64 runq_max_ns;
 	__u64 sem_waits, sem_wait_ns;		/* blocked on Semaphores */
 	__u64 delay_waits, delay_wait_ns;	/* blocked on Delays */
+	__u64 io_waits, io_wait_ns;		/* blocked on descriptors (io__wait) */
+	__u64 gcs, gc_ns;			/* collections that paused it while it ran */
 	__u64 slots[SQ_MAX_SLOTS];	/* run-queue latency, log2 (us, or ms with -m) */
 	char name[SQ_NAME_LEN];
 	__u32 exited;

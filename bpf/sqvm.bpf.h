@@ -178,6 +178,20 @@ static __always_inline __u32 sq_walk_methods(const struct sq_vm_offsets *vm, __u
 	return n;
 }
 
+/* The VM's allocation totals now: objects, and bytes (false: unreadable). */
+static __always_inline bool sq_read_allocs(const struct sq_vm_offsets *vm, __u64 *objects, __u64 *bytes)
+{
+	__u64 top = 0, eden = 0, before = 0;
+
+	if (bpf_probe_read_user(objects, sizeof(*objects), (void *)vm->allocations) ||
+	    bpf_probe_read_user(&top, sizeof(top), (void *)vm->gc_top) ||
+	    bpf_probe_read_user(&eden, sizeof(eden), (void *)vm->gc_eden) ||
+	    bpf_probe_read_user(&before, sizeof(before), (void *)vm->gc_bytes_allocated))
+		return false;
+	*bytes = before + top - eden;
+	return true;
+}
+
 /* Copies the string at str as the name of (pid, addr), unless it is known already. */
 static __always_inline void sq_remember_name(__u32 pid, __u64 addr, const void *str)
 {

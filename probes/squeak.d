@@ -73,6 +73,14 @@ provider squeak {
 	probe user__probe(char *name, int64_t arg);
 	probe user__probe__str(char *name, char *arg);
 
+	/* Requests, from Smalltalk: id := Probe beginRequest: 'GET /kv' ... Probe endRequest: id
+	 * status: 200. id: 1, 2, ... per VM; route: the route as given (interned: the same
+	 * route has the same address for the VM's life); process: the id of the green process
+	 * that began it (process__activate's), which owns it. status: the program's, or -1
+	 * when the process ended with the request open, -2 when the VM exited. */
+	probe request__begin(uint64_t id, char *route, uint64_t process);
+	probe request__end(uint64_t id, char *route, uint64_t process, int status);
+
 	/* A message was not understood; a primitive failed (before the error is raised). */
 	probe method__dnu(char *receiverclass, char *selector);
 	probe primitive__fail(char *receiverclass, char *primitive, char *reason);

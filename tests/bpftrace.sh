@@ -198,6 +198,47 @@ $(bt_noise "$BT_TMP/err" | head -20)"
     fi
     bt_case processes Processes processes.bt
     bt_case syscalls-by-method-processes Processes syscalls-by-method.bt
+    bt_waits
+}
+
+# processes.bt's wait times over Waits.som: the reader's 5 socket reads are I/O
+# (15 ms or more), not running time; main's Delays are Delay time; the collector's
+# 3 forced collections are GC time.
+bt_waits() {
+    bt_selected "processes waits" || return 0
+    local got
+    if ! bt_session Waits bt_script bpftrace/processes.bt; then
+        fail "bpftrace/processes waits" "$BT_WHY $(bt_noise "$BT_TMP/err" | head -5)"
+        return
+    fi
+    got=$(awk -F': ' '
+        /^@activations\[[0-9]+, reader\]/ { act = $2 }
+        /^@io_usecs\[[0-9]+, reader\]/ { io = $2 }
+        /^@running_usecs\[[0-9]+, reader\]/ { run = $2 }
+        /^@delay_usecs\[[0-9]+, main\]/ { delay = $2 }
+        /^@gc_usecs\[[0-9]+, collector\]/ { gc = $2 }
+        END { print act, (io >= 15000), (run < io / 5), (delay >= 15000), (gc > 0) }' "$BT_TMP/out")
+    if [ "$got" = "6 1 1 1 1" ]; then pass "bpftrace/processes waits: socket reads as I/O time, Delays as Delay time, forced collections as GC time"
+    else fail "bpftrace/processes waits" "'$got' $(head -30 "$BT_TMP/out")"; fi
+}
+
+# requests.bt over Routes.som: exact counts per route and status, and every
+# request's latency in its route's histogram (the slow ones (3 ms) at 2,048 us or more).
+bt_requests() {
+    bt_selected "requests" || return 0
+    local got
+    if ! bt_session Routes bt_script bpftrace/requests.bt; then
+        fail "bpftrace/requests" "$BT_WHY $(bt_noise "$BT_TMP/err" | head -5)"
+        return
+    fi
+    got="$(grep '^@requests\[' "$BT_TMP/out" | LC_ALL=C sort | tr '\n' ';')$(awk '
+        /^@usecs\[/ { route = $0; sub(/ +$/, "", route) }
+        /^\[/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { n = $i; break }
+                 hist[route] += n; if (route ~ /slow/ && $0 ~ /^\[(0|1|2|4|8|16|32|64|128|256|512|1K),/) early++ }
+        END { print hist["@usecs[GET /fast]:"], hist["@usecs[GET /slow]:"], early + 0 }' "$BT_TMP/out")"
+    if [ "$got" = "@requests[GET /fast, 200]: 20;@requests[GET /slow, 200]: 9;@requests[GET /slow, 503]: 1;20 10 0" ]; then
+        pass "bpftrace/requests: 20 + 10 requests by route and status, each in its route's latency histogram, the slow ones (3 ms) at 2,048 us or more"
+    else fail "bpftrace/requests" "'$got' $(head -30 "$BT_TMP/out")"; fi
 }
 
 # ---- The one-liners of bpftrace/ONELINERS.md ----
@@ -308,6 +349,7 @@ bt_tier() {
     bt_case userprobes-named Requests userprobes.bt request-start request-end
     bt_case syscalls-by-method Syscalls syscalls-by-method.bt
     bt_processes
+    bt_requests
     bt_oneliners
 }
 

@@ -153,10 +153,11 @@ fa_sqcalls() {
 
 # ---- sqsched ---------------------------------------------------------------------
 
-fa_sched() { # sqsched args...: tests/family/Sched.som under sqsched, attached while it waits
-    local go="$FA_TMP/go.$RANDOM" vm i
+fa_sched() { # [-w WORKLOAD] sqsched args...: tests/family/Sched.som (or WORKLOAD) under sqsched, attached while it waits
+    local go="$FA_TMP/go.$RANDOM" vm i workload=Sched
+    if [ "$1" = -w ]; then workload=$2; shift 2; fi
     rm -f "$go"
-    "$FA_TMP/sqvm" "$FA_DIR/Sched.som" "$go" >"$FA_TMP/sched.out" 2>&1 </dev/null &
+    "$FA_TMP/sqvm" "$FA_DIR/$workload.som" "$go" >"$FA_TMP/sched.out" 2>&1 </dev/null &
     vm=$!
     for ((i = 0; i < 500; i++)); do grep -q nanosleep "/proc/$vm/wchan" 2>/dev/null && break; sleep 0.01; done
     fa_start_tool "$FA_TMP/out" "$FA_TMP/err" sqsched "$@" -p "$vm"
@@ -188,6 +189,15 @@ fa_sqsched() {
         grep -qE '^[0-9]+ +[0-9]+ worker-1 +50 ' "$FA_TMP/out"; then
         pass "family/sqsched -P: the table and a histogram per process"
     else fail "family/sqsched -P" "status $FA_STATUS: $(head -12 "$FA_TMP/out")"; fi
+
+    # I/O waits are I/O, not CPU time; forced collections are GC pauses of the process
+    fa_sched -w SchedIO -j
+    got=$(jq -r 'select(.type == "summary") | .processes | map({(.name): .}) | add |
+        [.reader.io_waits, (.reader.io_wait_ns >= 60000000), (.reader.cpu_ns < .reader.io_wait_ns / 10),
+         .main.io_waits, .collector.gcs, (.collector.gc_ns > 0), .reader.gcs] | map(tostring) | join(" ")' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = "20 true true 0 7 true 0" ]; then
+        pass "family/sqsched: 20 socket reads are 20 I/O waits of 3 ms or more, not CPU time; 7 forced collections are 7 GC pauses"
+    else fail "family/sqsched I/O and GC" "status $FA_STATUS: '$got' $(head -3 "$FA_TMP/err")"; fi
 }
 
 if [ "$(id -u)" != 0 ]; then

@@ -232,9 +232,55 @@ bpftrace_unwind_test() {
     else pass "probes/unwind: every return at its entry's depth"; fi
 }
 
+# request__begin/request__end over tests/probes/RequestCounts.som: exact counts per
+# route, status and owning process; the ids of the ends are those of the begins; the
+# worker's abandoned request ends before its process__exit.
+bpftrace_request_counts_test() {
+    if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
+        skip "probes/bpftrace request counts" "needs root and bpftrace"
+        return
+    fi
+    local vmabs go="$TMP/req.go" pid bt out
+    vmabs=$(readlink -f "$VM")
+    rm -f "$go"
+    "$VM" tests/probes/RequestCounts.som "$go" >"$TMP/req.vm" 2>&1 &
+    pid=$!
+    bpftrace -p "$pid" -e "
+        BEGIN { printf(\"--ready--\\n\"); }
+        usdt:$vmabs:squeak:request__begin { @begin[str(arg1), arg2] = count(); @ids = sum(arg0); }
+        usdt:$vmabs:squeak:request__end { @end[str(arg1), arg2, (int32)arg3] = count(); @ids = sum(-arg0);
+            if ((int32)arg3 == -1 && @exited == 0) { @abandoned_first = count(); } }
+        usdt:$vmabs:squeak:process__exit /str(arg1) == \"worker\"/ { @exited = 1; }
+    " >"$TMP/req.bt" 2>&1 &
+    bt=$!
+    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/req.bt" && break; sleep 0.05; done
+    touch "$go"
+    wait "$pid"
+    sleep 0.2
+    kill -INT "$bt" 2>/dev/null
+    wait "$bt"
+    out=$(cat "$TMP/req.bt")
+    local check label re
+    for check in "request__begin: main 7 GET /a|^@begin\[GET /a, 1\]: 7$" "request__begin: main 3 POST /b|^@begin\[POST /b, 1\]: 3$" \
+                 "request__begin: worker 2 GET /leak|^@begin\[GET /leak, 2\]: 2$" "request__begin: main 1 GET /open|^@begin\[GET /open, 1\]: 1$" \
+                 "request__end: 7 GET /a 200|^@end\[GET /a, 1, 200\]: 7$" "request__end: 3 POST /b 503|^@end\[POST /b, 1, 503\]: 3$" \
+                 "request__end: GET /leak 201|^@end\[GET /leak, 2, 201\]: 1$" "request__end: GET /leak -1 (its process ended)|^@end\[GET /leak, 2, -1\]: 1$" \
+                 "request__end: GET /open -2 (the VM exited)|^@end\[GET /open, 1, -2\]: 1$" \
+                 "request__end: the abandoned one before process__exit|^@abandoned_first: 1$" \
+                 "request__end: the ids of the begins|^@ids: 0$"; do
+        label=${check%%|*}
+        re=${check#*|}
+        if grep -qE "$re" <<<"$out"; then pass "probes/$label"
+        else fail "probes/$label" "no line matching $re
+$(grep -v WARNING <<<"$out" | head -30)
+VM: $(cat "$TMP/req.vm")"; fi
+    done
+}
+
 probe_contract_test
 probes_compiled_out_test
 stackwalk_test
 bpftrace_counts_test
 bpftrace_io_counts_test
 bpftrace_unwind_test
+bpftrace_request_counts_test

@@ -194,9 +194,9 @@ static void print_json(const struct sqflow_event *e, const struct names *n)
 	char *name = call_name(e, n), time[48];
 
 	sq_format_iso_time(time, sizeof(time), e->ts_ns);
-	printf("{\"time\":\"%s\",\"ts_ns\":%llu,\"pid\":%u,\"tid\":%u,\"event\":\"%s\",\"kind\":\"%s\","
-	       "\"depth\":%u,\"name\":", time, (unsigned long long)e->ts_ns, e->pid, e->tid,
-	       e->type == SQFLOW_ENTRY ? "entry" : "return", e->block ? "block" : "method", e->depth);
+	printf("{\"time\":\"%s\",\"ts_ns\":%llu,\"pid\":%u,\"tid\":%u,\"process\":%llu,\"event\":\"%s\","
+	       "\"kind\":\"%s\",\"depth\":%u,\"name\":", time, (unsigned long long)e->ts_ns, e->pid, e->tid,
+	       (unsigned long long)e->process, e->type == SQFLOW_ENTRY ? "entry" : "return", e->block ? "block" : "method", e->depth);
 	sq_json_str(stdout, name ? name : "?");
 	printf(",\"class\":");
 	sq_json_str(stdout, n->recv);
@@ -223,15 +223,22 @@ struct open_call {
 	bool block;
 };
 
+/* The open calls of one green process (entries and returns pair up per process: green
+ * processes interleave on the VM thread). Each is a track of the trace, its "tid" the
+ * process id (0: the process running when tracing began, until a probe named it). */
 struct thread_calls {
 	__u32 pid, tid;
+	__u64 process;
 	size_t n, cap;
 	struct open_call *calls;
 };
 
 static struct thread_calls *threads;
 static size_t nthreads;
-static __u64 chrome_base_ns, last_ts_ns;
+/* The trace's window: from when every probe is attached to when detaching begins.
+ * Chrome output keeps the events inside it only: a return seen while the entry probe
+ * was not attached yet, or no longer, would close nothing. */
+static __u64 chrome_base_ns, chrome_end_ns, last_ts_ns;
 static bool chrome_first = true;
 
 /* Has a thread of process pid been seen before (threads[] minus the newest)? */
@@ -243,12 +250,12 @@ static bool seen_pid(__u32 pid)
 	return false;
 }
 
-static struct thread_calls *thread_of(__u32 pid, __u32 tid)
+static struct thread_calls *thread_of(__u32 pid, __u32 tid, __u64 process)
 {
 	struct thread_calls *t;
 
 	for (size_t i = 0; i < nthreads; i++)
-		if (threads[i].tid == tid)
+		if (threads[i].pid == pid && threads[i].tid == tid && threads[i].process == process)
 			return &threads[i];
 	t = realloc(threads, (nthreads + 1) * sizeof(*threads));
 	if (!t)
@@ -258,17 +265,23 @@ static struct thread_calls *thread_of(__u32 pid, __u32 tid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
+	t->process = process;
 	if (!seen_pid(pid))
 		printf("%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"sqvm\"}}",
 		       chrome_first ? "" : ",\n", pid);
 	chrome_first = false;
-	printf(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"sqvm %u\"}}",
-	       pid, tid, tid);
+	if (process)
+		printf(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%llu,"
+		       "\"args\":{\"name\":\"green process %llu (thread %u)\"}}",
+		       pid, (unsigned long long)process, (unsigned long long)process, tid);
+	else
+		printf(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+		       "\"args\":{\"name\":\"green process not known yet (thread %u)\"}}", pid, tid);
 	return t;
 }
 
-/* Times are microseconds from the trace's start, taken before the probes were attached,
- * so no event is older than it. A call under way when tracing began has no entry: its
+/* Times are microseconds from the trace's start, taken once every probe was attached
+ * (earlier events are left out). A call under way when tracing began has no entry: its
  * return writes it as a slice from 0, marked began_before_trace. */
 static double chrome_us(__u64 ts_ns)
 {
@@ -283,19 +296,38 @@ static void chrome_slice(const struct thread_calls *t, const char *name, bool bl
 	printf(",\n{\"name\":");
 	sq_json_str(stdout, name);
 	printf(",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%u,\"tid\":%u",
-	       block ? "block" : "method", ts, end > ts ? end - ts : 0, t->pid, t->tid);
+	       block ? "block" : "method", ts, end > ts ? end - ts : 0, t->pid, (__u32)t->process);
 	if (note)
 		printf(",\"args\":{\"%s\":true}", note);
 	printf("}");
 }
 
+/* Closes the call of frame in t, and any above it whose return was not seen; false if
+ * frame is not open in t. */
+static bool chrome_close(struct thread_calls *t, __u64 frame, __u64 end_ns)
+{
+	struct open_call *c;
+
+	for (size_t i = t->n; i > 0; i--) {
+		if (t->calls[i - 1].frame != frame)
+			continue;
+		while (t->n >= i) {
+			c = &t->calls[--t->n];
+			chrome_slice(t, c->name ? c->name : "?", c->block, c->ts_ns, end_ns, NULL);
+			free(c->name);
+		}
+		return true;
+	}
+	return false;
+}
+
 static void chrome_event(const struct sqflow_event *e, const struct names *n)
 {
-	struct thread_calls *t = thread_of(e->pid, e->tid);
+	struct thread_calls *t = thread_of(e->pid, e->tid, e->process), *unknown;
 	struct open_call *c;
 	char *name;
 
-	if (!t)
+	if (!t || e->ts_ns < chrome_base_ns || (chrome_end_ns && e->ts_ns > chrome_end_ns))
 		return;
 	if (e->ts_ns > last_ts_ns)
 		last_ts_ns = e->ts_ns;
@@ -315,17 +347,12 @@ static void chrome_event(const struct sqflow_event *e, const struct names *n)
 		c->name = call_name(e, n);
 		return;
 	}
-	/* A return closes its own call, and any above it whose return was not seen. */
-	for (size_t i = t->n; i > 0; i--) {
-		if (t->calls[i - 1].frame != e->frame)
-			continue;
-		while (t->n >= i) {
-			c = &t->calls[--t->n];
-			chrome_slice(t, c->name ? c->name : "?", c->block, c->ts_ns, e->ts_ns, NULL);
-			free(c->name);
-		}
+	if (chrome_close(t, e->frame, e->ts_ns))
 		return;
-	}
+	/* Entered before the tool knew which process ran (it learns at the first switch,
+	 * wait or yield): that process's calls until then are on track 0. */
+	if (e->process && (unknown = thread_of(e->pid, e->tid, 0)) && chrome_close(unknown, e->frame, e->ts_ns))
+		return;
 	/* Entered before tracing began: only calls deeper than every open one can return
 	 * now without closing them, and those were entered before the trace too. */
 	name = call_name(e, n);
@@ -340,7 +367,7 @@ static void chrome_begin(void)
 
 static void chrome_end(__u64 lost)
 {
-	__u64 end_ns = sq_mono_ns();
+	__u64 end_ns = chrome_end_ns ? chrome_end_ns : sq_mono_ns();
 
 	for (size_t i = 0; i < nthreads; i++) {
 		struct thread_calls *t = &threads[i];
@@ -406,7 +433,17 @@ static __u64 round_up_pow2(__u64 v)
  * closed. */
 static int attach_calls(struct sqflow_bpf *skel)
 {
-	int err = sq_attach(&env.c, skel->progs.method_return, "method__return");
+	/* which green process runs, first: calls are paired per process */
+	int err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
+
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.process_wait, "process__wait");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.io_wait, "io__wait");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.process_ready, "process__ready");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.method_return, "method__return");
 
 	if (!err && !env.no_blocks)
 		err = sq_attach(&env.c, skel->progs.block_return, "block__return");
@@ -476,11 +513,11 @@ int main(int argc, char **argv)
 	err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_event, NULL);
 	if (err)
 		goto cleanup;
-	/* Chrome times count from here, so that every event is later. */
-	chrome_base_ns = sq_mono_ns();
 	err = attach_calls(skel);
 	if (err)
 		goto cleanup;
+	/* Chrome times count from here: every probe is attached. */
+	chrome_base_ns = sq_mono_ns();
 	sq_print_tracing(&env.c, env.no_blocks ? "method calls" : "method and block calls");
 	if (env.c.format == SQ_FORMAT_CHROME)
 		chrome_begin();
@@ -490,6 +527,7 @@ int main(int argc, char **argv)
 	err = trace(skel, &loop);
 	/* Whatever is still in the buffer belongs to the trace: detach, so that it ends,
 	 * then read it out (in batches: see sq_rb_yield). */
+	chrome_end_ns = sq_mono_ns();
 	sq_detach_all();
 	if (!err)
 		sq_loop_drain(&loop);

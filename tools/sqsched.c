@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* sqsched - the green-process scheduling of sqvm processes: per process, how often it
  * ran, for how long, how long it waited in the run queue once ready (a histogram, like
- * runqlat for threads), and how long it was blocked on Semaphores and on Delays;
+ * runqlat for threads), how long it was blocked on Semaphores, on Delays and on I/O,
+ * and how long collections paused it;
  * -e prints one line per switch. Counted in the kernel from the process probes. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,7 +34,7 @@ static struct env {
 const char *argp_program_version = "sqsched (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
 "Show how the green processes of sqvm processes are scheduled: activations, CPU\n"
-"time, run-queue latency, and time blocked on Semaphores and Delays.\n"
+"time, run-queue latency, time blocked on Semaphores, Delays and I/O, and GC pauses.\n"
 "\n"
 "USAGE: sqsched [-h] [-p PID] [--vm PATH] [-e] [-P] [-m] [-n N]\n"
 "               [-s cpu|activations|runq|wait|id] [-d DURATION] [-T] [-j] [-v]\n"
@@ -109,7 +110,8 @@ static int by_order(const void *pa, const void *pb)
 	case BY_CPU: x = a->st.cpu_ns, y = b->st.cpu_ns; break;
 	case BY_ACTIVATIONS: x = a->st.activations, y = b->st.activations; break;
 	case BY_RUNQ: x = a->st.runq_ns, y = b->st.runq_ns; break;
-	case BY_WAIT: x = a->st.sem_wait_ns + a->st.delay_wait_ns, y = b->st.sem_wait_ns + b->st.delay_wait_ns; break;
+	case BY_WAIT: x = a->st.sem_wait_ns + a->st.delay_wait_ns + a->st.io_wait_ns;
+		y = b->st.sem_wait_ns + b->st.delay_wait_ns + b->st.io_wait_ns; break;
 	case BY_ID: break;
 	}
 	if (x != y)
@@ -144,7 +146,7 @@ static int take_rows(struct sqsched_bpf *skel, struct row **out, size_t *n)
 			memcpy(kept.name, r->st.name, sizeof(kept.name));
 			bpf_map_update_elem(fd, &keys[i], &kept, BPF_EXIST);
 		}
-		if (r->st.activations || r->st.sem_waits || r->st.delay_waits || r->st.cpu_ns)
+		if (r->st.activations || r->st.sem_waits || r->st.delay_waits || r->st.io_waits || r->st.cpu_ns)
 			nrows++;
 	}
 	free(keys);
@@ -164,16 +166,17 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	if (env.c.timestamp)
 		sq_print_time_header(stdout);
 	qsort(rows, n, sizeof(*rows), by_order);
-	printf("%-7s %5s %-20s %11s %10s %10s %10s %10s %11s %12s\n", "PID", "ID", "PROCESS", "ACTIVATIONS",
-	       "CPU_ms", "RUNQ_us", "RUNQ_MAXus", "SEM_WAITS", "SEM_ms", "DELAY_ms");
+	printf("%-7s %5s %-20s %11s %10s %10s %10s %10s %11s %12s %10s %9s\n", "PID", "ID", "PROCESS", "ACTIVATIONS",
+	       "CPU_ms", "RUNQ_us", "RUNQ_MAXus", "SEM_WAITS", "SEM_ms", "DELAY_ms", "IO_ms", "GC_ms");
 	for (size_t i = 0; i < shown; i++) {
 		const struct sqsched_stats *s = &rows[i].st;
 		char name[24];
 		snprintf(name, sizeof(name), "%.20s", s->name[0] ? s->name : "?");
-		printf("%-7u %5llu %-20s %11llu %10.3f %10.1f %10.1f %10llu %11.3f %12.3f\n", rows[i].key.pid,
+		printf("%-7u %5llu %-20s %11llu %10.3f %10.1f %10.1f %10llu %11.3f %12.3f %10.3f %9.3f\n", rows[i].key.pid,
 		       (unsigned long long)rows[i].key.id, name, (unsigned long long)s->activations, s->cpu_ns / 1e6,
 		       s->runq_count ? s->runq_ns / 1e3 / s->runq_count : 0.0, s->runq_max_ns / 1e3,
-		       (unsigned long long)s->sem_waits, s->sem_wait_ns / 1e6, s->delay_wait_ns / 1e6);
+		       (unsigned long long)s->sem_waits, s->sem_wait_ns / 1e6, s->delay_wait_ns / 1e6, s->io_wait_ns / 1e6,
+		       s->gc_ns / 1e6);
 	}
 	if (shown < n)
 		printf("... %zu more process%s (-n 0 shows all)\n", n - shown, n - shown == 1 ? "" : "es");
@@ -214,9 +217,11 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 		       (unsigned long long)s->runq_max_ns);
 		sq_json_log2_hist(stdout, s->slots, SQ_MAX_SLOTS);
 		printf("},\"semaphore_waits\":%llu,\"semaphore_wait_ns\":%llu,\"delay_waits\":%llu,\"delay_wait_ns\":%llu,"
-		       "\"exited\":%s}", (unsigned long long)s->sem_waits, (unsigned long long)s->sem_wait_ns,
+		       "\"io_waits\":%llu,\"io_wait_ns\":%llu,\"gcs\":%llu,\"gc_ns\":%llu,\"exited\":%s}",
+		       (unsigned long long)s->sem_waits, (unsigned long long)s->sem_wait_ns,
 		       (unsigned long long)s->delay_waits, (unsigned long long)s->delay_wait_ns,
-		       s->exited ? "true" : "false");
+		       (unsigned long long)s->io_waits, (unsigned long long)s->io_wait_ns, (unsigned long long)s->gcs,
+		       (unsigned long long)s->gc_ns, s->exited ? "true" : "false");
 	}
 	printf("],\"lost\":%llu}\n", (unsigned long long)lost);
 	fflush(stdout);
@@ -296,7 +301,17 @@ int main(int argc, char **argv)
 		goto cleanup;
 	err = sq_attach(&env.c, skel->progs.process_exit, "process__exit");
 	if (!err)
+		err = sq_attach(&env.c, skel->progs.gc_end, "gc__incremental__end");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.gc_end, "gc__full__end");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.gc_begin, "gc__incremental__begin");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.gc_begin, "gc__full__begin");
+	if (!err)
 		err = sq_attach(&env.c, skel->progs.process_wait, "process__wait");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.io_wait, "io__wait");
 	if (!err)
 		err = sq_attach(&env.c, skel->progs.process_ready, "process__ready");
 	if (!err)

@@ -23,7 +23,7 @@
 # (build/gen/sqkernel.h); a tool running on that same kernel relocates against them, and
 # on any other kernel loads the kernel's own BTF as usual.
 
-TOOLS_BPF := sqalloc sqgc sqflow sqprof sqstat sqcalls sqsched
+TOOLS_BPF := sqalloc sqgc sqflow sqprof sqstat sqcalls sqsched sqreq sqio
 TOOLS_NOBPF := sqstack
 TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.

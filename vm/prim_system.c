@@ -6,6 +6,8 @@
 #include "loader.h"
 #include "prims.h"
 #include "probes.h"
+#include "request.h"
+#include "sched.h"
 #include "symbol.h"
 #include "vm.h"
 
@@ -230,6 +232,28 @@ static PrimResult p_probe_traced(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+/* beginRequest: aRoute: a new request owned by the active process; its id. */
+static PrimResult p_begin_request(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_string_like(a[1])) return prim_fail(a, "beginRequest: needs a String (the route)");
+    Value route = is_symbol(a[1]) ? a[1] : sym_intern(str_bytes(a[1]), str_len(a[1]));
+    a[0] = int_value((int64_t)request_begin(route, interp_current->id));
+    return PRIM_OK;
+}
+
+/* endRequest: id status: anInteger */
+static PrimResult p_end_request(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_int(a[1]) || !is_int(a[2])) return prim_fail(a, "endRequest:status: needs two small Integers");
+    int64_t status = int_val(a[2]);
+    if (status < INT32_MIN || status > INT32_MAX) return prim_fail(a, "endRequest:status: the status must fit 32 bits");
+    if (int_val(a[1]) <= 0 || !request_end((uint64_t)int_val(a[1]), (int)status))
+        return prim_fail(a, "endRequest:status: no such open request");
+    return PRIM_OK;
+}
+
 /* Lets a workload wait for a tracer or a test harness without busy CPU. */
 static PrimResult p_file_exists(Value *a, uint32_t n)
 {
@@ -241,7 +265,8 @@ static PrimResult p_file_exists(Value *a, uint32_t n)
 
 const PrimDef prims_system[] = {
     {"Probe class", "fire:with:", p_fire_int}, {"Probe class", "fire:withString:", p_fire_str},
-    {"Probe class", "isTraced", p_probe_traced}, {"System", "fileExists:", p_file_exists},
+    {"Probe class", "isTraced", p_probe_traced},
+    {"Probe class", "beginRequest:", p_begin_request}, {"Probe class", "endRequest:status:", p_end_request}, {"System", "fileExists:", p_file_exists},
     {"System", "peakRSSKiB", p_peak_rss}, {"System", "cpuTicks", p_cpu_ticks},
     {"System", "youngGC", p_young_gc}, {"System", "gcStats", p_gc_stats},
     {"System", "gcDetails", p_gc_details}, {"System", "totalCompilationTime", p_compilation_time},

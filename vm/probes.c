@@ -213,6 +213,12 @@ void probe_user(const char *name, int64_t arg, const char *str)
     else if (SQ_ENABLED(USER_PROBE)) SQUEAK_USER_PROBE(name, arg);
 }
 
+void probe_request_begin(uint64_t id, const char *route, uint64_t process) { SQUEAK_REQUEST_BEGIN(id, route, process); }
+void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)
+{
+    SQUEAK_REQUEST_END(id, route, process, status);
+}
+
 #else /* !SQVM_PROBES */
 
 void probe_method_entry(Frame *f, uint32_t depth) { (void)f; (void)depth; }
@@ -244,5 +250,10 @@ void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
 }
 void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
 void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
+void probe_request_begin(uint64_t id, const char *route, uint64_t process) { (void)id; (void)route; (void)process; }
+void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)
+{
+    (void)id; (void)route; (void)process; (void)status;
+}
 
 #endif

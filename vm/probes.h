@@ -38,6 +38,8 @@ void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint6
 void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs);
 void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut);
 void probe_user(const char *name, int64_t arg, const char *str);
+void probe_request_begin(uint64_t id, const char *route, uint64_t process);
+void probe_request_end(uint64_t id, const char *route, uint64_t process, int status);
 void probes_init(uint64_t allocSampleBytes);
 
 /* The exact allocation probe's guard. The sampled one costs nothing on the allocation

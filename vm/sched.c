@@ -15,6 +15,7 @@
 #include "loader.h"
 #include "prims.h"
 #include "probes.h"
+#include "request.h"
 #include "symbol.h"
 #include "unwind.h"
 #include "vm.h"
@@ -423,6 +424,7 @@ void sched_fuzz_reset(Process *main)
     sched_state.numTimers = 0;
     sched_state.all = NULL;
     io_fuzz_reset();
+    request_fuzz_reset();
     sched_init(main);
     sched_main_object();
 }
@@ -491,6 +493,7 @@ static void detach(Process *p)
 
 static void end_process(Process *p)
 {
+    request_process_ended(p->id);
     if (SQ_ENABLED(PROCESS_EXIT)) probe_process(PROBE_PROCESS_EXIT, p->id, sched_process_name(p), 0);
     detach(p);
     p->state = PS_TERMINATED;

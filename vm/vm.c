@@ -5,6 +5,7 @@
 #include "interp.h"
 #include "loader.h"
 #include "probes.h"
+#include "request.h"
 #include "sched.h"
 
 #include <stdarg.h>
@@ -63,6 +64,7 @@ void vm_fuzz_check(void)
 
 void vm_exit(int status)
 {
+    request_vm_exit();
     if (SQ_ENABLED(VM_EXIT)) probe_vm_exit(status);
     fflush(stdout);
 #ifdef SQVM_FUZZ

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/* sqgreen.bpf.h - the state of every green process, kept from the probes, for the tools
+ * that charge time to what a process was doing (sqsched per process, sqreq per request):
+ *
+ *   process__activate   -> running (and the process that ran before on that VM thread,
+ *                          if nothing said it stopped, e.g. suspended -> unknown)
+ *   process__ready      -> ready        process__wait -> semaphore or delay
+ *   io__wait            -> io           (io__ready is followed by process__ready)
+ *   gc__*__begin        -> gc (the running process), gc__*__end -> running again
+ *   process__exit       -> gone
+ *
+ * sq_green_move() puts a process in a state and answers the one it leaves and how long
+ * it was in it, so that a tool charges every nanosecond to exactly one state. Include it
+ * after sqvm.bpf.h. */
+#ifndef SQGREEN_BPF_H
+#define SQGREEN_BPF_H
+
+#include "sqgreen.h"
+
+#define SQ_GREEN_MAX_PROCS 65536
+
+struct sq_green_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 id;
+};
+
+struct sq_green {
+	__u64 since_ns;		/* when it entered state */
+	__u32 state;		/* enum sq_green_state */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SQ_GREEN_MAX_PROCS);
+	__type(key, struct sq_green_key);
+	__type(value, struct sq_green);
+} green_states SEC(".maps");
+
+/* Per VM thread: the process it runs (known 0: none since its last stop). */
+struct sq_green_running {
+	__u64 id;
+	__u32 known;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct sq_green_running);
+} green_running SEC(".maps");
+
+/* Process id of VM pid enters state to (SQ_GREEN_NSTATES: it is gone) at now. Answers
+ * the state it leaves, and in *ns how long it was in it (0 for SQ_GREEN_UNKNOWN). */
+static __always_inline __u32 sq_green_move(__u32 pid, __u64 id, __u32 to, __u64 now, __u64 *ns)
+{
+	struct sq_green_key k = { .pid = pid, .id = id };
+	struct sq_green *g = bpf_map_lookup_elem(&green_states, &k), fresh = { .since_ns = now, .state = to };
+	__u32 from = SQ_GREEN_UNKNOWN;
+
+	*ns = 0;
+	if (g) {
+		from = g->state;
+		*ns = from == SQ_GREEN_UNKNOWN ? 0 : now - g->since_ns;
+	}
+	if (to == SQ_GREEN_NSTATES) {
+		bpf_map_delete_elem(&green_states, &k);
+	} else if (g) {
+		g->state = to;
+		g->since_ns = now;
+	} else {
+		bpf_map_update_elem(&green_states, &k, &fresh, BPF_ANY);
+	}
+	return from;
+}
+
+/* The process the VM thread tid runs now (false: none known). */
+static __always_inline bool sq_green_current(__u32 tid, __u64 *id)
+{
+	struct sq_green_running *r = bpf_map_lookup_elem(&green_running, &tid);
+
+	if (!r || !r->known)
+		return false;
+	*id = r->id;
+	return true;
+}
+
+/* process__activate of id on thread tid: *prev gets the process that ran there until
+ * now without a probe saying it stopped (0: none), which the caller moves to
+ * SQ_GREEN_UNKNOWN (it was suspended) after charging it; the running map is updated. */
+static __always_inline void sq_green_activate(__u32 tid, __u64 id, __u64 *prev)
+{
+	struct sq_green_running *r = bpf_map_lookup_elem(&green_running, &tid), fresh = { .id = id, .known = 1 };
+
+	*prev = r && r->known && r->id != id ? r->id : 0;
+	bpf_map_update_elem(&green_running, &tid, &fresh, BPF_ANY);
+}
+
+/* The running process id stops running on tid (a ready, wait, io__wait or exit probe
+ * of the running process; for another process it changes nothing). */
+static __always_inline void sq_green_stop(__u32 tid, __u64 id)
+{
+	struct sq_green_running *r = bpf_map_lookup_elem(&green_running, &tid);
+
+	if (r && r->known && r->id == id)
+		r->known = 0;
+}
+
+/* A probe of the running process id (a wait, a yield or a preemption names it) on
+ * thread tid: if no process is known to run there yet (the tool attached after the
+ * last activation), it is this one. For tools that need to know whose frames run
+ * before the first switch they see (sqflow). */
+static __always_inline void sq_green_learn(__u32 tid, __u64 id)
+{
+	struct sq_green_running fresh = { .id = id, .known = 1 };
+
+	bpf_map_update_elem(&green_running, &tid, &fresh, BPF_NOEXIST);
+}
+
+/* process__wait's state: a Semaphore's identity hash is never 0, a Delay passes 0. */
+static __always_inline __u32 sq_green_wait_state(__u64 semaphore)
+{
+	return semaphore ? SQ_GREEN_SEMAPHORE : SQ_GREEN_DELAY;
+}
+
+#endif

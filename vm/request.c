@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* request.c - the open requests (request.h): a list, since a process has few open at
+ * once, with the records of ended ones kept for reuse, so that a request costs no
+ * malloc once the program runs; the probe sites of request__begin and request__end. */
+#include "request.h"
+#include "probes.h"
+#include "symbol.h"
+#include "vm.h"
+
+#include <stdlib.h>
+
+typedef struct Request {
+    uint64_t id, processId;
+    Value route;               /* a Symbol */
+    struct Request *next;
+} Request;
+
+static Request *open, *spare;
+static uint64_t lastId;
+
+uint64_t request_begin(Value route, uint64_t processId)
+{
+    Request *r = spare;
+    if (r) spare = r->next;
+    else if (!(r = malloc(sizeof *r))) vm_fatal("out of memory (request)");
+    r->id = ++lastId;
+    r->processId = processId;
+    r->route = route;
+    r->next = open;
+    open = r;
+    if (SQ_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), processId);
+    return r->id;
+}
+
+/* Unlinks *link (an open request) and ends it with status. */
+static void end_at(Request **link, int status)
+{
+    Request *r = *link;
+    *link = r->next;
+    if (SQ_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->processId, status);
+    r->next = spare;
+    spare = r;
+}
+
+bool request_end(uint64_t id, int status)
+{
+    for (Request **link = &open; *link; link = &(*link)->next)
+        if ((*link)->id == id) {
+            end_at(link, status);
+            return true;
+        }
+    return false;
+}
+
+void request_process_ended(uint64_t processId)
+{
+    for (Request **link = &open; *link;)
+        if ((*link)->processId == processId) end_at(link, REQUEST_ABANDONED);
+        else link = &(*link)->next;
+}
+
+void request_vm_exit(void)
+{
+    while (open) end_at(&open, REQUEST_VM_EXIT);
+}
+
+#ifdef SQVM_FUZZ
+void request_fuzz_reset(void)
+{
+    while (open) {
+        Request *r = open;
+        open = r->next;
+        free(r);
+    }
+}
+#endif
