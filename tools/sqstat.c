@@ -167,37 +167,6 @@ static struct vm *vm_of(pid_t pid)
 	return NULL;
 }
 
-/* argv as the kernel keeps it (NULs between the arguments) as one line of text: control
- * characters become spaces, trailing ones go. */
-static void cmdline_text(char *buf, size_t len, const char *argv, size_t n)
-{
-	if (n > len - 1)
-		n = len - 1;
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (unsigned char)argv[i] < ' ' ? ' ' : argv[i];
-	while (n > 0 && buf[n - 1] == ' ')
-		n--;
-	buf[n] = 0;
-}
-
-static void read_cmdline(pid_t pid, char *buf, size_t len)
-{
-	char path[64], raw[512];
-	ssize_t n = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, raw, sizeof(raw));
-		close(fd);
-	}
-	if (n <= 0)
-		sq_comm(pid, buf, len);
-	else
-		cmdline_text(buf, len, raw, (size_t)n);
-}
-
 /* When the process started: CLOCK_MONOTONIC ns and wall seconds (from /proc/PID/stat). */
 static bool start_time(pid_t pid, __u64 *mono_ns, __u64 *wall_s)
 {
@@ -265,7 +234,7 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 			fprintf(stderr, "sqstat: PID %d: %s\n", pid, sq_vm_strerror(err));
 		return NULL;
 	}
-	read_cmdline(pid, v->cmdline, sizeof(v->cmdline));
+	sq_cmdline(pid, v->cmdline, sizeof(v->cmdline));
 	if (!start_time(pid, &mono, &wall)) {
 		mono = sq_mono_ns();
 		wall = (__u64)time(NULL);
@@ -291,7 +260,7 @@ static struct vm *add_gone(pid_t pid, const struct sqstat_event *e, __u64 since_
 	v = &vms[nvms++];
 	memset(v, 0, sizeof(*v));
 	v->vm.pid = pid;
-	cmdline_text(v->cmdline, sizeof(v->cmdline), e->cmdline,
+	sq_cmdline_text(v->cmdline, sizeof(v->cmdline), e->cmdline,
 		     e->cmdline_len < sizeof(e->cmdline) ? e->cmdline_len : sizeof(e->cmdline));
 	if (!v->cmdline[0])
 		snprintf(v->cmdline, sizeof(v->cmdline), "?");
