@@ -915,6 +915,7 @@ static int flush_period(struct sqprof_bpf *skel, __u64 start_wall, __u64 duratio
  * each --every period, else the duration. */
 static void set_tick(void)
 {
+	env.c.duration_ns = env.duration_ns;	/* the loop's own deadline: the end, on time */
 	env.c.interval_ns = !env.c.pid ? RESCAN_NS : env.every_ns ? env.every_ns : env.duration_ns;
 	if (env.duration_ns && env.duration_ns < env.c.interval_ns)
 		env.c.interval_ns = env.duration_ns;
