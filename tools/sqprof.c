@@ -124,6 +124,23 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* The options that do not go together, once all are known. */
+static void check_args(struct argp_state *state)
+{
+	if (!env.every_ns != !env.out)
+		argp_error(state, "--every and --out go together: one profile per period, into the folder");
+	if (env.every_ns && (env.input || env.folded || env.c.format == SQ_FORMAT_JSON || env.svg ||
+			     env.speedscope || env.pprof || env.per_process))
+		argp_error(state, "--every writes its profiles into --out: it takes no -i, -f, -j, -P, "
+			   "--svg, --speedscope or --pprof");
+	if (env.folded && env.c.format == SQ_FORMAT_JSON)
+		argp_error(state, "--folded and --json are two outputs: choose one");
+	if (env.input && (env.c.pid || env.duration_ns || env.kernel_stacks || env.user_stacks))
+		argp_error(state, "-i reads a saved profile: it takes no -p, duration, -K or -U");
+	if (env.alloc && env.kernel_stacks)
+		argp_error(state, "-K needs CPU samples: an allocation is in user space");
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	long v;
@@ -198,18 +215,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.keep = v;
 		return 0;
 	case ARGP_KEY_END:
-		if (!env.every_ns != !env.out)
-			argp_error(state, "--every and --out go together: one profile per period, into the folder");
-		if (env.every_ns && (env.input || env.folded || env.c.format == SQ_FORMAT_JSON || env.svg ||
-				     env.speedscope || env.pprof || env.per_process))
-			argp_error(state, "--every writes its profiles into --out: it takes no -i, -f, -j, -P, "
-				   "--svg, --speedscope or --pprof");
-		if (env.folded && env.c.format == SQ_FORMAT_JSON)
-			argp_error(state, "--folded and --json are two outputs: choose one");
-		if (env.input && (env.c.pid || env.duration_ns || env.kernel_stacks || env.user_stacks))
-			argp_error(state, "-i reads a saved profile: it takes no -p, duration, -K or -U");
-		if (env.alloc && env.kernel_stacks)
-			argp_error(state, "-K needs CPU samples: an allocation is in user space");
+		check_args(state);
 		return 0;
 	default:
 		ret = sq_parse_common_opt(key, arg, state, &env.c);

@@ -726,6 +726,35 @@ static void print_tracing(const struct sq_http *http)
 	fflush(NULL);
 }
 
+/* The VMs' starts and exits; as an exporter, the ends of their collections too. */
+static int attach(struct sqstat_bpf *skel, bool exporter)
+{
+	int err = 0;
+
+	if (!env.c.nbins)
+		return 0;
+	err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.vm_exit, "vm__exit");
+	if (!err && exporter)
+		err = sq_attach(&env.c, skel->progs.gc_young_end, "gc__incremental__end");
+	if (!err && exporter)
+		err = sq_attach(&env.c, skel->progs.gc_full_end, "gc__full__end");
+	return err;
+}
+
+/* --listen: the server, its fd watched by the loop; NULL (reported) if it cannot listen. */
+static struct sq_http *serve(struct sq_loop *loop, struct run *run)
+{
+	struct sq_http *http = sq_http_open(env.listen, "/metrics", SQM_CONTENT_TYPE, render, run);
+
+	if (http && sq_loop_watch(loop, sq_http_fd(http), sq_http_service, http)) {
+		sq_http_close(http);
+		return NULL;
+	}
+	return http;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
@@ -768,24 +797,14 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	run.skel = skel;
-	if (env.listen) {
-		http = sq_http_open(env.listen, "/metrics", SQM_CONTENT_TYPE, render, &run);
-		err = http ? sq_loop_watch(&loop, sq_http_fd(http), sq_http_service, http) : -EINVAL;
-		if (err)
-			goto cleanup;
+	if (env.listen && !(http = serve(&loop, &run))) {
+		err = -EINVAL;
+		goto cleanup;
 	}
 	/* Attach first, then scan: a VM starting in between is seen by both, never by none. */
-	if (env.c.nbins) {
-		err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
-		if (!err)
-			err = sq_attach(&env.c, skel->progs.vm_exit, "vm__exit");
-		if (!err && exporter)
-			err = sq_attach(&env.c, skel->progs.gc_young_end, "gc__incremental__end");
-		if (!err && exporter)
-			err = sq_attach(&env.c, skel->progs.gc_full_end, "gc__full__end");
-		if (err)
-			goto cleanup;
-	}
+	err = attach(skel, exporter);
+	if (err)
+		goto cleanup;
 	scan(skel);
 	if (env.c.pid && !vm_of(env.c.pid)) {
 		err = -ENOENT;
