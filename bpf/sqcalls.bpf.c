@@ -18,6 +18,7 @@ const volatile bool histograms = false;			/* -L */
 const volatile bool millis = false;			/* -m */
 const volatile bool syscalls = false;			/* -S */
 const volatile __u32 only_pid = 0;			/* -p: for the syscall tracepoints */
+const volatile bool edges_on = false;			/* --mse: count caller -> callee */
 const volatile char class_prefix[SQ_NAME_LEN] = {};	/* -C */
 const volatile __u32 class_prefix_len = 0;
 const volatile char sel_prefix[SQ_NAME_LEN] = {};	/* -M */
@@ -119,7 +120,16 @@ struct {
 	__type(value, __u8);
 } passes SEC(".maps");
 
+/* --mse: returns per (caller's method, callee's method). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SQCALLS_MAX_EDGES);
+	__type(key, struct sqcalls_edge_key);
+	__type(value, __u64);
+} edges SEC(".maps");
+
 __u64 lost = 0;		/* returns not counted: the stats map was full */
+__u64 lost_edges = 0;	/* --mse: calls between methods not counted: the edges map was full */
 
 static __always_inline __u64 off_ns(__u32 tid, __u64 proc)
 {
@@ -219,6 +229,35 @@ static __always_inline void count(const struct sqcalls_key *key, const char *sel
 	}
 }
 
+/* --mse: one call from the method of frame's caller to the method of frame (which
+ * returns now), both read from the VM's frames: right for calls from methods entered
+ * before tracing began too. */
+static __always_inline void count_edge(__u32 pid, __u64 frame)
+{
+	struct sqcalls_edge_key k = { .pid = pid };
+	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
+	__u64 caller = 0, one = 1, *n;
+
+	if (!vm || bpf_probe_read_user(&k.callee, sizeof(k.callee), (void *)(frame + vm->frame_method)) ||
+	    bpf_probe_read_user(&caller, sizeof(caller), (void *)(frame + vm->frame_caller)) || !caller ||
+	    bpf_probe_read_user(&k.caller, sizeof(k.caller), (void *)(caller + vm->frame_method)) || !k.caller)
+		return;		/* the outermost frame: no caller */
+	n = bpf_map_lookup_elem(&edges, &k);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&edges, &k, &one, BPF_NOEXIST)) {
+		if ((n = bpf_map_lookup_elem(&edges, &k)))
+			__sync_fetch_and_add(n, 1);	/* another CPU made it first */
+		else
+			__sync_fetch_and_add(&lost_edges, 1);
+		return;
+	}
+	sq_remember_method(pid, k.caller, vm->method_print_name);
+	sq_remember_method(pid, k.callee, vm->method_print_name);
+}
+
 static __always_inline int on_return(const char *recv, const char *sel, const char *def, __u64 frame, __u32 block)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), incl, self, caller = 0;
@@ -237,8 +276,11 @@ static __always_inline int on_return(const char *recv, const char *sel, const ch
 		pre.key.def_class = (__u64)def;
 		pre.key.selector = (__u64)sel;
 		pre.recv = (__u64)recv;
-		if (wanted(&pre))
+		if (wanted(&pre)) {
 			count(&pre.key, sel, def, 0, 0, false, false);
+			if (edges_on)
+				count_edge(pid, frame);
+		}
 		return 0;
 	}
 	incl = now - c->ts_ns;
@@ -265,8 +307,11 @@ static __always_inline int on_return(const char *recv, const char *sel, const ch
 		else
 			*n -= 1;	/* per thread: no race */
 	}
-	if (wanted(c))
+	if (wanted(c)) {
 		count(&c->key, sel, def, incl, self, c->inner, true);
+		if (edges_on)
+			count_edge(pid, frame);
+	}
 	bpf_map_delete_elem(&calls, &fk);
 	return 0;
 }

@@ -30,4 +30,15 @@ struct sqcalls_sys {
 	__u64 total_ns;
 };
 
+/* --mse: calls between methods, by the Methods of the two frames (native memory that
+ * never moves; user space names them from their printName). */
+#define SQCALLS_MAX_EDGES 16384
+
+struct sqcalls_edge_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 caller;		/* Method * of the calling frame (a block's, when a block calls) */
+	__u64 callee;		/* Method * of the frame that returned */
+};
+
 #endif

@@ -57,7 +57,10 @@ struct sq_vm_offsets {
 	__u32 frame_caller;		/* Frame.caller: Frame * */
 	__u32 frame_method;		/* Frame.method: Method *, NULL in the bottom frame */
 	__u32 method_print_name;	/* Method.printName: char * */
-	__u32 pad;
+	/* The running process's name (sq_process_name, bpf/sqvm.bpf.h) */
+	__u32 process_obj, process_id, process_is_main, process_name;
+	__u32 class_nil, class_string, class_symbol;
+	__u32 header_class_mask, value_tag_mask, string_bytes;
 	/* The allocation totals (sqreq): objects, and bytes as
 	 * *gc_bytes_allocated + *gc_top - *gc_eden (probes/debug_offsets.h). */
 	__u64 allocations;		/* &vm_counters.allocations: uint64_t * */
@@ -87,6 +90,16 @@ SQ_INLINE void sq_vm_offsets_from(const SqDebugOffsets *d, __u64 addr, __u64 sta
 	o->frame_caller = d->frame_caller;
 	o->frame_method = d->frame_method;
 	o->method_print_name = d->method_print_name;
+	o->process_obj = d->process_obj;
+	o->process_id = d->process_id;
+	o->process_is_main = d->process_is_main;
+	o->process_name = d->process_name;
+	o->class_nil = d->class_nil;
+	o->class_string = d->class_string;
+	o->class_symbol = d->class_symbol;
+	o->header_class_mask = d->header_class_mask;
+	o->value_tag_mask = d->value_tag_mask;
+	o->string_bytes = d->string_bytes;
 	o->allocations = d->counters + __builtin_offsetof(SqVMCounters, allocations);
 	o->gc_top = d->gc_top;
 	o->gc_eden = d->gc_eden;

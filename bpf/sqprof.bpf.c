@@ -142,6 +142,8 @@ static __always_inline int sample(void *ctx, __u64 weight, bool alloc)
 	w.caller_off = vm->frame_caller;
 	w.method_off = vm->frame_method;
 	w.fp = sq_current_frame(vm, &proc);
+	__builtin_memset(key->process, 0, sizeof(key->process));	/* equal names, equal keys */
+	sq_process_name(vm, proc, key->process, sizeof(key->process), &key->process_id);
 	if (w.fp &&
 	    (bpf_probe_read_user(&w.base, sizeof(w.base), (void *)(proc + vm->process_stack_base)) ||
 	     bpf_probe_read_user(&w.limit, sizeof(w.limit), (void *)(proc + vm->process_stack_limit))))

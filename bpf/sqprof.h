@@ -18,15 +18,22 @@
 #define SQPROF_TRUNCATED 1	/* deeper than --max-depth: the outermost frames are missing */
 #define SQPROF_NO_PROCESS 2	/* no Smalltalk process yet (start-up) or a read failed */
 
-/* One stack: the process, then its frames innermost first as Method * addresses (they
- * never move). Only the first max_depth frames are part of the map's key; the rest of
- * the array is scratch space, and unused frames are zero so equal stacks are equal keys. */
+/* Room for a green process's name (longer ones are cut). */
+#define SQPROF_PROCESS_LEN 32
+
+/* One stack: the OS process and the green one, then its frames innermost first as
+ * Method * addresses (they never move). Only the first max_depth frames are part of the
+ * map's key; the rest of the array is scratch space, and unused frames are zero so
+ * equal stacks are equal keys. */
 struct sqprof_key {
 	__u32 pid;
 	__u16 depth;			/* frames in use */
 	__u16 flags;			/* SQPROF_* */
 	__s32 kstack;			/* -K: kernel stack id, else -1 */
 	__s32 ustack;			/* -U: the VM's C stack id, else -1 */
+	__u32 process_id;		/* the green process's id (1: main), 0 if unknown */
+	__u32 pad;
+	char process[SQPROF_PROCESS_LEN];	/* its name; empty: it has none */
 	__u64 frames[SQPROF_MAX_DEPTH];
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqstat.bpf.c - tells sqstat at once when an sqvm process starts (with the address of
  * its debug offsets) and when it exits (with its final totals, read from its memory as
- * it exits, so that even a VM that lives less than one refresh is counted). The running
+ * it exits, so that even a VM that lives less than one refresh is counted); for the
+ * exporter, buckets the GC pauses of every VM (the hists map). The running
  * VMs' rates come from counters the VM keeps itself (SqVMCounters), which user space
  * reads from their memory: counting every call or allocation here would slow every VM
  * on the host by 10 to 1000 times. */
@@ -26,7 +27,16 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SQSTAT_MAX_HISTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sqstat_hist_key);
+	__type(value, struct sqstat_hist);
+} hists SEC(".maps");
+
 __u64 lost = 0;
+__u64 lost_observations = 0;	/* the hists map was full */
 
 /* The VM's counters and the collector's words (SQSTAT_GC_WORDS), from its memory. */
 static __always_inline bool read_raw(const SqDebugOffsets *d, struct sqstat_raw *r)
@@ -87,6 +97,46 @@ static __always_inline int emit(__u32 type, __u64 offsets, __s32 status)
 	}
 	if (bpf_ringbuf_output(&rb, &s->e, sizeof(s->e), 0))
 		__sync_fetch_and_add(&lost, 1);
+	return 0;
+}
+
+/* The smallest i with ns <= 2^i microseconds: the first bucket that holds ns. */
+static __always_inline __u32 bucket_of(__u64 ns)
+{
+	__u64 us = (ns + 999) / 1000;
+	__u32 i = us <= 1 ? 0 : sq_log2(us - 1) + 1;
+
+	return i < SQ_MAX_SLOTS ? i : SQ_MAX_SLOTS - 1;
+}
+
+/* One observation of ns into the histogram of (this VM, family, kind, label). */
+static __always_inline void observe(__u16 family, __u16 kind, __u64 label, __u64 ns)
+{
+	static const struct sqstat_hist zero;
+	struct sqstat_hist_key k = { .pid = bpf_get_current_pid_tgid() >> 32, .family = family,
+				     .kind = kind, .label = label };
+	struct sqstat_hist *h = sq_lookup_or_init(&hists, &k, &zero, NULL);
+
+	if (!h) {
+		__sync_fetch_and_add(&lost_observations, 1);
+		return;
+	}
+	__sync_fetch_and_add(&h->slots[bucket_of(ns)], 1);
+	__sync_fetch_and_add(&h->sum_ns, ns);
+}
+
+/* The pause as the VM measured it (what its counters add up to). */
+SEC("usdt")
+int BPF_USDT(gc_young_end, __u64 seq, __u64 pause_ns)
+{
+	observe(SQSTAT_GC_PAUSE, 0, 0, pause_ns);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(gc_full_end, __u64 seq, __u64 pause_ns)
+{
+	observe(SQSTAT_GC_PAUSE, 1, 0, pause_ns);
 	return 0;
 }
 

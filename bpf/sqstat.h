@@ -44,4 +44,31 @@ struct sqstat_event {
 	char cmdline[SQSTAT_CMDLINE];
 };
 
+/* Latency histograms, bucketed here as the GC probes fire, for the exporter
+ * (--listen, --prom): one per VM, family and kind (and, for families that have one, a
+ * label: the address of a name the VM keeps, resolved through the names map). A family
+ * is one Prometheus histogram: adding one is its probe program calling observe() in the
+ * BPF program, and one function writing it in tools/sqstat.c. */
+enum sqstat_family {
+	SQSTAT_GC_PAUSE = 1,		/* sqvm_gc_pause_seconds; kind 0 young, 1 full */
+};
+
+struct sqstat_hist_key {
+	__u32 pid;
+	__u16 family;			/* enum sqstat_family */
+	__u16 kind;
+	__u64 label;			/* a name's address; 0: none */
+};
+
+/* Slot i counts observations of (2^(i-1), 2^i] microseconds (slot 0: up to 1 us): the
+ * bucket le="2^i us" of a Prometheus histogram is the sum of slots 0..i. */
+struct sqstat_hist {
+	__u64 slots[SQ_MAX_SLOTS];
+	__u64 sum_ns;
+};
+
+#define SQSTAT_MAX_HISTS 8192
+/* Buckets exported, up to 2^25 us (33.6 s); slower ones count in +Inf only. */
+#define SQSTAT_BUCKETS 26
+
 #endif

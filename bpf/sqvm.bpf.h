@@ -192,6 +192,50 @@ static __always_inline bool sq_read_allocs(const struct sq_vm_offsets *vm, __u64
 	return true;
 }
 
+/* The class index of the object v points to; 0 (no class) for an immediate value. */
+static __always_inline __u32 sq_class_of(const struct sq_vm_offsets *vm, __u64 v)
+{
+	__u64 hdr = 0;
+
+	if (!v || (v & vm->value_tag_mask) || bpf_probe_read_user(&hdr, sizeof(hdr), (void *)v))
+		return 0;
+	return (__u32)hdr & vm->header_class_mask;
+}
+
+/* The name of green process proc into buf (NUL-terminated, len bytes, a constant), as
+ * Process>>name has it, and its id into *id: the name field of its Smalltalk object, or
+ * "main" for the main process before it has one; an empty buf for a process without a
+ * name (Smalltalk calls it "process ID"). Every value is checked by its class before
+ * it is followed: a sample that lands mid-collection gets no name rather than garbage. */
+static __always_inline void sq_process_name(const struct sq_vm_offsets *vm, __u64 proc, char *buf, __u32 len,
+					    __u32 *id)
+{
+	__u64 obj = 0, name = 0, pid64 = 0;
+	__u8 is_main = 0;
+	__u32 cls;
+
+	buf[0] = 0;
+	*id = 0;
+	if (!proc || !vm->process_name)
+		return;
+	bpf_probe_read_user(&pid64, sizeof(pid64), (void *)(proc + vm->process_id));
+	*id = (__u32)pid64;
+	bpf_probe_read_user(&obj, sizeof(obj), (void *)(proc + vm->process_obj));
+	cls = sq_class_of(vm, obj);
+	if (!cls || cls == vm->class_nil) {
+		bpf_probe_read_user(&is_main, sizeof(is_main), (void *)(proc + vm->process_is_main));
+		if (is_main && len >= 5)
+			__builtin_memcpy(buf, "main", 5);
+		return;
+	}
+	if (bpf_probe_read_user(&name, sizeof(name), (void *)(obj + vm->process_name)))
+		return;
+	cls = sq_class_of(vm, name);
+	if (cls && (cls == vm->class_string || cls == vm->class_symbol) &&
+	    bpf_probe_read_user_str(buf, len, (void *)(name + vm->string_bytes)) < 0)
+		buf[0] = 0;
+}
+
 /* Copies the string at str as the name of (pid, addr), unless it is known already. */
 static __always_inline void sq_remember_name(__u32 pid, __u64 addr, const void *str)
 {

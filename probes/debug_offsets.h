@@ -85,6 +85,21 @@ typedef struct SqDebugOffsets {
     uint64_t gc_full_count;       /* uint64_t * */
     uint64_t gc_young_pause_ns;   /* uint64_t *: their pauses, summed */
     uint64_t gc_full_pause_ns;    /* uint64_t * */
+    /* The running process's name, for samplers (appended: size >= 244), read as
+     * Process.sched_process_name does: its Smalltalk object's name field (a String or
+     * nil), or "main" for the main process before it has an object. Class indices let a
+     * reader check each value before following it. */
+    uint32_t process_obj;         /* Value: the Smalltalk Process object, or nil */
+    uint32_t process_id;          /* uint64_t: a stable small integer, 1 is the main process */
+    uint32_t process_is_main;     /* bool */
+    uint32_t process_name;        /* offset of the name field (a Value) in a Process object */
+    uint32_t class_nil;
+    uint32_t class_string;
+    uint32_t class_symbol;
+    uint32_t pad0;
+    /* The allocation sampler (appended: size >= 256): the mean bytes between
+     * object__alloc__sample probes (--alloc-sample), a profile's period. */
+    uint64_t alloc_sample_bytes;  /* uint64_t * */
 } SqDebugOffsets;
 
 #endif

@@ -144,6 +144,27 @@ fa_sqcalls() {
         pass "family/sqcalls -M busy: that method only, filtered in the kernel"
     else fail "family/sqcalls -M" "status $FA_STATUS: '$got'"; fi
 
+    # --mse: the model read back by a parser written from MSE's grammar and checked
+    # against FAMIX 3 (tests/family/mse.py): the classes, the methods with their call
+    # counts, and every call between two methods with its count, exactly. run: was
+    # entered before tracing: its calls still count (the caller is read from the frame);
+    # the block of scan calls pause: as scan does; running a block is no invocation.
+    fa_calls -n 0 --mse "$FA_TMP/calls.mse"
+    got=$(python3 "$FA_DIR/mse.py" "$FA_TMP/calls.mse" 2>&1 | tr '\n' ';')
+    if [ "$FA_STATUS" = 0 ] && [ "$got" = "$(tr '\n' ';' <"$FA_DIR/calls-mse.expected")" ]; then
+        pass "family/sqcalls --mse: a FAMIX model in MSE: 5 classes, 11 methods, 11 invocations, all counts exact"
+    else fail "family/sqcalls --mse" "status $FA_STATUS: $(diff <(tr ';' '\n' <<<"$got") "$FA_DIR/calls-mse.expected" | head -20) $(head -3 "$FA_TMP/err")"; fi
+    # ... and the parser is no rubber stamp: a reference to no entity, an unclosed
+    # element, an attribute FAMIX.Method does not have
+    local broken=0 edit
+    for edit in 's/(sender (ref: [0-9]*))/(sender (ref: 999))/' '$ s/)$//' 's/(signature /(arity 1) (signature /'; do
+        sed "$edit" "$FA_TMP/calls.mse" >"$FA_TMP/broken.mse"
+        python3 "$FA_DIR/mse.py" "$FA_TMP/broken.mse" >/dev/null 2>&1 || broken=$((broken + 1))
+    done
+    if [ "$broken" = 3 ]; then
+        pass "family/sqcalls --mse: the MSE parser rejects a dangling reference, an unclosed document, an unknown attribute"
+    else fail "family/sqcalls --mse (parser)" "$broken of 3 broken files rejected"; fi
+
     fa_calls -S -n 0 -j
     got=$(jq -r '[.rows[] | select(.syscalls.count > 0) | .name] | sort | join(" ")' "$FA_TMP/out" 2>&1)
     if [ "$FA_STATUS" = 0 ] && [[ " $got " == *" String>>print "* ]]; then

@@ -16,7 +16,8 @@
 #              neither is there; under CI=true that fails)
 #   probes, tools, attach, sqprof, bpftrace: the probe contract and the tools on real
 #              VMs (root); attach: every tool attached to a VM that is already busy;
-#              family: sqstat, sqcalls, sqsched; req: sqreq, sqio (tests/req/); faults: VM or tool killed, full
+#              family: sqstat, sqcalls, sqsched; req: sqreq, sqio (tests/req/); prom: sqstat
+#              --listen and --prom under a real Prometheus and node_exporter; faults: VM or tool killed, full
 #              buffers and maps, two tools at once
 #   --all adds: lang and io under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify,
 #              and the fuzzers for FUZZ_TIME (60) seconds each (tests/fuzz.sh)
@@ -190,7 +191,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/req.sh tests/faults.sh tests/sqprof.sh tests/bpftrace.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/req.sh tests/prom.sh tests/faults.sh tests/sqprof.sh tests/bpftrace.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done

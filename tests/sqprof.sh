@@ -81,6 +81,30 @@ sp_row() { # file method field
 # Is x within [lo, hi]? (decimals allowed)
 sp_between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x != "" && x + 0 >= lo && x + 0 <= hi) }'; }
 
+# ---- pprof files, read by pprof itself -------------------------------------------
+
+# What `go tool pprof -raw` reads of a file, as JSON (tests/sqprof/pprofraw.py).
+sp_pprof_raw() { python3 "$SP_DIR/pprofraw.py" "$1" 2>&1; }
+
+# The first row of `go tool pprof -top`: "FLAT% NAME".
+sp_pprof_top() {
+    go tool pprof -top "$1" 2>/dev/null | awk '/^ *flat +flat%/ { getline; line = $0
+        sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", line); print $2, line; exit }'
+}
+
+sp_have_go() {
+    command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1
+}
+
+# sqprof --wall (issue 21) will write pprof files too: its case belongs beside these,
+# its sample types and top method read by go tool pprof like the others. Until it has
+# one, a sqprof that has --wall fails here.
+sp_pprof_wall() {
+    if "$SP_TOOL" --help 2>&1 | grep -q -- '--wall'; then
+        fail "sqprof --wall --pprof (go tool pprof)" "sqprof has --wall: check its pprof file here, as sp_cpu and sp_alloc do theirs"
+    fi
+}
+
 # ---- CPU: proportions and call chains ------------------------------------------
 
 SP_SPIN_CHAIN='System>>initialize:;ProfSpin>>run:;ProfSpin>>outer:;ProfSpin>>middle:;ProfSpin>>inner:'
@@ -204,6 +228,26 @@ $(head -5 "$SP_TMP/spin-rt.out")"; fi
         else fail "sqprof --pprof" "status $st_t, types '$types': $(head -30 <<<"$dec")"; fi
     else
         skip "sqprof --pprof" "protoc is not installed (Debian's protobuf-compiler)"
+    fi
+
+    # pprof itself: go tool pprof -raw reads the types, the period, and every sample's
+    # labels (the VM, its command line, the green process) and whole stack, leaf first;
+    # -top puts hot first with ~80%.
+    if sp_have_go; then
+        local raw top
+        raw=$(sp_pprof_raw "$SP_TMP/spin.pb.gz")
+        top=$(sp_pprof_top "$SP_TMP/spin.pb.gz")
+        got=$(jq -r --arg pid "$SP_VM_PID" '
+            [(.types | join(" ")), .periodtype, .period, (.samples | length > 1),
+             (.samples | all(.labels.pid == $pid and .labels.process == "main" and (.labels.cmdline | test("ProfSpin[.]som")))),
+             (.samples | all(.stack[-1] == "System>>initialize:" and (.stack | index("ProfSpin>>inner:")) != null))]
+            | map(tostring) | join(" | ")' <<<"$raw" 2>&1)
+        if [ "$st_t" = 0 ] && [ "$got" = "samples/count cpu/nanoseconds | cpu nanoseconds | 1001001 | true | true | true" ] &&
+            [[ "$top" == *"% ProfSpin>>hot" ]] && sp_between "${top%%%*}" 70 90; then
+            pass "sqprof --pprof, read by go tool pprof: cpu/nanoseconds every 1001001 ns, labels pid, cmdline, process=main on every sample, -top: hot ${top%%%*}%"
+        else fail "sqprof --pprof (go tool pprof)" "'$got', top '$top': $(head -c 600 <<<"$raw")"; fi
+    else
+        skip "sqprof --pprof (go tool pprof)" "go is not installed (Debian's golang-go: scripts/deps.sh)"
     fi
 
     # A real viewer: npm's speedscope (scripts/deps.sh puts it in build/deps/) in headless
@@ -415,6 +459,102 @@ sp_alloc() {
         grep -q 'string_table: "bytes"' <<<"$dec" && grep -q "^  value: $total\$" <<<"$dec"; }; }; then
         pass "sqprof/alloc --speedscope and --pprof: bytes ($total) in both"
     else fail "sqprof/alloc exports" "speedscope '$ss' (total $total); pprof: $(head -20 <<<"$dec")"; fi
+
+    # pprof itself: alloc_space/bytes, the period the VM samples at (--alloc-sample 4K),
+    # every sample in x:y: under the chain, labeled, and the bytes as the JSON said
+    if sp_have_go; then
+        local raw top got
+        raw=$(sp_pprof_raw "$SP_TMP/alloc.pb.gz")
+        top=$(sp_pprof_top "$SP_TMP/alloc.pb.gz")
+        got=$(jq -r --arg pid "$SP_VM_PID" '
+            [(.types | join(" ")), .periodtype, .period, ([.samples[].values[1]] | add),
+             (.samples | all(.stack == ["ProfPoint class>>x:y:", "ProfAlloc>>inner:", "ProfAlloc>>outer:", "ProfAlloc>>run:", "System>>initialize:"])),
+             (.samples | all(.labels.pid == $pid and .labels.process == "main"))]
+            | map(tostring) | join(" | ")' <<<"$raw" 2>&1)
+        if [ "$st" = 0 ] && [ "$got" = "samples/count alloc_space/bytes | alloc_space bytes | 4096 | $total | true | true" ] &&
+            [ "$top" = "100% ProfPoint class>>x:y:" ]; then
+            pass "sqprof --alloc --pprof, read by go tool pprof: alloc_space/bytes, period 4096 (--alloc-sample), $total bytes, -top: x:y: 100%"
+        else fail "sqprof --alloc --pprof (go tool pprof)" "'$got', top '$top': $(head -c 600 <<<"$raw")"; fi
+    else
+        skip "sqprof --alloc --pprof (go tool pprof)" "go is not installed (Debian's golang-go: scripts/deps.sh)"
+    fi
+}
+
+# ---- Continuous profiles ----------------------------------------------------------
+
+# The fields of a pprof file that protoc decodes: "time_nanos duration_nanos period".
+sp_pprof_times() {
+    zcat "$1" | protoc --decode=perftools.profiles.Profile -I "$SP_DIR" "$SP_DIR/profile.proto" 2>/dev/null |
+        awk '/^time_nanos:/ { t = $2 } /^duration_nanos:/ { d = $2 } /^period:/ { p = $2 } END { print t, d, p }'
+}
+
+sp_every() {
+    local dir="$SP_TMP/every" st written kept want f n names bad times labels total sum merged
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    if ! sp_start_vm -- ProfNamed; then
+        fail "sqprof --every" "the VM did not start: $(head -5 "$SP_TMP/vm.out")"
+        sp_stop
+        return
+    fi
+    sp_go
+    # 3.5 s in periods of 1 s: three whole ones and a half one, the oldest removed by --keep 3
+    sp_start_tool every -p "$SP_VM_PID" -F 999 --every 1s --out "$dir" --keep 3 -d 3.5 -v
+    wait "$SP_TOOL_PID"
+    st=$?
+    sp_stop
+    written=$(sed -n 's|^sqprof: wrote .*/\(sqprof-[^ ]*\) ([0-9]* samples)$|\1|p' "$SP_TMP/every.err")
+    want=$(tail -3 <<<"$written" | tr '\n' ' ')
+    kept=$(ls -A "$dir" | tr '\n' ' ')
+    names=$(ls -A "$dir" | grep -cE "^sqprof-$SP_VM_PID-[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\.pb\.gz$")
+    if [ "$st" = 0 ] && [ "$(wc -l <<<"$written")" = 4 ] && [ "$kept" = "$want" ] && [ "$names" = 3 ]; then
+        pass "sqprof --every 1s -d 3.5 --keep 3: 4 files written, the newest 3 kept, named sqprof-PID-<UTC start>.pb.gz, no temporary file left"
+    else fail "sqprof --every (files)" "status $st; written: $written; kept: $kept; $(head -3 "$SP_TMP/every.err")"; fi
+
+    # Each file's time_nanos is its name's second; whole periods last 1 s, the last 0.5 s;
+    # the period is 999 Hz's
+    bad=""
+    n=0
+    for f in $want; do
+        n=$((n + 1))
+        read -r t d p <<<"$(sp_pprof_times "$dir/$f")"
+        [ "sqprof-$SP_VM_PID-$(date -u -d "@$((t / 1000000000))" +%Y-%m-%dT%H:%M:%SZ).pb.gz" = "$f" ] || bad="$bad $f:time=$t"
+        [ "$p" = 1001001 ] || bad="$bad $f:period=$p"
+        if [ "$n" -lt 3 ]; then sp_between "$d" 950000000 1100000000 || bad="$bad $f:duration=$d"
+        else sp_between "$d" 450000000 650000000 || bad="$bad $f:duration=$d"; fi
+    done
+    if [ -z "$bad" ]; then
+        pass "sqprof --every: time_nanos is the name's second, duration_nanos 1 s (the last 0.5 s), period set"
+    else fail "sqprof --every (time_nanos, duration_nanos, period)" "$bad"; fi
+
+    if ! sp_have_go; then
+        skip "sqprof --every (go tool pprof)" "go is not installed (Debian's golang-go: scripts/deps.sh)"
+        return
+    fi
+    # go tool pprof reads each one: every sample labeled pid, cmdline and its green
+    # process, spinA only in alpha and spinB only in beta, each about half
+    labels=$(for f in $want; do sp_pprof_raw "$dir/$f"; done | jq -rs --arg pid "$SP_VM_PID" '
+        [.[].samples[]] as $s |
+        ($s | map(.values[0]) | add) as $n |
+        [($s | all(.labels.pid == $pid and (.labels.cmdline | test("ProfNamed[.]som")))),
+         ([$s[] | select(.stack[0] == "ProfNamed>>spinA") | .labels.process] | unique == ["alpha"]),
+         ([$s[] | select(.stack[0] == "ProfNamed>>spinB") | .labels.process] | unique == ["beta"]),
+         ([$s[].labels.process] | unique == ["alpha", "beta"]),
+         (([$s[] | select(.labels.process == "alpha") | .values[0]] | add) * 4 >= $n),
+         (([$s[] | select(.labels.process == "beta") | .values[0]] | add) * 4 >= $n),
+         $n] | map(tostring) | join(" ")' 2>&1)
+    total=${labels##* }
+    if [ "${labels% *}" = "true true true true true true" ]; then
+        pass "sqprof --every, read by go tool pprof: $total samples, each labeled pid, cmdline, process; spinA only in alpha, spinB only in beta"
+    else fail "sqprof --every (labels)" "$labels"; fi
+
+    # go tool pprof -proto merges the run's files into one valid profile with all of it
+    merged="$SP_TMP/every-merged.pb.gz"
+    (cd "$dir" && go tool pprof -proto $want) >"$merged" 2>"$SP_TMP/merge.err"
+    sum=$(sp_pprof_raw "$merged" | jq -r '[.samples[].values[0]] | add' 2>&1)
+    if [ "$sum" = "$total" ] && [ "$(sp_pprof_top "$merged" | cut -d' ' -f2-)" != "" ]; then
+        pass "sqprof --every: go tool pprof -proto merges the 3 files into one profile of all $total samples"
+    else fail "sqprof --every (merge)" "merged $sum of $total: $(head -3 "$SP_TMP/merge.err")"; fi
 }
 
 # ---- Every VM of a binary --------------------------------------------------------
@@ -544,6 +684,8 @@ sp_main() {
     sp_gc
     sp_procs
     sp_alloc
+    sp_every
+    sp_pprof_wall
     sp_systemwide
     sp_errors
 }

@@ -18,10 +18,12 @@
 #include "sqcalls.h"
 #include "sqcalls.skel.h"
 #include "sqloop.h"
+#include "sqmse.h"
 #include "sqnames.h"
 #include "sqoutput.h"
 
 #define OPT_NO_BLOCKS 0x2001
+#define OPT_MSE 0x2002
 
 enum order { BY_TOTAL, BY_SELF, BY_COUNT };
 
@@ -35,6 +37,7 @@ static struct env {
 	bool no_blocks;			/* --no-blocks */
 	long top;			/* -n */
 	enum order order;		/* -s */
+	const char *mse;		/* --mse FILE */
 } env = { .top = 20 };
 
 const char *argp_program_version = "sqcalls (sqvm tools) " SQTOOLS_VERSION;
@@ -43,7 +46,7 @@ static const char doc[] =
 "\n"
 "USAGE: sqcalls [-h] [-p PID] [--vm PATH] [-C CLASS] [-M SELECTOR] [-L] [-S]\n"
 "               [-m] [-n N] [-s total|self|count] [--no-blocks] [-d DURATION]\n"
-"               [-T] [-j] [-v] [interval [count]]\n"
+"               [--mse FILE] [-T] [-j] [-v] [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqcalls -p 185            # the 20 methods with most total time, at Ctrl-C\n"
@@ -51,7 +54,8 @@ static const char doc[] =
 "    sqcalls -p 185 -L -m      # with a latency histogram each, in milliseconds\n"
 "    sqcalls -p 185 -S         # and the system calls each made\n"
 "    sqcalls -p 185 -C Json -n 0 5   # methods of classes Json..., every 5 s\n"
-"    sqcalls -p 185 -d 10 -j   # ten seconds, as JSON\n";
+"    sqcalls -p 185 -d 10 -j   # ten seconds, as JSON\n"
+"    sqcalls -p 185 --mse calls.mse   # and the calls between methods, for Moose\n";
 
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
@@ -63,6 +67,9 @@ static const struct argp_option opts[] = {
 	{ "top", 'n', "N", 0, "The top N methods (default 20; 0: all)", 0 },
 	{ "sort", 's', "ORDER", 0, "total (inclusive time, default), self, or count", 0 },
 	{ "no-blocks", OPT_NO_BLOCKS, NULL, 0, "Methods only: do not count block activations", 0 },
+	{ "mse", OPT_MSE, "FILE", 0,
+	  "At the end, write the classes, methods and calls between them (with their counts) to FILE as a "
+	  "FAMIX model in MSE, for Moose", 0 },
 	{},
 };
 
@@ -104,6 +111,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_BLOCKS:
 		env.no_blocks = true;
+		break;
+	case OPT_MSE:
+		env.mse = arg;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -318,6 +328,65 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 	fflush(stdout);
 }
 
+/* ===================================================================== */
+/* --mse                                                                 */
+/* ===================================================================== */
+
+static FILE *mse_file;		/* opened before tracing: a path that cannot be written fails at once */
+static struct sqmse *mse;
+
+/* The calls between methods since the last report into the model (taken out of the map). */
+static int take_edges(struct sqcalls_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.edges), names = bpf_map__fd(skel->maps.names), vms = bpf_map__fd(skel->maps.vms);
+	size_t n;
+	struct sqcalls_edge_key *keys = sq_map_keys(fd, sizeof(*keys), SQCALLS_MAX_EDGES, &n);
+	int err = keys ? 0 : -ENOMEM;
+
+	for (size_t i = 0; keys && i < n && !err; i++) {
+		const char *caller, *callee;
+		char *copy;
+		__u64 calls;
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &calls))
+			continue;
+		caller = sq_map_method_name(names, vms, keys[i].pid, keys[i].caller, NULL);
+		if (!caller || !(copy = strdup(caller)))	/* the next name may reuse its buffer */
+			continue;
+		callee = sq_map_method_name(names, vms, keys[i].pid, keys[i].callee, NULL);
+		if (callee)
+			err = sqmse_invocation(mse, copy, callee, calls);
+		free(copy);
+		if (err == -EINVAL)	/* a name that is not a method's: not for the model */
+			err = 0;
+	}
+	free(keys);
+	return err;
+}
+
+/* The rows into the model; at the end, the model into the file. */
+static int add_to_mse(struct sqcalls_bpf *skel, const struct row *rows, size_t n, bool last)
+{
+	char title[160];
+	int err = take_edges(skel);
+
+	for (size_t i = 0; i < n && !err; i++)
+		if ((err = sqmse_method(mse, rows[i].name, rows[i].st.count, rows[i].st.total_ns, rows[i].st.self_ns)) == -EINVAL)
+			err = 0;
+	if (err || !last)
+		return err;
+	if (env.c.pid)
+		snprintf(title, sizeof(title), "sqcalls --mse, PID %d: a FAMIX 3 model of the calls traced", env.c.pid);
+	else
+		snprintf(title, sizeof(title), "sqcalls --mse, every VM: a FAMIX 3 model of the calls traced");
+	err = sqmse_write(mse, mse_file, title);
+	if (fclose(mse_file) != 0 && !err)
+		err = -errno;
+	mse_file = NULL;
+	if (err)
+		fprintf(stderr, "sqcalls: writing %s: %s\n", env.mse, strerror(-err));
+	return err;
+}
+
 static int report(void *ctx, bool last)
 {
 	struct sqcalls_bpf *skel = ctx;
@@ -335,10 +404,17 @@ static int report(void *ctx, bool last)
 		print_json(rows, n, lost);
 	else
 		print_text(rows, n, lost);
+	if (mse) {
+		__u64 lost_edges = sq_take(&skel->bss->lost_edges);
+		if (lost_edges)
+			fprintf(stderr, "sqcalls: lost %llu calls between methods (--mse: the kernel map of %d was full)\n",
+				(unsigned long long)lost_edges, SQCALLS_MAX_EDGES);
+		err = add_to_mse(skel, rows, n, last);
+	}
 	for (size_t i = 0; i < n; i++)
 		free(rows[i].name);
 	free(rows);
-	return 0;
+	return err;
 }
 
 /* ===================================================================== */
@@ -385,6 +461,10 @@ int main(int argc, char **argv)
 	err = sq_start(&env.c, "sqcalls", &argp, argc, argv, &open_opts);
 	if (err)
 		return err;
+	if (env.mse && (!(mse_file = fopen(env.mse, "w")) || !(mse = sqmse_new()))) {
+		fprintf(stderr, "sqcalls: cannot write %s: %s\n", env.mse, strerror(errno));
+		return SQ_EXIT_ERROR;
+	}
 	skel = sqcalls_bpf__open_opts(&open_opts);
 	if (!skel) {
 		fprintf(stderr, "sqcalls: cannot open the BPF object: %s\n", strerror(errno));
@@ -395,6 +475,9 @@ int main(int argc, char **argv)
 	skel->rodata->millis = env.millis;
 	skel->rodata->syscalls = env.syscalls;
 	skel->rodata->only_pid = env.c.pid;
+	skel->rodata->edges_on = env.mse != NULL;
+	if (!env.mse)
+		bpf_map__set_max_entries(skel->maps.edges, 1);
 	sq_prefix_set((char *)skel->rodata->class_prefix, &skel->rodata->class_prefix_len, env.class_prefix);
 	sq_prefix_set((char *)skel->rodata->sel_prefix, &skel->rodata->sel_prefix_len, env.sel_prefix);
 	if (!env.syscalls) {
@@ -423,5 +506,8 @@ cleanup:
 	sq_loop_close(&loop);
 	sqcalls_bpf__destroy(skel);
 	sq_names_free();
+	sqmse_free(mse);
+	if (mse_file)
+		fclose(mse_file);
 	return err ? SQ_EXIT_ERROR : 0;
 }

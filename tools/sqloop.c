@@ -94,6 +94,24 @@ int sq_loop_add_ringbuf(struct sq_loop *l, int map_fd, sq_record_fn fn, void *ct
 	return 0;
 }
 
+int sq_loop_watch(struct sq_loop *l, int fd, int (*fn)(void *ctx), void *ctx)
+{
+	if (l->nwatches == (int)(sizeof(l->watches) / sizeof(l->watches[0])) || epoll_add(l->epfd, fd) < 0) {
+		sq_error("cannot watch fd %d: %s", fd, l->nwatches ? strerror(errno) : "too many");
+		return -EINVAL;
+	}
+	l->watches[l->nwatches++] = (struct sq_watch){ fd, fn, ctx };
+	return 0;
+}
+
+/* A watched fd is ready: its function. */
+static void run_watch(struct sq_loop *l, int fd)
+{
+	for (int i = 0; i < l->nwatches; i++)
+		if (l->watches[i].fd == fd)
+			l->watches[i].fn(l->watches[i].ctx);
+}
+
 /* ring_buffer__consume reads until the buffer is empty, which a busy VM can keep it from
  * ever being: every SQ_RB_BATCH records the callbacks answer sq_rb_yield's -EINTR, which
  * stops the consumer, so the loop looks at Ctrl-C, the timers and the process between
@@ -151,6 +169,8 @@ int sq_loop_wait(struct sq_loop *l)
 				over = true;
 			} else if (fd == l->c->pidfd) {
 				exited = true;
+			} else {
+				run_watch(l, fd);
 			}
 		}
 		/* Records first: whatever the wake-up, what has arrived belongs before it. */
@@ -206,4 +226,5 @@ void sq_loop_close(struct sq_loop *l)
 	if (l->epfd >= 0)
 		close(l->epfd);
 	l->epfd = l->sigfd = l->timerfd = l->deadlinefd = -1;
+	l->nwatches = 0;
 }

@@ -29,6 +29,12 @@ struct sq_loop {
 	int deadlinefd;		/* -d: one-shot timer, or -1 */
 	const struct sq_common *c;
 	struct ring_buffer *rb;	/* owned: freed by sq_loop_close */
+	struct sq_watch {	/* sq_loop_watch */
+		int fd;
+		int (*fn)(void *ctx);
+		void *ctx;
+	} watches[4];
+	int nwatches;
 };
 
 /* A loop that sq_loop_close may close before sq_loop_open ran. */
@@ -44,6 +50,10 @@ int sq_loop_add_ringbuf(struct sq_loop *l, int map_fd, sq_record_fn fn, void *ct
 /* What a record callback answers: 0, or now and then -EINTR, to let the loop look at its
  * other events between batches of a busy ring buffer. */
 int sq_rb_yield(void);
+
+/* One more fd to watch (a server's, say): fn(ctx) runs inside sq_loop_wait whenever it
+ * is readable, and must not block; it wakes no report. At most 4. */
+int sq_loop_watch(struct sq_loop *l, int fd, int (*fn)(void *ctx), void *ctx);
 
 /* Starts the interval (and the -d duration) over from now. */
 int sq_loop_restart_timer(struct sq_loop *l);

@@ -6,6 +6,7 @@
  * stacks of Method * addresses; names are read here, once per method. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "sqoutput.h"
 #include "sqprof.h"
 #include "sqprof.skel.h"
+#include "sqprof_dir.h"
 #include "sqprof_export.h"
 #include "sqprof_native.h"
 #include "sqprof_report.h"
@@ -41,6 +43,9 @@
 #define OPT_SPEEDSCOPE 0x2007
 #define OPT_PPROF 0x2008
 #define OPT_ALLOC 0x2005
+#define OPT_EVERY 0x2009
+#define OPT_OUT 0x200a
+#define OPT_KEEP 0x200b
 
 /* How often the VMs are looked for again when profiling every VM. */
 #define RESCAN_NS 250000000ULL
@@ -62,6 +67,9 @@ static struct env {
 	bool user_stacks;		/* -U */
 	bool per_process;		/* -P */
 	const char *input;		/* -i FILE: folded stacks instead of sampling */
+	__u64 every_ns;			/* --every: one profile per period, into --out */
+	const char *out;		/* --out DIR */
+	long keep;			/* --keep: files kept per VM (0: all) */
 } env = { .hz = 99, .max_depth = SQPROF_DEFAULT_DEPTH, .top = 20 };
 
 const char *argp_program_version = "sqprof (sqvm tools) " SQTOOLS_VERSION;
@@ -73,6 +81,7 @@ static const char doc[] =
 "USAGE: sqprof [-h] [-p PID] [--vm PATH] [-F HZ] [-d DURATION] [--max-depth N]\n"
 "              [-f | -j] [--svg FILE] [--title TEXT] [-n N] [--sort self|total]\n"
 "              [--alloc] [-K] [-U] [-P] [-T] [-v] [duration]\n"
+"       sqprof --every DURATION --out DIR [--keep N] [-p PID] [--alloc] [-F HZ] [-d DURATION]\n"
 "       sqprof -i FOLDED [--svg FILE] [-f | -j] [-n N] [--alloc]\n"
 "\n"
 "EXAMPLES:\n"
@@ -86,7 +95,9 @@ static const char doc[] =
 "    sqprof -p 185 -n 0 --sort total  # every method, by total (inclusive) time\n"
 "    sqprof -p 185 -K             # the kernel's stack above the Smalltalk one\n"
 "    sqprof -d 10 -P              # every VM on the machine, a root per process\n"
-"    sqprof -p 185 -j             # JSON: methods and stacks\n";
+"    sqprof -p 185 -j             # JSON: methods and stacks\n"
+"    sqprof --every 10s --out /var/lib/sqprof --keep 360   # continuous: a pprof file\n"
+"                                 # per VM every 10 s, the last hour of them kept\n";
 
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
@@ -106,8 +117,29 @@ static const struct argp_option opts[] = {
 	{ "user-stacks", 'U', NULL, 0, "Add the VM's own C frames (exact with frame pointers)", 0 },
 	{ "per-process", 'P', NULL, 0, "One root frame per process ([pid N])", 0 },
 	{ "input", 'i', "FILE", 0, "Read folded stacks from FILE ('-': stdin) instead of sampling", 0 },
+	{ "every", OPT_EVERY, "DURATION", 0,
+	  "Continuous profiling: write one gzipped pprof file per VM every DURATION (at least 1 s) into --out", 0 },
+	{ "out", OPT_OUT, "DIR", 0, "The folder of --every's files: DIR/sqprof-PID-START.pb.gz", 0 },
+	{ "keep", OPT_KEEP, "N", 0, "With --every: keep the newest N files of each VM, remove older ones (default 0: all)", 0 },
 	{},
 };
+
+/* The options that do not go together, once all are known. */
+static void check_args(struct argp_state *state)
+{
+	if (!env.every_ns != !env.out)
+		argp_error(state, "--every and --out go together: one profile per period, into the folder");
+	if (env.every_ns && (env.input || env.folded || env.c.format == SQ_FORMAT_JSON || env.svg ||
+			     env.speedscope || env.pprof || env.per_process))
+		argp_error(state, "--every writes its profiles into --out: it takes no -i, -f, -j, -P, "
+			   "--svg, --speedscope or --pprof");
+	if (env.folded && env.c.format == SQ_FORMAT_JSON)
+		argp_error(state, "--folded and --json are two outputs: choose one");
+	if (env.input && (env.c.pid || env.duration_ns || env.kernel_stacks || env.user_stacks))
+		argp_error(state, "-i reads a saved profile: it takes no -p, duration, -K or -U");
+	if (env.alloc && env.kernel_stacks)
+		argp_error(state, "-K needs CPU samples: an allocation is in user space");
+}
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -170,13 +202,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'i':
 		env.input = arg;
 		return 0;
+	case OPT_EVERY:
+		if (sq_parse_duration(arg, 1000000000ULL, &env.every_ns) || env.every_ns < 1000000000ULL)
+			argp_error(state, "invalid --every '%s' (at least 1 s: the files are named by the second)", arg);
+		return 0;
+	case OPT_OUT:
+		env.out = arg;
+		return 0;
+	case OPT_KEEP:
+		if (sq_parse_long(arg, 0, INT_MAX, &v))
+			argp_error(state, "invalid --keep '%s'", arg);
+		env.keep = v;
+		return 0;
 	case ARGP_KEY_END:
-		if (env.folded && env.c.format == SQ_FORMAT_JSON)
-			argp_error(state, "--folded and --json are two outputs: choose one");
-		if (env.input && (env.c.pid || env.duration_ns || env.kernel_stacks || env.user_stacks))
-			argp_error(state, "-i reads a saved profile: it takes no -p, duration, -K or -U");
-		if (env.alloc && env.kernel_stacks)
-			argp_error(state, "-K needs CPU samples: an allocation is in user space");
+		check_args(state);
 		return 0;
 	default:
 		ret = sq_parse_common_opt(key, arg, state, &env.c);
@@ -188,17 +227,41 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* The VMs                                                               */
 /* ===================================================================== */
 
-static struct sq_vm *vms;
+/* A VM being sampled: where its memory is, and what its profiles' labels and period
+ * say of it. */
+struct prof_vm {
+	struct sq_vm vm;
+	char cmdline[512];
+	__u64 alloc_period;		/* its --alloc-sample bytes (0: not known) */
+	bool gone;			/* --every: exited, its last file written */
+};
+
+static struct prof_vm *vms;
 static int nvms;
 static dev_t only_dev;		/* --vm: only processes running this file */
 static ino_t only_ino;
 
-static struct sq_vm *vm_of(pid_t pid)
+static struct prof_vm *prof_vm_of(pid_t pid)
 {
 	for (int i = 0; i < nvms; i++)
-		if (vms[i].pid == pid)
+		if (vms[i].vm.pid == pid)
 			return &vms[i];
 	return NULL;
+}
+
+static struct sq_vm *vm_of(pid_t pid)
+{
+	struct prof_vm *v = prof_vm_of(pid);
+
+	return v ? &v->vm : NULL;
+}
+
+/* The cmdline label of pid's samples. */
+static const char *cmdline_of(void *ctx, pid_t pid)
+{
+	struct prof_vm *v = prof_vm_of(pid);
+
+	return v ? v->cmdline : NULL;
 }
 
 /* Reads pid's debug offsets and hands them to the BPF program. quiet: a process found by
@@ -229,7 +292,11 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 	}
 	if (env.user_stacks && skel)
 		sqp_native_add_process(pid);
-	vms[nvms++] = vm;
+	vms[nvms] = (struct prof_vm){ .vm = vm };
+	sq_cmdline(pid, vms[nvms].cmdline, sizeof(vms[nvms].cmdline));
+	if (vm.d.alloc_sample_bytes)
+		sq_read_mem(pid, vm.d.alloc_sample_bytes, &vms[nvms].alloc_period, sizeof(vms[nvms].alloc_period));
+	nvms++;
 	if (env.c.verbose)
 		fprintf(stderr, "sqprof: PID %d (%s): interp_current at 0x%llx, load bias 0x%llx\n", pid,
 			vm.exe, (unsigned long long)vm.d.current_process, (unsigned long long)vm.bias);
@@ -349,44 +416,82 @@ static void fold(struct sqprof_bpf *skel, const struct sqprof_key *k, struct buf
 				buf_add_frame, b);
 }
 
-/* Every stack of the kernel map into the profile, named, and the kernel's counters into
- * the report's summary. */
-static int collect(struct sqprof_bpf *skel, struct sqp_profile *p, struct sqp_info *info)
+/* The green process of a stack: its name, or "process ID" as Process>>name calls one
+ * without a name (buf); NULL if the sample could not tell. */
+static const char *process_label(const struct sqprof_key *k, char *buf, size_t len)
+{
+	if (k->process[0]) {
+		snprintf(buf, len, "%.*s", (int)sizeof(k->process), k->process);
+		return buf;
+	}
+	if (!k->process_id)
+		return NULL;
+	snprintf(buf, len, "process %u", k->process_id);
+	return buf;
+}
+
+/* The keys of the stacks map now, in a growing array (its length in *n). */
+static void *stack_keys(int fd, size_t key_size, size_t *n)
+{
+	char *keys = NULL, *grown;
+	size_t cap = 0;
+
+	*n = 0;
+	for (;;) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 256;
+			if (!(grown = realloc(keys, cap * key_size))) {
+				free(keys);
+				return NULL;
+			}
+			keys = grown;
+		}
+		if (bpf_map_get_next_key(fd, *n ? keys + (*n - 1) * key_size : NULL, keys + *n * key_size))
+			return keys;
+		(*n)++;
+	}
+}
+
+/* Every stack of the kernel map into the profile, named and labeled, and the kernel's
+ * counters into the report's summary. take: each entry is taken out of the map (--every:
+ * the next period starts from nothing), and the counters are read and zeroed. */
+static int collect(struct sqprof_bpf *skel, struct sqp_profile *p, struct sqp_info *info, bool take)
 {
 	int fd = bpf_map__fd(skel->maps.stacks);
-	struct sqprof_key *cur, *next;
+	size_t ksize = SQPROF_KEY_SIZE(env.max_depth), n;
+	char *keys = stack_keys(fd, ksize, &n), label[64];
+	struct sqprof_key *k = calloc(1, sizeof(*k));
 	struct sqprof_val val;
 	struct buf b = { 0 };
-	bool first = true;
 	int err = 0;
 
-	cur = calloc(1, sizeof(*cur));
-	next = calloc(1, sizeof(*next));
-	if (!cur || !next) {
+	if (!keys || !k) {
 		err = -ENOMEM;
 		goto out;
 	}
-	while (bpf_map_get_next_key(fd, first ? NULL : cur, next) == 0) {
-		first = false;
-		memcpy(cur, next, SQPROF_KEY_SIZE(env.max_depth));
-		if (bpf_map_lookup_elem(fd, cur, &val) != 0)
+	for (size_t i = 0; i < n; i++) {
+		memcpy(k, keys + i * ksize, ksize);
+		if ((take ? bpf_map_lookup_and_delete_elem(fd, k, &val) : bpf_map_lookup_elem(fd, k, &val)) != 0)
 			continue;
-		fold(skel, cur, &b);
-		if (!b.s || sqp_profile_add(p, b.s, val.samples, val.weight)) {
+		fold(skel, k, &b);
+		if (!b.s || sqp_profile_add_labeled(p, b.s, k->pid, process_label(k, label, sizeof(label)),
+						    val.samples, val.weight)) {
 			err = -ENOMEM;
 			goto out;
 		}
 	}
-	info->truncated = skel->bss->truncated;
-	info->lost = skel->bss->lost;
-	info->lost_weight = skel->bss->lost_weight;
-	info->unknown = skel->bss->unknown;
-	info->inconsistent = skel->bss->inconsistent;
+#define COUNTER(f) (take ? sq_take(&skel->bss->f) : skel->bss->f)
+	info->truncated = COUNTER(truncated);
+	info->lost = COUNTER(lost);
+	info->lost_weight = COUNTER(lost_weight);
+	info->unknown = COUNTER(unknown);
+	info->inconsistent = COUNTER(inconsistent);
+#undef COUNTER
 	info->unresolved = sq_names_unknown();
 out:
 	free(b.s);
-	free(cur);
-	free(next);
+	free(k);
+	free(keys);
 	return err;
 }
 
@@ -468,8 +573,14 @@ static void add_location(void *ctx, pid_t pid, __u64 method, const char *name)
 		nlocations++;
 }
 
+/* Where every method named so far is defined (again: --every names more as it goes). */
 static void index_locations(void)
 {
+	for (size_t i = 0; i < nlocations; i++) {
+		free((char *)locations[i].name);
+		free((char *)locations[i].file);
+	}
+	nlocations = 0;
 	sq_names_each(add_location, NULL);
 	qsort(locations, nlocations, sizeof(*locations), by_location_name);
 }
@@ -513,9 +624,11 @@ static int write_exports(struct sqp_profile *p, const struct sqp_info *info)
 	if (env.speedscope)
 		ret |= close_output(speedscope_file, env.speedscope,
 				    sqp_write_speedscope(speedscope_file, p, info, name, location_of, NULL));
-	if (env.pprof)
-		ret |= close_output(pprof_file, env.pprof,
-				    sqp_write_pprof(pprof_file, p, info, start_wall_ns, location_of, NULL));
+	if (env.pprof) {
+		struct sqp_pprof o = { .start_ns = start_wall_ns, .loc = location_of, .cmdline = cmdline_of,
+				       .binary = nvms == 1 ? vms[0].vm.exe : NULL };
+		ret |= close_output(pprof_file, env.pprof, sqp_write_pprof(pprof_file, p, info, &o));
+	}
 	return ret ? -1 : 0;
 }
 
@@ -627,6 +740,11 @@ static void print_banner(void)
 		fprintf(f, "every sqvm process (%d now)", nvms);
 	if (!env.alloc)
 		fprintf(f, " at %ld Hz", env.hz);
+	if (env.every_ns) {
+		char every[32];
+		sq_format_duration(every, sizeof(every), env.every_ns);
+		fprintf(f, ", a profile every %s into %s", every, env.out);
+	}
 	fprintf(f, "%s... Hit Ctrl-C to end.\n", dur);
 	fflush(f);
 }
@@ -698,17 +816,126 @@ fail:
 	return NULL;
 }
 
-/* Samples until the duration ends, Ctrl-C, or the -p VM exits; with every VM, looks
- * for new ones meanwhile. Returns 0, or -1 (reported). */
-static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info *info)
-{
-	__u64 start, deadline;
-	int wake;
+/* ===================================================================== */
+/* Continuous profiles (--every)                                         */
+/* ===================================================================== */
 
-	/* The loop's timer: the duration, or the rescans for new VMs. */
-	env.c.interval_ns = env.c.pid ? env.duration_ns : RESCAN_NS;
+static __u64 wall_ns(void)
+{
+	struct timespec rt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return rt.tv_sec * 1000000000ULL + rt.tv_nsec;
+}
+
+struct period_file {
+	struct sqp_profile *p;
+	const struct sqp_info *info;
+	const struct sqp_pprof *o;
+};
+
+static int write_period_file(FILE *f, void *ctx)
+{
+	const struct period_file *pf = ctx;
+
+	return sqp_write_pprof(f, pf->p, pf->info, pf->o);
+}
+
+/* The comments of a period's files: how it was taken, and what the kernel dropped. */
+static void period_comments(const struct sqp_info *all, char text[2][160], struct sqp_pprof *o)
+{
+	char every[32];
+
+	sq_format_duration(every, sizeof(every), env.every_ns);
+	if (env.alloc)
+		snprintf(text[0], sizeof(text[0]), "sqprof --alloc --every %s", every);
+	else
+		snprintf(text[0], sizeof(text[0]), "sqprof --every %s, %ld Hz", every, env.hz);
+	o->comments[0] = text[0];
+	if (all->lost || all->inconsistent || all->unknown || all->truncated) {
+		snprintf(text[1], sizeof(text[1]), "this period, all VMs: %llu samples lost, %llu inconsistent, "
+			 "%llu of VMs not yet known, %llu truncated (--max-depth %u)",
+			 (unsigned long long)all->lost, (unsigned long long)all->inconsistent,
+			 (unsigned long long)all->unknown, (unsigned long long)all->truncated, all->max_depth);
+		o->comments[1] = text[1];
+	}
+}
+
+/* One VM's file for the period (even without samples: an idle VM says so); a VM that
+ * has exited gets its last one, and no more. */
+static int write_vm_period(struct prof_vm *v, struct sqp_profile *all, const struct sqp_info *info_all,
+			   struct sqp_pprof *o)
+{
+	struct sqp_profile one = { 0 };
+	struct sqp_info info = *info_all;
+	struct period_file pf = { &one, &info, o };
+	char path[PATH_MAX];
+	int err;
+
+	if (v->gone)
+		return 0;
+	err = sqp_profile_move_pid(all, v->vm.pid, &one);
+	info.pid = v->vm.pid;
+	info.nvms = 1;
+	info.alloc_period = v->alloc_period;
+	o->binary = v->vm.exe;
+	if (!err)
+		err = sqp_dir_write(env.out, v->vm.pid, o->start_ns, write_period_file, &pf, path, sizeof(path));
+	if (!err && env.c.verbose)
+		fprintf(stderr, "sqprof: wrote %s (%llu samples)\n", path, (unsigned long long)sqp_total_samples(&one));
+	if (!err)
+		sqp_dir_prune(env.out, v->vm.pid, env.keep);
+	if (kill(v->vm.pid, 0) != 0 && errno == ESRCH)
+		v->gone = true;
+	sqp_profile_free(&one);
+	return err;
+}
+
+/* --every: the period that began at start_wall (CLOCK_REALTIME) and lasted duration_ns
+ * ends: its stacks are taken out of the kernel map, one file per VM. */
+static int flush_period(struct sqprof_bpf *skel, __u64 start_wall, __u64 duration_ns)
+{
+	struct sqp_profile all = { 0 };
+	struct sqp_info info = { .alloc = env.alloc, .hz = env.hz, .max_depth = env.max_depth,
+				 .seconds = duration_ns / 1e9 };
+	struct sqp_pprof o = { .start_ns = start_wall, .duration_ns = duration_ns, .loc = location_of,
+			       .cmdline = cmdline_of };
+	char comments[2][160];
+	int err = collect(skel, &all, &info, true);
+
+	if (err)
+		fprintf(stderr, "sqprof: reading the profile: %s\n", strerror(-err));
+	index_locations();
+	period_comments(&info, comments, &o);
+	for (int i = 0; i < nvms && !err; i++)
+		err = write_vm_period(&vms[i], &all, &info, &o);
+	sqp_profile_free(&all);
+	return err;
+}
+
+/* ===================================================================== */
+/* Sampling                                                              */
+/* ===================================================================== */
+
+/* The wake-ups of the loop's timer: the rescans for new VMs (every VM), else the end of
+ * each --every period, else the duration. */
+static void set_tick(void)
+{
+	env.c.duration_ns = env.duration_ns;	/* the loop's own deadline: the end, on time */
+	env.c.interval_ns = !env.c.pid ? RESCAN_NS : env.every_ns ? env.every_ns : env.duration_ns;
 	if (env.duration_ns && env.duration_ns < env.c.interval_ns)
 		env.c.interval_ns = env.duration_ns;
+}
+
+/* Samples until the duration ends, Ctrl-C, or the -p VM exits; with every VM, looks
+ * for new ones meanwhile; with --every, writes each period's files as it ends. Returns
+ * 0, or -1 (reported). */
+static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info *info)
+{
+	__u64 start, deadline, period = 0, now;
+	int wake;
+
+	set_tick();
 	if (sq_loop_open(loop, &env.c))
 		return -1;
 	if (env.alloc ? sq_attach(&env.c, skel->progs.alloc_sample, "object__alloc__sample")
@@ -717,12 +944,8 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 	/* The duration counts from now, not from before attaching (which can take a while). */
 	if (sq_loop_restart_timer(loop))
 		return -1;
-	start = sq_mono_ns();
-	{
-		struct timespec rt;
-		clock_gettime(CLOCK_REALTIME, &rt);
-		start_wall_ns = rt.tv_sec * 1000000000ULL + rt.tv_nsec;
-	}
+	period = start = sq_mono_ns();
+	start_wall_ns = wall_ns();
 	deadline = env.duration_ns ? start + env.duration_ns : 0;
 	if (env.c.verbose)
 		fprintf(stderr, "sqprof: sampling %.1f ms after start\n", (start - env.c.start_ns) / 1e6);
@@ -731,19 +954,30 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 		wake = sq_loop_wait(loop);
 		if (wake == SQ_WAKE_ERROR)
 			return -1;
-		if (wake != SQ_WAKE_TICK || (deadline && sq_mono_ns() + 1000000 >= deadline))
+		now = sq_mono_ns();
+		if (wake != SQ_WAKE_TICK || (deadline && now + 1000000 >= deadline))
 			break;
+		if (env.every_ns && now + 1000000 >= period + env.every_ns) {
+			if (flush_period(skel, start_wall_ns, now - period))
+				return -1;
+			start_wall_ns += now - period;
+			period = now;
+		}
 		if (!env.c.pid)
 			scan_vms(skel);
 	}
 	/* Stop sampling before reading: the report is of one moment. */
 	sq_detach_all();
+	if (env.every_ns && flush_period(skel, start_wall_ns, sq_mono_ns() - period))
+		return -1;
 	info->alloc = env.alloc;
 	info->pid = env.c.pid;
 	info->nvms = nvms;
 	info->hz = env.hz;
 	info->seconds = (sq_mono_ns() - start) / 1e9;
 	info->max_depth = env.max_depth;
+	if (env.c.pid && nvms)
+		info->alloc_period = vms[0].alloc_period;
 	return 0;
 }
 
@@ -773,14 +1007,16 @@ int main(int argc, char **argv)
 	if (!skel)
 		return SQ_EXIT_ERROR;
 	err = env.c.pid ? add_vm(skel, env.c.pid, false) : (scan_vms(skel), 0);
+	if (!err && env.every_ns && sqp_dir_check(env.out))
+		err = -1;
 	if (!err)
 		err = sample(skel, &loop, &info);
-	if (!err) {
-		err = collect(skel, &profile, &info);
+	if (!err && !env.every_ns) {
+		err = collect(skel, &profile, &info, false);
 		if (err)
 			fprintf(stderr, "sqprof: reading the profile: %s\n", strerror(-err));
 	}
-	if (!err)
+	if (!err && !env.every_ns)
 		err = output(&profile, &info);
 
 	sq_detach_all();

@@ -288,71 +288,126 @@ static int gzip_to(FILE *f, const unsigned char *in, size_t len)
 	return ret == Z_STREAM_END ? 0 : -EIO;
 }
 
-int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info, uint64_t start_ns,
-		    sqp_location_fn loc, void *ctx)
+/* A label (sample field 3): key, and a string value. */
+static void pb_label(struct pb *pb, struct pb *sub, int64_t key, int64_t value)
+{
+	pb_uint(sub, 1, key);
+	pb_uint(sub, 2, value);
+	pb_message(pb, 3, sub);
+}
+
+/* One sample (field 2): its locations leaf first, its values, and who ran it. */
+static void pprof_sample(struct pb *out, struct pb *msg, struct pb *sub, const struct sqp_stack *st,
+			 const size_t *idx, size_t n, uint64_t weight, struct strings *s,
+			 const struct sqp_pprof *o)
+{
+	char pid[16];
+
+	for (size_t k = n; k > 0; k--)
+		pb_varint(sub, idx[k - 1] + 1);
+	pb_message(msg, 1, sub);
+	pb_varint(sub, st->samples);
+	pb_varint(sub, weight);
+	pb_message(msg, 2, sub);
+	if (st->pid) {
+		const char *cmd = o->cmdline ? o->cmdline(o->ctx, st->pid) : NULL;
+		snprintf(pid, sizeof(pid), "%d", (int)st->pid);
+		pb_label(msg, sub, str_id(s, "pid"), str_id(s, pid));
+		if (cmd)
+			pb_label(msg, sub, str_id(s, "cmdline"), str_id(s, cmd));
+	}
+	if (st->process)
+		pb_label(msg, sub, str_id(s, "process"), str_id(s, st->process));
+	pb_message(out, 2, msg);
+}
+
+/* location (4) and function (5): one of each per frame, ids from 1. */
+static void pprof_functions(struct pb *out, struct pb *msg, const struct frames *fr, struct strings *s,
+			    const struct sqp_pprof *o)
+{
+	for (size_t i = 0; i < fr->n; i++) {
+		struct pb line = { 0 };
+		const char *file = NULL;
+		uint32_t l = 0;
+		if (o->loc)
+			o->loc(o->ctx, fr->names[i], &file, &l);
+		pb_uint(&line, 1, i + 1);
+		pb_uint(&line, 2, l);
+		pb_uint(msg, 1, i + 1);
+		pb_uint(msg, 2, 1);	/* mapping_id: the one mapping */
+		pb_message(msg, 4, &line);
+		pb_message(out, 4, msg);
+		if (line.oom)
+			out->oom = true;
+		free(line.b);
+		int64_t name = str_id(s, fr->names[i]);
+		pb_uint(msg, 1, i + 1);
+		pb_uint(msg, 2, name);
+		pb_uint(msg, 3, name);
+		pb_uint(msg, 4, file ? str_id(s, file) : 0);
+		pb_uint(msg, 5, l);
+		pb_message(out, 5, msg);
+	}
+}
+
+/* mapping (3): one, the VM, whose functions are already named (pprof then looks for no
+ * symbols), and says which binary ran. */
+static void pprof_mapping(struct pb *out, struct pb *msg, struct strings *s, const struct sqp_pprof *o)
+{
+	pb_uint(msg, 1, 1);
+	pb_uint(msg, 5, str_id(s, o->binary ? o->binary : "sqvm"));
+	pb_uint(msg, 7, 1);	/* has_functions */
+	pb_uint(msg, 8, 1);	/* has_filenames */
+	pb_uint(msg, 9, 1);	/* has_line_numbers */
+	pb_message(out, 3, msg);
+}
+
+/* sample_type (1): samples/count, then the weight's type and unit. */
+static void pprof_types(struct pb *out, struct pb *msg, struct strings *s, int64_t type, int64_t unit)
+{
+	pb_uint(msg, 1, str_id(s, "samples"));
+	pb_uint(msg, 2, str_id(s, "count"));
+	pb_message(out, 1, msg);
+	pb_uint(msg, 1, type);
+	pb_uint(msg, 2, unit);
+	pb_message(out, 1, msg);
+}
+
+int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info, const struct sqp_pprof *o)
 {
 	struct pb out = { 0 }, msg = { 0 }, packed = { 0 };
 	struct strings st = { { 0 } };
 	struct frames fr = { 0 };
 	size_t *idx = NULL, n, cap = 0;
-	int64_t s_samples, s_count, s_type, s_unit;
+	int64_t s_type, s_unit;
 	int err = 0;
 
 	sqp_profile_merge(p);
 	str_id(&st, "");	/* string 0 */
-	s_samples = str_id(&st, "samples");
-	s_count = str_id(&st, "count");
+	str_id(&st, "samples");	/* strings 1 to 4: the sample types */
+	str_id(&st, "count");
 	s_type = str_id(&st, info->alloc ? "alloc_space" : "cpu");
 	s_unit = str_id(&st, info->alloc ? "bytes" : "nanoseconds");
-
-	/* sample_type (1): samples/count, then cpu/nanoseconds or alloc_space/bytes */
-	pb_uint(&msg, 1, s_samples);
-	pb_uint(&msg, 2, s_count);
-	pb_message(&out, 1, &msg);
-	pb_uint(&msg, 1, s_type);
-	pb_uint(&msg, 2, s_unit);
-	pb_message(&out, 1, &msg);
-
-	/* sample (2): location ids leaf first, values */
+	pprof_types(&out, &msg, &st, s_type, s_unit);
 	for (size_t i = 0; i < p->n && !err; i++) {
-		err = stack_indices(&fr, p->stacks[i].frames, &idx, &n, &cap);
-		for (size_t k = n; k > 0; k--)
-			pb_varint(&packed, idx[k - 1] + 1);
-		pb_message(&msg, 1, &packed);
-		pb_varint(&packed, p->stacks[i].samples);
-		pb_varint(&packed, info->from_file && !info->alloc ? p->stacks[i].weight : weight_of(&p->stacks[i], info));
-		pb_message(&msg, 2, &packed);
-		pb_message(&out, 2, &msg);
+		const struct sqp_stack *s = &p->stacks[i];
+		err = stack_indices(&fr, s->frames, &idx, &n, &cap);
+		if (!err)
+			pprof_sample(&out, &msg, &packed, s, idx, n,
+				     info->from_file && !info->alloc ? s->weight : weight_of(s, info), &st, o);
 	}
-	/* location (4) and function (5): one of each per frame, ids from 1 */
-	for (size_t i = 0; i < fr.n; i++) {
-		struct pb line = { 0 };
-		const char *file = NULL;
-		uint32_t l = 0;
-		if (loc)
-			loc(ctx, fr.names[i], &file, &l);
-		pb_uint(&line, 1, i + 1);
-		pb_uint(&line, 2, l);
-		pb_uint(&msg, 1, i + 1);
-		pb_message(&msg, 4, &line);
-		pb_message(&out, 4, &msg);
-		free(line.b);
-		int64_t name = str_id(&st, fr.names[i]);
-		pb_uint(&msg, 1, i + 1);
-		pb_uint(&msg, 2, name);
-		pb_uint(&msg, 3, name);
-		pb_uint(&msg, 4, file ? str_id(&st, file) : 0);
-		pb_uint(&msg, 5, l);
-		pb_message(&out, 5, &msg);
-	}
-	/* time_nanos (9), duration_nanos (10), period_type (11), period (12),
+	pprof_mapping(&out, &msg, &st, o);
+	pprof_functions(&out, &msg, &fr, &st, o);
+	/* time_nanos (9), duration_nanos (10), period_type (11), period (12), comment (13),
 	 * default_sample_type (14) */
-	pb_uint(&out, 9, start_ns);
-	pb_uint(&out, 10, (uint64_t)(info->seconds * 1e9));
+	pb_uint(&out, 9, o->start_ns);
+	pb_uint(&out, 10, o->duration_ns ? o->duration_ns : (uint64_t)(info->seconds * 1e9));
 	pb_uint(&msg, 1, s_type);
 	pb_uint(&msg, 2, s_unit);
 	pb_message(&out, 11, &msg);
-	pb_uint(&out, 12, info->alloc ? 0 : period_ns(info));
+	pb_uint(&out, 12, info->alloc ? info->alloc_period : period_ns(info));
+	for (size_t i = 0; i < sizeof(o->comments) / sizeof(o->comments[0]) && o->comments[i]; i++)
+		pb_uint(&out, 13, str_id(&st, o->comments[i]));
 	pb_uint(&out, 14, s_type);
 	/* string_table (6) last: every string is known by now (field order is free) */
 	for (size_t i = 0; i < st.fr.n; i++)

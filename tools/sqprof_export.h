@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "sqprof_report.h"
 
@@ -20,10 +21,23 @@ typedef void (*sqp_location_fn)(void *ctx, const char *frame, const char **file,
 int sqp_write_speedscope(FILE *f, struct sqp_profile *p, const struct sqp_info *info, const char *name,
 			 sqp_location_fn loc, void *ctx);
 
+/* What a pprof file says besides the stacks. */
+struct sqp_pprof {
+	uint64_t start_ns;		/* time_nanos: when sampling began (CLOCK_REALTIME) */
+	uint64_t duration_ns;		/* duration_nanos; 0: info->seconds */
+	sqp_location_fn loc;		/* frames' files and lines (NULL: none) */
+	/* The command line of a VM, for its samples' cmdline label (NULL: no such label). */
+	const char *(*cmdline)(void *ctx, pid_t pid);
+	void *ctx;
+	const char *comments[4];	/* comment: free text, shown by pprof -comments */
+	const char *binary;		/* the mapping's file: the VM's executable (NULL: "sqvm") */
+};
+
 /* pprof: a gzipped perftools.profiles.Profile with sample types samples/count and
- * cpu/nanoseconds (or alloc_space/bytes), one function and one location per method.
- * start_ns: when sampling began (CLOCK_REALTIME). Returns 0, or -errno. */
-int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info, uint64_t start_ns,
-		    sqp_location_fn loc, void *ctx);
+ * cpu/nanoseconds (or alloc_space/bytes), one function and one location per method, the
+ * period (CPU: nanoseconds between samples; allocations: the VM's mean bytes between
+ * samples, when known) and, on every sample that has them, the labels pid, cmdline and
+ * process (the green process). Returns 0, or -errno. */
+int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info, const struct sqp_pprof *o);
 
 #endif

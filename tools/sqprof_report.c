@@ -15,6 +15,14 @@
 
 int sqp_profile_add(struct sqp_profile *p, const char *frames, uint64_t samples, uint64_t weight)
 {
+	return sqp_profile_add_labeled(p, frames, 0, NULL, samples, weight);
+}
+
+int sqp_profile_add_labeled(struct sqp_profile *p, const char *frames, pid_t pid, const char *process,
+			    uint64_t samples, uint64_t weight)
+{
+	struct sqp_stack *st;
+
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 256;
 		struct sqp_stack *grown = realloc(p->stacks, cap * sizeof(*grown));
@@ -23,19 +31,61 @@ int sqp_profile_add(struct sqp_profile *p, const char *frames, uint64_t samples,
 		p->stacks = grown;
 		p->cap = cap;
 	}
-	p->stacks[p->n].frames = strdup(frames);
-	if (!p->stacks[p->n].frames)
+	st = &p->stacks[p->n];
+	*st = (struct sqp_stack){ .frames = strdup(frames), .samples = samples, .weight = weight, .pid = pid,
+				  .process = process ? strdup(process) : NULL };
+	if (!st->frames || (process && !st->process)) {
+		free(st->frames);
+		free(st->process);
 		return -ENOMEM;
-	p->stacks[p->n].samples = samples;
-	p->stacks[p->n].weight = weight;
+	}
 	p->n++;
 	p->merged = false;
 	return 0;
 }
 
-static int by_frames(const void *a, const void *b)
+int sqp_profile_move_pid(struct sqp_profile *from, pid_t pid, struct sqp_profile *to)
 {
-	return strcmp(((const struct sqp_stack *)a)->frames, ((const struct sqp_stack *)b)->frames);
+	size_t kept = 0;
+
+	for (size_t i = 0; i < from->n; i++) {
+		if (from->stacks[i].pid != pid) {
+			from->stacks[kept++] = from->stacks[i];
+			continue;
+		}
+		if (to->n == to->cap) {
+			size_t cap = to->cap ? 2 * to->cap : 64;
+			struct sqp_stack *grown = realloc(to->stacks, cap * sizeof(*grown));
+			if (!grown) {
+				while (i < from->n)	/* the rest stays where it was */
+					from->stacks[kept++] = from->stacks[i++];
+				from->n = kept;
+				return -ENOMEM;
+			}
+			to->stacks = grown;
+			to->cap = cap;
+		}
+		to->stacks[to->n++] = from->stacks[i];
+		to->merged = false;
+	}
+	from->n = kept;
+	return 0;
+}
+
+/* Frames first (the reports without labels then find equal frames side by side), then
+ * the VM, then the green process (not known first). */
+static int by_frames(const void *pa, const void *pb)
+{
+	const struct sqp_stack *a = pa, *b = pb;
+	int d = strcmp(a->frames, b->frames);
+
+	if (d)
+		return d;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (!a->process || !b->process)
+		return !!a->process - !!b->process;
+	return strcmp(a->process, b->process);
 }
 
 void sqp_profile_merge(struct sqp_profile *p)
@@ -46,10 +96,11 @@ void sqp_profile_merge(struct sqp_profile *p)
 		return;
 	qsort(p->stacks, p->n, sizeof(*p->stacks), by_frames);
 	for (size_t i = 0; i < p->n; i++) {
-		if (out && strcmp(p->stacks[out - 1].frames, p->stacks[i].frames) == 0) {
+		if (out && by_frames(&p->stacks[out - 1], &p->stacks[i]) == 0) {
 			p->stacks[out - 1].samples += p->stacks[i].samples;
 			p->stacks[out - 1].weight += p->stacks[i].weight;
 			free(p->stacks[i].frames);
+			free(p->stacks[i].process);
 		} else {
 			p->stacks[out++] = p->stacks[i];
 		}
@@ -60,8 +111,10 @@ void sqp_profile_merge(struct sqp_profile *p)
 
 void sqp_profile_free(struct sqp_profile *p)
 {
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n; i++) {
 		free(p->stacks[i].frames);
+		free(p->stacks[i].process);
+	}
 	free(p->stacks);
 	memset(p, 0, sizeof(*p));
 }
@@ -279,11 +332,29 @@ static void free_rows(struct method *rows, size_t n)
 /* Reports                                                               */
 /* ===================================================================== */
 
+/* The end of the run of stacks from i on with the same frames (merged: side by side), and
+ * their summed samples and weight: one stack to the reports that show no labels. */
+static size_t same_frames(const struct sqp_profile *p, size_t i, uint64_t *samples, uint64_t *weight)
+{
+	size_t j = i;
+
+	*samples = *weight = 0;
+	for (; j < p->n && strcmp(p->stacks[j].frames, p->stacks[i].frames) == 0; j++) {
+		*samples += p->stacks[j].samples;
+		*weight += p->stacks[j].weight;
+	}
+	return j;
+}
+
 void sqp_print_folded(FILE *f, struct sqp_profile *p)
 {
+	uint64_t samples, weight;
+
 	sqp_profile_merge(p);
-	for (size_t i = 0; i < p->n; i++)
-		fprintf(f, "%s %llu\n", p->stacks[i].frames, (unsigned long long)p->stacks[i].weight);
+	for (size_t i = 0, j; i < p->n; i = j) {
+		j = same_frames(p, i, &samples, &weight);
+		fprintf(f, "%s %llu\n", p->stacks[i].frames, (unsigned long long)weight);
+	}
 	fflush(f);
 }
 
@@ -417,11 +488,13 @@ void sqp_print_json(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
 			(unsigned long long)rows[i].total);
 	}
 	fprintf(f, "],\"stacks\":[");
-	for (size_t i = 0; i < p->n; i++) {
+	for (size_t i = 0, j; i < p->n; i = j) {
+		uint64_t samples, weight;
+		j = same_frames(p, i, &samples, &weight);
 		fprintf(f, "%s{\"frames\":", i ? "," : "");
 		json_frames(f, p->stacks[i].frames);
-		fprintf(f, ",\"samples\":%llu,\"weight\":%llu}", (unsigned long long)p->stacks[i].samples,
-			(unsigned long long)p->stacks[i].weight);
+		fprintf(f, ",\"samples\":%llu,\"weight\":%llu}", (unsigned long long)samples,
+			(unsigned long long)weight);
 	}
 	fprintf(f, "]}\n");
 	free_rows(rows, n);

@@ -14,17 +14,22 @@
 #define SQP_TRUNCATED "[truncated]"
 #define SQP_NO_FRAME "[VM]"		/* sampled outside any Smalltalk method */
 
-/* One stack: frames outermost first, joined by ';' (the folded format). */
+/* One stack: frames outermost first, joined by ';' (the folded format), and who ran it:
+ * the VM process and its green process (the labels of a pprof sample). The same frames
+ * in two green processes are two stacks; the reports that know no labels (folded lines,
+ * JSON) show them as one. */
 struct sqp_stack {
 	char *frames;
 	uint64_t samples;
 	uint64_t weight;		/* samples, or bytes in an allocation profile */
+	pid_t pid;			/* 0: not known (a profile read from folded stacks) */
+	char *process;			/* the green process's name; NULL: not known */
 };
 
 struct sqp_profile {
 	struct sqp_stack *stacks;
 	size_t n, cap;
-	bool merged;			/* sorted by frames, duplicates summed */
+	bool merged;			/* sorted by frames and labels, duplicates summed */
 };
 
 /* What the reports say about how the profile was taken. */
@@ -42,6 +47,7 @@ struct sqp_info {
 	uint64_t unknown;		/* --alloc: samples of VMs not (yet) known */
 	uint64_t unresolved;		/* frames whose method name could not be read */
 	uint64_t inconsistent;		/* samples dropped by the BPF walk: the stack failed its checks */
+	uint64_t alloc_period;		/* --alloc: the VM's mean bytes between samples (0: not known) */
 	long top;			/* table rows; 0: all */
 	bool sort_total;		/* table order: total, not self */
 };
@@ -49,7 +55,14 @@ struct sqp_info {
 /* Adds a stack (frames copied). */
 int sqp_profile_add(struct sqp_profile *p, const char *frames, uint64_t samples, uint64_t weight);
 
-/* Sorts by frames and sums equal stacks. */
+/* The same, run by green process `process` (copied; NULL: not known) of VM pid. */
+int sqp_profile_add_labeled(struct sqp_profile *p, const char *frames, pid_t pid, const char *process,
+			    uint64_t samples, uint64_t weight);
+
+/* Moves the stacks of VM pid from one profile to the end of another. -ENOMEM. */
+int sqp_profile_move_pid(struct sqp_profile *from, pid_t pid, struct sqp_profile *to);
+
+/* Sorts by frames, then labels, and sums equal stacks. */
 void sqp_profile_merge(struct sqp_profile *p);
 
 void sqp_profile_free(struct sqp_profile *p);

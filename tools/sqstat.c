@@ -9,7 +9,12 @@
  * nothing (tracing method__entry on every VM of the host, as ustat does, would slow them
  * all 10-1000x). The BPF program attaches to squeak:vm__start and vm__exit: a VM that
  * starts is seen at once, from its first moment, and a VM that exits is counted up to
- * its end, with the totals it had as it exited, however short it lived. */
+ * its end, with the totals it had as it exited, however short it lived.
+ *
+ * As an exporter (--listen, --prom) it also attaches to the GC probes' ends, whose
+ * pauses the BPF program buckets into histograms per VM; the metrics are those totals
+ * and histograms in Prometheus's format (tools/sqmetrics.h), served over HTTP
+ * (tools/sqhttp.h) as every scrape asks, read from the VMs at that moment. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -25,14 +30,17 @@
 
 #include "sqattach.h"
 #include "sqbpf.h"
+#include "sqhttp.h"
 #include "sqloop.h"
 #include "sqmem.h"
+#include "sqmetrics.h"
 #include "sqoutput.h"
 #include "sqstat.h"
 #include "sqstat.skel.h"
 
 #define OPT_PROM 0x2001
 #define OPT_NOCLEAR 0x2002
+#define OPT_LISTEN 0x2003
 #define MAX_VMS SQ_MAX_VMS
 
 static struct env {
@@ -41,6 +49,7 @@ static struct env {
 	int sort;		/* -s: a field index */
 	long rows;		/* -n: 0 all */
 	const char *prom;	/* --prom FILE */
+	const char *listen;	/* --listen ADDR:PORT */
 } env = { .sort = 1 };
 
 /* The columns, in order; -s takes their names. */
@@ -56,7 +65,8 @@ static const char doc[] =
 "process switches, DNUs and class loads per second.\n"
 "\n"
 "USAGE: sqstat [-h] [-p PID] [--vm PATH] [--noclear] [-s FIELD] [-n ROWS]\n"
-"              [--prom FILE] [-d DURATION] [-j] [-v] [interval [count]]\n"
+"              [--prom FILE] [--listen ADDR:PORT] [-d DURATION] [-j] [-v]\n"
+"              [interval [count]]\n"
 "\n"
 "FIELDS (-s): pid calls objnew bytes ygc ygctime fgc fgctime switch dnu load\n"
 "\n"
@@ -65,7 +75,8 @@ static const char doc[] =
 "    sqstat --noclear 5      # every 5 seconds, without clearing the screen\n"
 "    sqstat -s objnew -n 10  # the 10 VMs that allocate most\n"
 "    sqstat -p 185 -j 1 10   # one VM, JSON lines, ten times\n"
-"    sqstat --prom /var/lib/node_exporter/sqvm.prom 15   # for node_exporter\n";
+"    sqstat --prom /var/lib/node_exporter/sqvm.prom 15   # for node_exporter\n"
+"    sqstat --listen :9464        # a Prometheus exporter: http://HOST:9464/metrics\n";
 
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
@@ -76,6 +87,9 @@ static const struct argp_option opts[] = {
 	{ "prom", OPT_PROM, "FILE", 0,
 	  "Also write the totals as a Prometheus text file (for node_exporter's textfile collector), "
 	  "replaced atomically at every refresh", 0 },
+	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
+	  "Serve the metrics to Prometheus at http://ADDR:PORT/metrics (port 0: the kernel picks one, "
+	  "printed); no table then", 0 },
 	{},
 };
 
@@ -104,6 +118,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PROM:
 		env.prom = arg;
+		break;
+	case OPT_LISTEN:
+		env.listen = arg;
 		break;
 	case ARGP_KEY_END:
 		if (!env.c.interval_ns)
@@ -165,37 +182,6 @@ static struct vm *vm_of(pid_t pid)
 		if (vms[i].vm.pid == pid)
 			return &vms[i];
 	return NULL;
-}
-
-/* argv as the kernel keeps it (NULs between the arguments) as one line of text: control
- * characters become spaces, trailing ones go. */
-static void cmdline_text(char *buf, size_t len, const char *argv, size_t n)
-{
-	if (n > len - 1)
-		n = len - 1;
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (unsigned char)argv[i] < ' ' ? ' ' : argv[i];
-	while (n > 0 && buf[n - 1] == ' ')
-		n--;
-	buf[n] = 0;
-}
-
-static void read_cmdline(pid_t pid, char *buf, size_t len)
-{
-	char path[64], raw[512];
-	ssize_t n = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, raw, sizeof(raw));
-		close(fd);
-	}
-	if (n <= 0)
-		sq_comm(pid, buf, len);
-	else
-		cmdline_text(buf, len, raw, (size_t)n);
 }
 
 /* When the process started: CLOCK_MONOTONIC ns and wall seconds (from /proc/PID/stat). */
@@ -265,7 +251,7 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 			fprintf(stderr, "sqstat: PID %d: %s\n", pid, sq_vm_strerror(err));
 		return NULL;
 	}
-	read_cmdline(pid, v->cmdline, sizeof(v->cmdline));
+	sq_cmdline(pid, v->cmdline, sizeof(v->cmdline));
 	if (!start_time(pid, &mono, &wall)) {
 		mono = sq_mono_ns();
 		wall = (__u64)time(NULL);
@@ -291,7 +277,7 @@ static struct vm *add_gone(pid_t pid, const struct sqstat_event *e, __u64 since_
 	v = &vms[nvms++];
 	memset(v, 0, sizeof(*v));
 	v->vm.pid = pid;
-	cmdline_text(v->cmdline, sizeof(v->cmdline), e->cmdline,
+	sq_cmdline_text(v->cmdline, sizeof(v->cmdline), e->cmdline,
 		     e->cmdline_len < sizeof(e->cmdline) ? e->cmdline_len : sizeof(e->cmdline));
 	if (!v->cmdline[0])
 		snprintf(v->cmdline, sizeof(v->cmdline), "?");
@@ -341,11 +327,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 /* A refresh                                                             */
 /* ===================================================================== */
 
-static void compute(struct vm *v, __u64 now)
+/* The VM's totals now, into cur (a scrape reads them too, between refreshes). */
+static void read_current(struct vm *v, __u64 now)
 {
-	const struct sqstat_totals *a = &v->prev, *b = &v->cur;
-	double dt;
-
 	if (v->gone && !v->exited) {	/* its vm__start came, not yet its vm__exit */
 		v->cur_ns = now;
 		v->cur = v->prev;
@@ -357,6 +341,14 @@ static void compute(struct vm *v, __u64 now)
 			v->cur = v->prev;
 		}
 	}
+}
+
+static void compute(struct vm *v, __u64 now)
+{
+	const struct sqstat_totals *a = &v->prev, *b = &v->cur;
+	double dt;
+
+	read_current(v, now);
 	dt = v->cur_ns > v->prev_ns ? (v->cur_ns - v->prev_ns) / 1e9 : 0;
 	if (dt <= 0)
 		dt = 1e-9;
@@ -464,73 +456,162 @@ static void print_json(int shown)
 	fflush(stdout);
 }
 
-/* A label value in the exposition format: backslash, double quote and newline escaped. */
-static void prom_label(FILE *f, const char *s)
+/* ===================================================================== */
+/* Metrics (--listen, --prom)                                            */
+/* ===================================================================== */
+
+/* The kernel's histograms as of one scrape: every (VM, family, kind, label). */
+struct hists {
+	struct sqstat_hist_key *keys;
+	struct sqstat_hist *vals;
+	size_t n;
+};
+
+static struct hists read_hists(int fd)
 {
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', f);
-		if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
+	struct hists h = { 0 };
+	size_t nkeys;
+
+	if (fd < 0 || !(h.keys = sq_map_keys(fd, sizeof(*h.keys), SQSTAT_MAX_HISTS, &nkeys)))
+		return h;
+	h.vals = calloc(nkeys ? nkeys : 1, sizeof(*h.vals));
+	for (size_t i = 0; h.vals && i < nkeys; i++)
+		if (bpf_map_lookup_elem(fd, &h.keys[i], &h.vals[h.n]) == 0)
+			h.keys[h.n++] = h.keys[i];
+	return h;
+}
+
+static const struct sqstat_hist *hist_of(const struct hists *h, pid_t pid, __u16 family, __u16 kind, __u64 label)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if ((pid_t)h->keys[i].pid == pid && h->keys[i].family == family && h->keys[i].kind == kind &&
+		    h->keys[i].label == label)
+			return &h->vals[i];
+	return NULL;
+}
+
+/* The labels of every series of a VM. */
+static int vm_labels(const struct vm *v, char *pid, size_t len, struct sqm_label *l)
+{
+	snprintf(pid, len, "%d", v->vm.pid);
+	l[0] = (struct sqm_label){ "pid", pid };
+	l[1] = (struct sqm_label){ "cmdline", v->cmdline };
+	return 2;
+}
+
+/* The VM's totals: one counter family each. */
+static void write_counters(FILE *f)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+		bool ns;		/* nanoseconds, written as seconds */
+	} metrics[] = {
+#define M(n, h, f, ns) { n, h, offsetof(struct sqstat_totals, f), ns }
+		M("sqvm_activations_total", "Method and block activations (calls).", activations, 0),
+		M("sqvm_allocations_total", "Objects allocated in the collected heap.", allocations, 0),
+		M("sqvm_allocated_bytes_total", "Bytes allocated in the collected heap.", bytes_allocated, 0),
+		M("sqvm_young_collections_total", "Young (incremental) collections.", young_count, 0),
+		M("sqvm_young_collection_seconds_total", "Time paused in young collections.", young_pause_ns, 1),
+		M("sqvm_full_collections_total", "Full collections.", full_count, 0),
+		M("sqvm_full_collection_seconds_total", "Time paused in full collections.", full_pause_ns, 1),
+		M("sqvm_process_switches_total", "Green process switches.", process_switches, 0),
+		M("sqvm_messages_not_understood_total", "Messages not understood (doesNotUnderstand:).", dnus, 0),
+		M("sqvm_class_loads_total", "Classes loaded from files.", class_loads, 0),
+		M("sqvm_primitive_failures_total", "Primitives that failed.", primitive_failures, 0),
+#undef M
+	};
+	struct sqm_label l[2];
+	char pid[16];
+
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		sqm_family(f, metrics[m].name, "counter", metrics[m].help);
+		for (int i = 0; i < nvms; i++) {
+			__u64 raw;
+			if (vms[i].exited)
+				continue;
+			memcpy(&raw, (const char *)&vms[i].cur + metrics[m].off, sizeof(raw));
+			vm_labels(&vms[i], pid, sizeof(pid), l);
+			if (metrics[m].ns)
+				sqm_seconds(f, metrics[m].name, l, 2, raw);
+			else
+				sqm_uint(f, metrics[m].name, l, 2, raw);
+		}
 	}
 }
 
-/* The totals of the running VMs in the Prometheus text exposition format, without
- * timestamps. */
-static void write_metrics(FILE *f)
+/* sqvm_gc_pause_seconds{kind}: the pauses the GC probes reported since sqstat began (a
+ * VM that started before it has more collections in its counters than here). */
+static void write_gc_pauses(FILE *f, const struct hists *h)
 {
-	static const struct {
-		const char *name, *type, *help;
-		size_t off;
-		double scale;
-	} metrics[] = {
-#define M(n, t, h, f, s) { n, t, h, offsetof(struct sqstat_totals, f), s }
-		M("sqvm_activations_total", "counter", "Method and block activations.", activations, 1),
-		M("sqvm_allocations_total", "counter", "Objects allocated in the collected heap.", allocations, 1),
-		M("sqvm_allocated_bytes_total", "counter", "Bytes allocated in the collected heap.", bytes_allocated, 1),
-		M("sqvm_young_collections_total", "counter", "Young (incremental) collections.", young_count, 1),
-		M("sqvm_young_collection_seconds_total", "counter", "Time paused in young collections.", young_pause_ns, 1e-9),
-		M("sqvm_full_collections_total", "counter", "Full collections.", full_count, 1),
-		M("sqvm_full_collection_seconds_total", "counter", "Time paused in full collections.", full_pause_ns, 1e-9),
-		M("sqvm_process_switches_total", "counter", "Green process switches.", process_switches, 1),
-		M("sqvm_messages_not_understood_total", "counter", "Messages not understood (doesNotUnderstand:).", dnus, 1),
-		M("sqvm_class_loads_total", "counter", "Classes loaded from files.", class_loads, 1),
-		M("sqvm_primitive_failures_total", "counter", "Primitives that failed.", primitive_failures, 1),
-#undef M
-	};
-	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", metrics[m].name, metrics[m].help, metrics[m].name,
-			metrics[m].type);
-		for (int i = 0; i < nvms; i++) {
-			const struct vm *v = &vms[i];
-			__u64 raw;
-			if (v->exited)
-				continue;
-			memcpy(&raw, (const char *)&v->cur + metrics[m].off, sizeof(raw));
-			fprintf(f, "%s{pid=\"%d\",cmdline=\"", metrics[m].name, v->vm.pid);
-			prom_label(f, v->cmdline);
-			if (metrics[m].scale == 1)
-				fprintf(f, "\"} %llu\n", (unsigned long long)raw);
-			else
-				fprintf(f, "\"} %.9f\n", raw * metrics[m].scale);
-		}
-	}
-	fprintf(f, "# HELP sqvm_start_time_seconds When the VM started, in seconds since the epoch.\n"
-		   "# TYPE sqvm_start_time_seconds gauge\n");
+	static const char *const kinds[] = { "young", "full" };
+	static const struct sqstat_hist none;
+	struct sqm_label l[3];
+	char pid[16];
+
+	sqm_family(f, "sqvm_gc_pause_seconds", "histogram", "Garbage collection pauses, by kind of collection.");
 	for (int i = 0; i < nvms; i++) {
 		if (vms[i].exited)
 			continue;
-		fprintf(f, "sqvm_start_time_seconds{pid=\"%d\",cmdline=\"", vms[i].vm.pid);
-		prom_label(f, vms[i].cmdline);
-		fprintf(f, "\"} %llu\n", (unsigned long long)vms[i].start_wall);
+		vm_labels(&vms[i], pid, sizeof(pid), l);
+		for (int k = 0; k < 2; k++) {
+			const struct sqstat_hist *g = hist_of(h, vms[i].vm.pid, SQSTAT_GC_PAUSE, k, 0);
+			l[2] = (struct sqm_label){ "kind", kinds[k] };
+			g = g ? g : &none;
+			sqm_log2_us_histogram(f, "sqvm_gc_pause_seconds", l, 3, (const uint64_t *)g->slots, SQ_MAX_SLOTS, SQSTAT_BUCKETS,
+					      g->sum_ns);
+		}
 	}
+}
+
+static void write_start_times(FILE *f)
+{
+	struct sqm_label l[2];
+	char pid[16];
+
+	sqm_family(f, "sqvm_start_time_seconds", "gauge", "When the VM started, in seconds since the epoch.");
+	for (int i = 0; i < nvms; i++) {
+		if (vms[i].exited)
+			continue;
+		vm_labels(&vms[i], pid, sizeof(pid), l);
+		sqm_uint(f, "sqvm_start_time_seconds", l, 2, vms[i].start_wall);
+	}
+}
+
+/* The running VMs' metrics in the Prometheus text exposition format, without
+ * timestamps: the same for a scrape (--listen) and a file (--prom). Each family is one
+ * function: a new one (request latency per route, say) is one more. */
+static void write_metrics(FILE *f, struct sqstat_bpf *skel)
+{
+	struct hists h = read_hists(skel ? bpf_map__fd(skel->maps.hists) : -1);
+
+	write_counters(f);
+	write_gc_pauses(f, &h);
+	write_start_times(f);
+	if (skel) {
+		sqm_family(f, "sqstat_lost_observations_total", "counter",
+			   "Observations the kernel's histogram map had no room for.");
+		sqm_uint(f, "sqstat_lost_observations_total", NULL, 0, skel->bss->lost_observations);
+	}
+	free(h.keys);
+	free(h.vals);
+}
+
+/* The histograms of VMs gone from the table go from the kernel map too. */
+static void forget_hists(int fd, pid_t pid)
+{
+	size_t n;
+	struct sqstat_hist_key *keys = fd >= 0 ? sq_map_keys(fd, sizeof(*keys), SQSTAT_MAX_HISTS, &n) : NULL;
+
+	for (size_t i = 0; keys && i < n; i++)
+		if ((pid_t)keys[i].pid == pid)
+			bpf_map_delete_elem(fd, &keys[i]);
+	free(keys);
 }
 
 /* --prom: the metrics written to a temporary file beside FILE and renamed over it, so
  * that node_exporter never reads half a file. */
-static int write_prom(void)
+static int write_prom(struct sqstat_bpf *skel)
 {
 	char tmp[PATH_MAX];
 	FILE *f;
@@ -541,7 +622,7 @@ static int write_prom(void)
 		fprintf(stderr, "sqstat: cannot write %s: %s\n", tmp, strerror(errno));
 		return -1;
 	}
-	write_metrics(f);
+	write_metrics(f, skel);
 	if (fclose(f) != 0 || rename(tmp, env.prom) != 0) {
 		fprintf(stderr, "sqstat: cannot write %s: %s\n", env.prom, strerror(errno));
 		unlink(tmp);
@@ -554,6 +635,20 @@ struct run {
 	struct sqstat_bpf *skel;
 	struct sq_loop *loop;
 };
+
+/* --listen: a scrape. The VMs' starts and exits that have arrived first, then their
+ * totals as they are at this moment. */
+static int render(void *ctx, FILE *f)
+{
+	struct run *run = ctx;
+	__u64 now = sq_mono_ns();
+
+	sq_loop_drain(run->loop);
+	for (int i = 0; i < nvms; i++)
+		read_current(&vms[i], now);
+	write_metrics(f, run->skel);
+	return 0;
+}
 
 static int refresh(void *ctx, bool last)
 {
@@ -572,16 +667,20 @@ static int refresh(void *ctx, bool last)
 		compute(&vms[i], now);
 	qsort(vms, nvms, sizeof(*vms), by_field);
 	shown = env.rows > 0 && env.rows < nvms ? (int)env.rows : nvms;
-	if (env.c.format == SQ_FORMAT_JSON)
+	if (env.listen)
+		;	/* an exporter: its output is the metrics */
+	else if (env.c.format == SQ_FORMAT_JSON)
 		print_json(shown);
 	else
 		print_text(shown);
 	if (env.prom)
-		err = write_prom();
+		err = write_prom(skel);
 	/* the next interval starts here; exited VMs were shown once */
 	for (int i = 0; i < nvms; i++) {
-		if (vms[i].exited)
+		if (vms[i].exited) {
+			forget_hists(bpf_map__fd(skel->maps.hists), vms[i].vm.pid);
 			continue;
+		}
 		vms[i].prev = vms[i].cur;
 		vms[i].prev_ns = vms[i].cur_ns;
 		vms[kept++] = vms[i];
@@ -608,7 +707,7 @@ static void add_running_binaries(void)
 	}
 }
 
-static void print_tracing(void)
+static void print_tracing(const struct sq_http *http)
 {
 	FILE *f = env.c.format == SQ_FORMAT_TEXT ? stdout : stderr;
 	char every[32];
@@ -618,11 +717,42 @@ static void print_tracing(void)
 			env.c.nbins == 1 ? "y" : "ies");
 	sq_format_duration(every, sizeof(every), env.c.interval_ns);
 	if (env.c.pid)
-		fprintf(f, "Tracing VM counters of PID %d, every %s... Hit Ctrl-C to end.\n", env.c.pid, every);
+		fprintf(f, "Tracing VM counters of PID %d, every %s", env.c.pid, every);
 	else
-		fprintf(f, "Tracing VM counters of every sqvm on the host, every %s... Hit Ctrl-C to end.\n",
-			every);
+		fprintf(f, "Tracing VM counters of every sqvm on the host, every %s", every);
+	if (http)
+		fprintf(f, "; metrics at %s", sq_http_url(http));
+	fprintf(f, "... Hit Ctrl-C to end.\n");
 	fflush(NULL);
+}
+
+/* The VMs' starts and exits; as an exporter, the ends of their collections too. */
+static int attach(struct sqstat_bpf *skel, bool exporter)
+{
+	int err = 0;
+
+	if (!env.c.nbins)
+		return 0;
+	err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.vm_exit, "vm__exit");
+	if (!err && exporter)
+		err = sq_attach(&env.c, skel->progs.gc_young_end, "gc__incremental__end");
+	if (!err && exporter)
+		err = sq_attach(&env.c, skel->progs.gc_full_end, "gc__full__end");
+	return err;
+}
+
+/* --listen: the server, its fd watched by the loop; NULL (reported) if it cannot listen. */
+static struct sq_http *serve(struct sq_loop *loop, struct run *run)
+{
+	struct sq_http *http = sq_http_open(env.listen, "/metrics", SQM_CONTENT_TYPE, render, run);
+
+	if (http && sq_loop_watch(loop, sq_http_fd(http), sq_http_service, http)) {
+		sq_http_close(http);
+		return NULL;
+	}
+	return http;
 }
 
 int main(int argc, char **argv)
@@ -632,6 +762,8 @@ int main(int argc, char **argv)
 	struct sq_loop loop = SQ_LOOP_INIT;
 	struct sqstat_bpf *skel = NULL;
 	struct run run = { .loop = &loop };
+	struct sq_http *http = NULL;
+	bool exporter;
 	int err = 0;
 
 	vms = calloc(MAX_VMS, sizeof(*vms));
@@ -648,6 +780,11 @@ int main(int argc, char **argv)
 		return SQ_EXIT_ERROR;
 	}
 	sq_skip_unused_maps(skel->skeleton);
+	exporter = env.listen || env.prom;
+	if (!exporter) {	/* the table has no histograms: no GC probe to turn on */
+		bpf_program__set_autoload(skel->progs.gc_young_end, false);
+		bpf_program__set_autoload(skel->progs.gc_full_end, false);
+	}
 	err = sqstat_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "sqstat: cannot load the BPF programs: %s\n", strerror(-err));
@@ -659,14 +796,15 @@ int main(int argc, char **argv)
 	err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_event, skel);
 	if (err)
 		goto cleanup;
-	/* Attach first, then scan: a VM starting in between is seen by both, never by none. */
-	if (env.c.nbins) {
-		err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
-		if (!err)
-			err = sq_attach(&env.c, skel->progs.vm_exit, "vm__exit");
-		if (err)
-			goto cleanup;
+	run.skel = skel;
+	if (env.listen && !(http = serve(&loop, &run))) {
+		err = -EINVAL;
+		goto cleanup;
 	}
+	/* Attach first, then scan: a VM starting in between is seen by both, never by none. */
+	err = attach(skel, exporter);
+	if (err)
+		goto cleanup;
 	scan(skel);
 	if (env.c.pid && !vm_of(env.c.pid)) {
 		err = -ENOENT;
@@ -675,12 +813,12 @@ int main(int argc, char **argv)
 	err = sq_loop_restart_timer(&loop);
 	if (err)
 		goto cleanup;
-	print_tracing();
-	run.skel = skel;
+	print_tracing(http);
 	err = sq_loop_run(&loop, refresh, &run);
 
 cleanup:
 	sq_detach_all();
+	sq_http_close(http);
 	sq_loop_close(&loop);
 	sqstat_bpf__destroy(skel);
 	free(vms);

@@ -315,3 +315,32 @@ void sq_comm(pid_t pid, char *buf, size_t len)
 		buf[strcspn(buf, "\n")] = 0;
 	fclose(f);
 }
+
+void sq_cmdline_text(char *buf, size_t len, const char *argv, size_t n)
+{
+	if (n > len - 1)
+		n = len - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (unsigned char)argv[i] < ' ' ? ' ' : argv[i];
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = 0;
+}
+
+void sq_cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64], raw[512];
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, raw, sizeof(raw));
+		close(fd);
+	}
+	if (n <= 0)
+		sq_comm(pid, buf, len);
+	else
+		sq_cmdline_text(buf, len, raw, (size_t)n);
+}

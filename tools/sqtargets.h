@@ -49,4 +49,12 @@ int sq_scan_vms(pid_t *pids, int max, dev_t only_dev, ino_t only_ino);
 /* The process's command name (/proc/PID/comm), "?" if gone. */
 void sq_comm(pid_t pid, char *buf, size_t len);
 
+/* The process's command line as one line of text (/proc/PID/cmdline, cut at 511 bytes:
+ * its arguments separated by spaces, control characters made spaces); its command name
+ * if that cannot be read, "?" if it is gone. */
+void sq_cmdline(pid_t pid, char *buf, size_t len);
+
+/* The same from argv as the kernel keeps it (n bytes, NULs between the arguments). */
+void sq_cmdline_text(char *buf, size_t len, const char *argv, size_t n);
+
 #endif

@@ -4,6 +4,7 @@
 #include "probes.h"
 #include "gc.h"
 #include "interp.h"
+#include "sched.h"
 #include "symbol.h"
 #include "vm.h"
 
@@ -11,6 +12,9 @@
 #include <stddef.h>
 
 /* ---- Stack access for samplers and debuggers (always present, probes or not) ---- */
+
+/* The allocation sampler's mean gap (below); in the debug offsets for profilers. */
+static uint64_t sampleMean = 512 * 1024;
 
 #include "debug_offsets.h"
 
@@ -57,6 +61,14 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .gc_full_count = (uint64_t)(uintptr_t)&gc_stats_data.fullCount,
     .gc_young_pause_ns = (uint64_t)(uintptr_t)&gc_stats_data.youngPauseNs,
     .gc_full_pause_ns = (uint64_t)(uintptr_t)&gc_stats_data.fullPauseNs,
+    .process_obj = offsetof(Process, obj),
+    .process_id = offsetof(Process, id),
+    .process_is_main = offsetof(Process, isMain),
+    .process_name = offsetof(Obj, slots) + PROC_NAME * sizeof(Value),
+    .class_nil = CLS_NIL,
+    .class_string = CLS_STRING,
+    .class_symbol = CLS_SYMBOL,
+    .alloc_sample_bytes = (uint64_t)(uintptr_t)&sampleMean,
 };
 
 #if SQVM_PROBES
@@ -96,7 +108,6 @@ void probe_method_return(Frame *f, uint32_t depth)
  * sampleMean bytes (as in tcmalloc and Go), so every byte has the same chance of
  * being sampled and a sample's weight (the bytes since the previous one) makes the
  * sums per class unbiased estimates of the bytes allocated. */
-static uint64_t sampleMean = 512 * 1024;
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static uint64_t next_gap(void)

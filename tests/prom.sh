@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# tests/prom.sh - sqstat as a Prometheus exporter against the real thing: Debian's
+# Prometheus scrapes `sqstat --listen` and node_exporter, whose textfile collector reads
+# `sqstat --prom`'s file, while tests/prom/Paced.som makes a known 5,000 calls and
+# objects a second; the driver (tests/prom/promtest.py) asks Prometheus for rates,
+# totals and the young-GC p99 over its HTTP API, and drives the exporter's HTTP server
+# with well-behaved, slow and malformed clients. Sourced by tests/run.sh (its
+# pass/fail/skip, $VM, $TMP). Needs root. Every server listens on a port the kernel
+# picks, on 127.0.0.1; everything stops with the driver, which runs under a timeout.
+
+PR_TMP="$TMP/prom"
+
+pr_missing() { # the binaries the tier needs that are not installed
+    local b
+    for b in prometheus prometheus-node-exporter promtool python3; do
+        command -v "$b" >/dev/null 2>&1 || printf ' %s' "$b"
+    done
+}
+
+pr_main() {
+    local missing line
+    missing=$(pr_missing)
+    if [ "$(id -u)" != 0 ]; then
+        skip "prom" "needs root (BPF programs, uprobes)"
+        return
+    elif [ -n "$missing" ]; then
+        if [ "${CI:-}" = true ]; then fail "prom" "not installed:$missing (scripts/deps.sh installs them)"
+        else skip "prom" "not installed:$missing (scripts/deps.sh installs Debian's prometheus, prometheus-node-exporter)"; fi
+        return
+    elif ! make -s sqstat >/dev/null 2>&1; then
+        fail "prom/build" "make sqstat failed"
+        return
+    fi
+    mkdir -p "$PR_TMP"
+    cp "$VM" "$PR_TMP/sqvm"
+    timeout -s KILL 120 python3 tests/prom/promtest.py --vm "$PR_TMP/sqvm" --sqstat build/tools/sqstat \
+        --prometheus "$(command -v prometheus)" --node-exporter "$(command -v prometheus-node-exporter)" \
+        --promtool "$(command -v promtool)" --dir tests/prom --family tests/family --tmp "$PR_TMP" \
+        >"$PR_TMP/results" 2>"$PR_TMP/driver.err"
+    while IFS= read -r line; do
+        case "$line" in
+            "PASS "*) pass "prom/${line#PASS }" ;;
+            "FAIL "*) line=${line#FAIL }; fail "prom/${line%%$'\t'*}" "${line#*$'\t'}" ;;
+            "SKIP "*) line=${line#SKIP }; skip "prom/${line%%$'\t'*}" "${line#*$'\t'}" ;;
+        esac
+    done <"$PR_TMP/results"
+    if ! grep -q '^PASS ' "$PR_TMP/results" || [ -s "$PR_TMP/driver.err" ]; then
+        fail "prom/driver" "$(tail -20 "$PR_TMP/driver.err")"
+    fi
+}
+
+pr_main

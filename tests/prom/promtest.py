@@ -1,0 +1,498 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""tests/prom/promtest.py - sqstat as a Prometheus exporter, against a real Prometheus
+and a real node_exporter (Debian's), run by tests/prom.sh.
+
+sqstat --listen serves /metrics and writes --prom's file; node_exporter's textfile
+collector reads that file; Prometheus scrapes both every second. The workload
+(tests/prom/Paced.som) makes exactly 40,000 calls and 40,000 objects, 5,000 of each a
+second, and young collections as it goes. The test asks Prometheus (its HTTP API,
+PromQL) for the call and allocation rates (5,000/s within 15%: the rate comes from
+samples a second apart of a counter that steps ten times a second), the totals (exactly
+40,000 more at the end than before the start, through both paths), and the young-GC
+p99 (histogram_quantile), which must be exactly what Prometheus's rule gives on the
+buckets sqstat serves; the histogram's count and sum must equal the VM's own counters.
+It also drives the HTTP server directly: every status it answers, keep-alive,
+pipelining, HEAD, concurrent scrapers, slow and malformed clients that must not wedge
+it, and VMs that come and go.
+
+Ports are the kernel's (every server listens on 127.0.0.1:0 and the test reads which
+port it got from /proc); every process it starts dies with it (PR_SET_PDEATHSIG), and
+tests/prom.sh runs it under a timeout. Prints one line per case: PASS name, FAIL name
+<TAB> detail, SKIP name <TAB> reason."""
+import argparse
+import ctypes
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+CALLS = 40000          # Paced.som: 80 rounds of 500
+RATE = 5000.0          # per second
+RATE_TOLERANCE = 0.15
+CTYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def report(kind, name, detail=""):
+    detail = " ".join(str(detail).split())[:600]
+    print(f"{kind} {name}" + (f"\t{detail}" if detail else ""), flush=True)
+
+
+def check(name, ok, detail=""):
+    report("PASS" if ok else "FAIL", name, "" if ok else detail)
+    return ok
+
+
+# ---- processes ----------------------------------------------------------------------
+
+class Procs:
+    """Every process the test starts; each dies when the test does (PR_SET_PDEATHSIG)."""
+
+    def __init__(self, tmp):
+        self.tmp, self.procs = tmp, []
+
+    def start(self, name, argv, stdin=subprocess.DEVNULL):
+        out = open(os.path.join(self.tmp, name + ".out"), "wb")
+        err = open(os.path.join(self.tmp, name + ".err"), "wb")
+        p = subprocess.Popen(argv, stdin=stdin, stdout=out, stderr=err,
+                             preexec_fn=lambda: _libc.prctl(1, signal.SIGKILL))
+        p.name = name
+        self.procs.append(p)
+        return p
+
+    def text(self, name, which="out"):
+        with open(os.path.join(self.tmp, f"{name}.{which}"), errors="replace") as f:
+            return f.read()
+
+    def stop_all(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def wait_for(what, fn, timeout):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise TimeoutError(f"timed out waiting for {what}")
+
+
+def listen_port(pid):
+    """The TCP port process pid listens on, from /proc (its sockets' inodes in LISTEN)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            m = re.match(r"socket:\[(\d+)\]", os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            continue
+        if m:
+            inodes.add(m.group(1))
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                cols = line.split()
+                if cols[3] == "0A" and cols[9] in inodes:
+                    return int(cols[1].split(":")[1], 16)
+    return None
+
+
+# ---- HTTP, by hand --------------------------------------------------------------------
+
+class Conn:
+    """A client connection that reads responses one by one (pipelined ones too)."""
+
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.buf = b""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.s.close()
+
+    def send(self, raw):
+        self.s.sendall(raw)
+
+    def _fill(self):
+        chunk = self.s.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed by the server after {self.buf[:80]!r}")
+        self.buf += chunk
+
+    def response(self, head=False):
+        """(status, headers (lower-case names), body) of the next response."""
+        while b"\r\n\r\n" not in self.buf:
+            self._fill()
+        top, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = top.decode().split("\r\n")
+        headers = {k.lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:])}
+        n = 0 if head else int(headers.get("content-length", 0))
+        while len(self.buf) < n:
+            self._fill()
+        body, self.buf = self.buf[:n], self.buf[n:]
+        return int(lines[0].split()[1]), headers, body
+
+    def closed_by_server(self, timeout=3):
+        """Does the server close the connection (with nothing more to say)?"""
+        self.s.settimeout(timeout)
+        try:
+            return not self.buf and self.s.recv(1) == b""
+        except (ConnectionResetError, socket.timeout):
+            return False
+
+
+def request(port, raw, head=False):
+    with Conn(port) as c:
+        c.send(raw)
+        return c.response(head)
+
+
+def get(port, path="/metrics"):
+    return request(port, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+
+
+# ---- Prometheus's HTTP API ------------------------------------------------------------
+
+class Prom:
+    def __init__(self, port):
+        self.base = f"http://127.0.0.1:{port}"
+
+    def query(self, q, at=None):
+        args = {"query": q}
+        if at is not None:
+            args["time"] = f"{at:.3f}"
+        with urllib.request.urlopen(f"{self.base}/api/v1/query?{urllib.parse.urlencode(args)}", timeout=5) as r:
+            d = json.load(r)
+        if d["status"] != "success":
+            raise RuntimeError(d)
+        return d["data"]["result"]
+
+    def value(self, q, at=None):
+        """The one value of an instant query, or None."""
+        r = self.query(q, at)
+        return float(r[0]["value"][1]) if len(r) == 1 else None
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(f"{self.base}/-/ready", timeout=1) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+
+# ---- the metrics text ---------------------------------------------------------------------
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
+
+
+def parse_metrics(text):
+    """[(name, {label: value (unescaped)}, value string)] of an exposition."""
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        if not m:
+            raise ValueError(f"not a sample line: {line!r}")
+        labels = {k: re.sub(r'\\(.)', lambda e: "\n" if e.group(1) == "n" else e.group(1), v)
+                  for k, v in LABEL.findall(m.group(3) or "")}
+        out.append((m.group(1), labels, m.group(4)))
+    return out
+
+
+def quantile(q, buckets):
+    """Prometheus's histogram_quantile on [(le, cumulative count)], le ascending."""
+    total = buckets[-1][1]
+    rank = q * total
+    prev_le, prev_n = 0.0, 0.0
+    for le, n in buckets:
+        if n >= rank:
+            if le == float("inf"):
+                return prev_le
+            return prev_le + (le - prev_le) * ((rank - prev_n) / (n - prev_n))
+        prev_le, prev_n = le, n
+    return None
+
+
+# ---- the HTTP server, directly ----------------------------------------------------------
+
+def http_statuses(port):
+    st, h, body = get(port)
+    check("http GET /metrics: 200, the exposition's Content-Type, Content-Length of the body",
+          st == 200 and h.get("content-type") == CTYPE and int(h["content-length"]) == len(body) and
+          b"# TYPE sqvm_gc_pause_seconds histogram" in body, f"{st} {h}")
+    with Conn(port) as c:
+        c.send(b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /nothing HTTP/1.1\r\nHost: x\r\n\r\n")
+        st1, h1, _ = c.response(head=True)
+        st2, _, body2 = c.response()
+    check("http HEAD: GET's headers and no body (the next response follows at once); 404 for another "
+          "path, on the same connection", st1 == 200 and int(h1["content-length"]) > 1000 and st2 == 404 and
+          body2 == b"404 Not Found\n", f"{st1} {h1} {st2} {body2!r}")
+    st, _, _ = get(port, "/metrics?name[]=x")
+    check("http GET /metrics?query: the query is not part of the path", st == 200, st)
+    cases = [
+        ("POST /metrics: 405 with Allow", b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405),
+        ("garbage: 400", b"HELLO\r\n\r\n", 400),
+        ("HTTP/2.0: 505", b"GET /metrics HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        ("HTTP/1.1 without Host: 400", b"GET /metrics HTTP/1.1\r\n\r\n", 400),
+        ("a request body: 400", b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", 400),
+        ("9 KiB of headers: 431", b"GET /metrics HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 9216 + b"\r\n\r\n", 431),
+        ("a NUL in a header: 400", b"GET /metrics HTTP/1.1\r\nHost: x\0\r\n\r\n", 400),
+    ]
+    for name, raw, want in cases:
+        with Conn(port) as c:
+            c.send(raw)
+            st, h, body = c.response()
+            closes = want != 405
+            ok = st == want and (want != 405 or h.get("allow") == "GET, HEAD") and \
+                (not closes or (h.get("connection") == "close" and c.closed_by_server()))
+        check(f"http {name}" + (", and the connection closed" if closes else ""), ok, f"{st} {h} {body[:80]!r}")
+
+
+def http_connections(port):
+    with Conn(port) as c:
+        c.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 3)
+        got = [c.response()[0] for _ in range(3)]
+    check("http pipelining: three requests in one packet, three responses in order on one connection",
+          got == [200, 200, 200], got)
+    with Conn(port) as c:
+        c.send(b"GET /metrics HTTP/1.0\r\n\r\n")
+        st, h, _ = c.response()
+        ok10 = st == 200 and h.get("connection") == "close" and c.closed_by_server()
+    check("http HTTP/1.0: answered, then closed", ok10, f"{st} {h}")
+
+    idle = [Conn(port) for _ in range(70)]
+    time.sleep(0.2)
+    t0 = time.time()
+    st, _, _ = get(port)
+    check("http 70 idle connections (of 64 allowed): a scrape still answered at once, the idlest gave way",
+          st == 200 and time.time() - t0 < 2, f"{st} after {time.time() - t0:.2f}s")
+    for c in idle:
+        c.s.close()
+
+    hog = Conn(port)
+    hog.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    hog.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 300)    # and never reads
+    time.sleep(0.3)
+    t0 = time.time()
+    st, _, _ = get(port)
+    check("http a client that never reads its 300 responses: others are answered at once",
+          st == 200 and time.time() - t0 < 2, f"{st} after {time.time() - t0:.2f}s")
+    hog.s.close()
+
+    statuses, lock = [], threading.Lock()
+
+    def scraper():
+        for _ in range(10):
+            r = get(port)[0]
+            with lock:
+                statuses.append(r)
+    threads = [threading.Thread(target=scraper) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check("http 8 concurrent scrapers, 10 scrapes each: 80 answers, all 200",
+          statuses.count(200) == 80, statuses)
+
+
+# ---- the whole: sqstat, node_exporter, Prometheus, the workload ---------------------------
+
+def start_servers(procs, a, textdir):
+    sq = procs.start("sqstat", [a.sqstat, "--vm", a.vm, "--listen", "127.0.0.1:0",
+                                "--prom", os.path.join(textdir, "sqvm.prom"), "0.5"])
+    m = wait_for("sqstat's URL", lambda: re.search(r"metrics at http://127\.0\.0\.1:(\d+)/metrics",
+                                                    procs.text("sqstat")), 10)
+    sq_port = int(m.group(1))
+    node = procs.start("node", [a.node_exporter, "--web.listen-address=127.0.0.1:0", "--collector.disable-defaults",
+                                "--collector.textfile", f"--collector.textfile.directory={textdir}"])
+    node_port = wait_for("node_exporter's port", lambda: listen_port(node.pid), 10)
+    conf = os.path.join(a.tmp, "prometheus.yml")
+    with open(conf, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
+                f"  - job_name: sqstat\n    static_configs: [{{targets: ['127.0.0.1:{sq_port}']}}]\n"
+                f"  - job_name: node\n    static_configs: [{{targets: ['127.0.0.1:{node_port}']}}]\n")
+    pr = procs.start("prometheus", [a.prometheus, f"--config.file={conf}", "--web.listen-address=127.0.0.1:0",
+                                    f"--storage.tsdb.path={os.path.join(a.tmp, 'data')}", "--log.level=warn"])
+    prom = Prom(wait_for("Prometheus's port", lambda: listen_port(pr.pid), 20))
+    wait_for("Prometheus ready", prom.ready, 20)
+    return sq, sq_port, prom
+
+
+def series(job, pid):
+    return f'{{job="{job}",pid="{pid}"}}'
+
+
+def check_totals(prom, pid, t_go):
+    """Exact: 40,000 calls and objects between the last sample before go and the end."""
+    for job in ("sqstat", "node"):
+        got = []
+        for m in ("sqvm_activations_total", "sqvm_allocations_total"):
+            before = prom.value(m + series(job, pid), t_go - 0.01)
+            after = prom.value(m + series(job, pid))
+            got.append(None if before is None or after is None else after - before)
+        check(f"prometheus, {job} job: sqvm_activations_total and sqvm_allocations_total rose by exactly "
+              f"{CALLS} each over the run", got == [CALLS, CALLS], got)
+
+
+def check_rates(prom, pid, t_go):
+    """rate() over [5s], 2 to 7 s into the 8 s of work: 5,000 a second."""
+    for job in ("sqstat", "node"):
+        rates = [prom.value(f"rate({m}{series(job, pid)}[5s])", t_go + 7.0)
+                 for m in ("sqvm_activations_total", "sqvm_allocations_total")]
+        ok = all(r is not None and abs(r - RATE) <= RATE * RATE_TOLERANCE for r in rates)
+        check(f"prometheus, {job} job: rate() of calls and of allocations 5000/s within 15% "
+              f"({', '.join('%.0f' % r if r is not None else 'none' for r in rates)})", ok, rates)
+
+
+def check_gc(prom, pid, sq_port):
+    """The young-GC histogram: p99 by PromQL against the rule on sqstat's own buckets; its
+    count and sum against the VM's counters."""
+    _, _, body = get(sq_port)
+    samples = [(n, l, v) for n, l, v in parse_metrics(body.decode()) if l.get("pid") == str(pid)]
+    buckets = sorted((float(l["le"]), float(v)) for n, l, v in samples
+                     if n == "sqvm_gc_pause_seconds_bucket" and l.get("kind") == "young")
+    want = quantile(0.99, buckets)
+    sel = f'{{job="sqstat",pid="{pid}",kind="young"}}'
+    p99 = prom.value(f"histogram_quantile(0.99, sqvm_gc_pause_seconds_bucket{sel})")
+    check(f"prometheus: histogram_quantile(0.99) of the young pauses = {p99} s, what the rule gives on "
+          f"sqstat's {len(buckets)} buckets", p99 is not None and want is not None and p99 > 0 and
+          abs(p99 - want) <= 1e-12 * want, f"{p99} vs {want}")
+    count = prom.value(f"sqvm_gc_pause_seconds_count{sel}")
+    total = prom.value(f'sqvm_young_collections_total{series("sqstat", pid)}')
+    psum = prom.value(f"sqvm_gc_pause_seconds_sum{sel}")
+    secs = prom.value(f'sqvm_young_collection_seconds_total{series("sqstat", pid)}')
+    check(f"prometheus: the histogram's _count ({count}) and _sum equal the VM's young collections "
+          f"and their pause time", count is not None and count >= 50 and count == total and
+          psum is not None and abs(psum - secs) < 1e-9, f"count {count} total {total} sum {psum} secs {secs}")
+    return count
+
+
+def check_vm_gc_stats(procs, count):
+    m = re.search(r"gc: young (\d+)", procs.text("paced", "err"))
+    check(f"the VM's own --gc-stats: {m.group(1) if m else '?'} young collections, as the histogram counted",
+          m is not None and float(m.group(1)) == count, procs.text("paced", "err")[-300:])
+
+
+def check_scrapes(prom):
+    ups = [prom.value(f'min_over_time(up{{job="{j}"}}[60s])') for j in ("sqstat", "node")]
+    err = prom.value('node_textfile_scrape_error{job="node"}')
+    check("prometheus: both targets up at every scrape, node_exporter read --prom's file without error",
+          ups == [1.0, 1.0] and err == 0.0, f"up {ups}, textfile error {err}")
+
+
+
+def check_come_and_go(procs, a, sq_port):
+    """A VM with quotes, a backslash and a newline in its command line: escaped in its
+    labels; once it exits its series go, and the exporter stays."""
+    stop = os.path.join(a.tmp, "sleeper.stop")
+    odd = 'say "hi"\\now\nthen'
+    vm = procs.start("sleeper", [a.vm, os.path.join(a.family, "Sleeper.som"), stop, odd])
+
+    def labels():
+        text = get(sq_port)[2].decode()
+        return [l for n, l, v in parse_metrics(text) if n == "sqvm_allocations_total" and l.get("pid") == str(vm.pid)]
+    try:
+        found = wait_for("the sleeper in /metrics", labels, 10)
+        raw = [line for line in get(sq_port)[2].decode().splitlines()
+               if line.startswith("sqvm_allocations_total{") and f'pid="{vm.pid}"' in line]
+        check("sqstat: a VM that starts later appears; its cmdline label escaped (\\\" and \\\\), "
+              "its newline a space", found[0]["cmdline"].endswith('say "hi"\\now then') and
+              raw and raw[0].count('say \\"hi\\"\\\\now then') == 1, raw)
+    except TimeoutError as e:
+        check("sqstat: a VM that starts later appears", False, e)
+    open(stop, "w").close()
+    vm.wait(timeout=10)
+    try:
+        wait_for("the sleeper gone from /metrics", lambda: not labels(), 5)
+        gone = True
+    except TimeoutError:
+        gone = False
+    check("sqstat: once that VM exits its series go, and the exporter goes on serving",
+          gone and get(sq_port)[0] == 200, "still there" if not gone else "no answer")
+
+
+def check_promtool(a, sq_port, textdir):
+    body = get(sq_port)[2]
+    for what, data in (("/metrics", body), ("--prom's file", open(os.path.join(textdir, "sqvm.prom"), "rb").read())):
+        r = subprocess.run([a.promtool, "check", "metrics"], input=data, capture_output=True)
+        check(f"promtool check metrics: {what} is clean", r.returncode == 0 and not r.stdout.strip() and
+              not r.stderr.strip(), (r.stdout + r.stderr).decode())
+    left = [f for f in os.listdir(textdir) if f != "sqvm.prom"]
+    check("--prom: only the file itself in the folder (temporary files renamed, none left)", not left, left)
+
+
+def run_workload(procs, a, prom):
+    go, stop = os.path.join(a.tmp, "go"), os.path.join(a.tmp, "stop")
+    vm = procs.start("paced", [a.vm, "--young", "256K", "--gc-stats", os.path.join(a.dir, "Paced.som"), go, stop])
+    for job in ("sqstat", "node"):
+        wait_for(f"the {job} job's first sample of the VM",
+                 lambda: prom.value("sqvm_allocations_total" + series(job, vm.pid)) is not None, 20)
+    t_go = time.time()
+    open(go, "w").close()
+    wait_for("the workload's end", lambda: "done" in procs.text("paced", "err"), 30)
+    t_done = time.time()
+    for job in ("sqstat", "node"):
+        wait_for(f"the {job} job's sample after the end", lambda: (prom.value(
+            "timestamp(sqvm_allocations_total" + series(job, vm.pid) + ")") or 0) > t_done + 0.6, 10)
+    return vm, stop, t_go
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ("vm", "sqstat", "prometheus", "node-exporter", "promtool", "dir", "family", "tmp"):
+        ap.add_argument("--" + opt, required=True)
+    a = ap.parse_args()
+    textdir = os.path.join(a.tmp, "textfile")
+    os.makedirs(textdir, exist_ok=True)
+    procs = Procs(a.tmp)
+    try:
+        sq, sq_port, prom = start_servers(procs, a, textdir)
+        slow = Conn(sq_port)
+        slow.send(b"GET /metr")                 # and no more: the server must end it
+        t_slow = time.time()
+        http_statuses(sq_port)
+        http_connections(sq_port)
+        vm, stop, t_go = run_workload(procs, a, prom)
+        check_totals(prom, vm.pid, t_go)
+        check_rates(prom, vm.pid, t_go)
+        count = check_gc(prom, vm.pid, sq_port)
+        check_scrapes(prom)
+        check_come_and_go(procs, a, sq_port)
+        check_promtool(a, sq_port, textdir)
+        ended = slow.closed_by_server(timeout=max(0.5, t_slow + 12 - time.time()))
+        check(f"http a request that never ends: closed by the server after its 10 s "
+              f"({time.time() - t_slow:.1f} s after it began)", ended and time.time() - t_slow >= 9.5)
+        open(stop, "w").close()
+        vm.wait(timeout=10)
+        check_vm_gc_stats(procs, count)
+        sq.send_signal(signal.SIGINT)
+        check("sqstat --listen: Ctrl-C ends it, exit 0", sq.wait(timeout=10) == 0, procs.text("sqstat", "err"))
+    except Exception as e:     # a step that could not happen: say which, with the servers' words
+        logs = " | ".join(f"{p.name}: {procs.text(p.name, 'err')[-300:]}" for p in procs.procs)
+        check("prometheus tier", False, f"{type(e).__name__}: {e} -- {logs}")
+    finally:
+        procs.stop_all()
+
+
+if __name__ == "__main__":
+    main()
