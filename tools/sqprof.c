@@ -932,7 +932,7 @@ static void set_tick(void)
  * 0, or -1 (reported). */
 static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info *info)
 {
-	__u64 start, deadline, period = 0, now;
+	__u64 start, deadline, period = 0, period_end, now;
 	int wake;
 
 	set_tick();
@@ -945,6 +945,9 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 	if (sq_loop_restart_timer(loop))
 		return -1;
 	period = start = sq_mono_ns();
+	/* Periods end on the timer's grid (start + k * every), not a period after the last
+	 * wake-up: a late wake-up would otherwise push the next end past the next tick. */
+	period_end = start + env.every_ns;
 	start_wall_ns = wall_ns();
 	deadline = env.duration_ns ? start + env.duration_ns : 0;
 	if (env.c.verbose)
@@ -957,11 +960,13 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 		now = sq_mono_ns();
 		if (wake != SQ_WAKE_TICK || (deadline && now + 1000000 >= deadline))
 			break;
-		if (env.every_ns && now + 1000000 >= period + env.every_ns) {
+		if (env.every_ns && now + 1000000 >= period_end) {
 			if (flush_period(skel, start_wall_ns, now - period))
 				return -1;
 			start_wall_ns += now - period;
 			period = now;
+			while (period_end <= now + 1000000)
+				period_end += env.every_ns;
 		}
 		if (!env.c.pid)
 			scan_vms(skel);
