@@ -199,6 +199,22 @@ static PrimResult map_bytes(Value *a, int (*f)(int))
     a[0] = r;
     return PRIM_OK;
 }
+/* Bytes, not characters: a protocol (HTTP's Content-Length) counts bytes, and a
+ * byte count must not depend on how the bytes decode. */
+static PrimResult p_byteLength(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)str_len(a[0])); return PRIM_OK; }
+
+/* Bytes start..end (1-based, inclusive; end = start - 1 answers ''), which may cut a
+ * character in two: a read from a socket does too. */
+static PrimResult p_bytesFromTo(Value *a, uint32_t n)
+{
+    (void)n;
+    if (!is_int(a[1]) || !is_int(a[2])) return prim_fail(a, "bytesFrom:to: needs Integers");
+    int64_t start = int_val(a[1]), end = int_val(a[2]), len = (int64_t)str_len(a[0]);
+    if (start < 1 || end > len || end < start - 1) return prim_fail(a, "bytesFrom:to: out of bounds");
+    a[0] = str_new(str_bytes(a[0]) + start - 1, (size_t)(end - start + 1));
+    return PRIM_OK;
+}
+
 static PrimResult p_upper(Value *a, uint32_t n) { (void)n; return map_bytes(a, toupper); }
 static PrimResult p_lower(Value *a, uint32_t n) { (void)n; return map_bytes(a, tolower); }
 
@@ -210,6 +226,7 @@ const PrimDef prims_string[] = {
     {"String", "isLetters", p_isLetters}, {"String", "isDigits", p_isDigits},
     {"String", "asString", p_asString}, {"String", "asSymbol", p_asSymbol}, {"String", "asDouble", p_asDouble},
     {"String", "reverse", p_reverse}, {"String", "asUppercase", p_upper}, {"String", "asLowercase", p_lower},
+    {"String", "byteLength", p_byteLength}, {"String", "bytesFrom:to:", p_bytesFromTo},
     {"Symbol", "asString", p_asString},
     {NULL, NULL, NULL},
 };
