@@ -73,7 +73,7 @@ io_tier() {
         name=$(basename "$som" .som)
         [ -n "$FILTER" ] && [[ "$tag$name" != *"$FILTER"* ]] && continue
         case "$name" in
-            Watched) ;;   # the workload of io_sqstack_test
+            Watched|PrintThenWait) ;;   # the workloads of io_sqstack_test, io_flush_test
             FdBound) io_case "$vm" "$flags" "$som" "$tag$name" :
                      io_case "$vm" "$flags" "$som" "$tag$name (ulimit -n 128)" : sh -c 'ulimit -n 128 && exec "$@"' sh ;;
             Outside) io_case "$vm" "$flags" "$som" "$tag$name" io_outside_client ;;
@@ -137,9 +137,28 @@ io_sqstack_test() {
 $out"; fi
 }
 
+# A line printed before every process waits is in the pipe while the VM sleeps (a
+# server's "listening on" line), not only at exit.
+io_flush_test() {
+    local go="$TMP/io.flush.go" out="$TMP/io.flush.out" pid i seen=""
+    rm -f "$go"
+    "$VM" tests/io/PrintThenWait.som "$go" >"$out" 2>&1 </dev/null &
+    pid=$!
+    for ((i = 0; i < 500; i++)); do
+        [ "$(cat "$out")" = waiting ] && { seen=yes; break; }
+        sleep 0.01
+    done
+    touch "$go"
+    wait "$pid"
+    if [ -n "$seen" ] && [ "$(cat "$out")" = "waiting
+done" ]; then pass "io/output flushed before the VM sleeps"
+    else fail "io/output flushed before the VM sleeps" "seen while waiting: ${seen:-no}; at exit: $(cat "$out")"; fi
+}
+
 io_tier "$VM" "" "io/"
 if [ -z "$FILTER" ] || [[ "io/timers" == *"$FILTER"* ]]; then
     io_no_timer_test
     io_sigalrm_blocked_test
     io_sqstack_test
+    io_flush_test
 fi

@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -244,6 +245,9 @@ static void became_ready(IOEntry *e, int dir)
 void io_poll(bool block)
 {
     struct epoll_event evs[64];
+    /* What the program printed before every process waits is out before the VM
+     * sleeps: a server's "listening on" line must reach a pipe while it serves. */
+    if (block) fflush(stdout);
     for (int n = 64; n == 64; block = false) { /* a full batch: take what else is there */
         n = epoll_wait(loop.epfd, evs, 64, block ? -1 : 0);
         for (int i = 0; i < n; i++) {
