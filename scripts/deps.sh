@@ -4,7 +4,8 @@
 # Idempotent: does nothing when everything is present; otherwise apt-get update, then install.
 #
 # Prometheus and node_exporter (the prometheus tier runs both, on ports of its own) and
-# golang-go (`go tool pprof` reads every profile sqprof writes) come from Debian. Their
+# golang-go (`go tool pprof` reads every profile sqprof writes) come from Debian, as do
+# wrk and nodejs (make load, and its Node.js anchor in tests/bench/http/). Their
 # maintainer scripts start the packaged services (systemd's units through
 # deb-systemd-invoke when systemd runs, the init.d scripts through invoke-rc.d when it
 # does not); both ask /usr/sbin/policy-rc.d first, so while they install one that
@@ -15,7 +16,7 @@
 # tier opens in headless Chromium.
 set -e
 cd "$(dirname "$0")/.."
-PACKAGES="make gcc libc6-dev lua5.4 luajit clang llvm libclang-rt-14-dev libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils procps strace jq python3 protobuf-compiler chromium prometheus prometheus-node-exporter golang-go"
+PACKAGES="make gcc libc6-dev lua5.4 luajit clang llvm libclang-rt-14-dev libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils procps strace jq python3 protobuf-compiler chromium prometheus prometheus-node-exporter golang-go wrk nodejs"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
