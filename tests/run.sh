@@ -11,6 +11,7 @@
 #   library    tests/library.sh: every selector of the embedded library has a test
 #   cli        tests/cli.sh: the command line (help, -e, errors)
 #   io         tests/io.sh: files, sockets on 127.0.0.1 and the event loop (tests/io/)
+#   service    tests/service.sh: the HTTP service of examples/http through real sockets
 #   som        tests/som.sh: SOM's TestSuite and AWFY's benchmarks, from the checkouts
 #              named by SOM_DIR and AWFY_DIR, else from ../shared/suites (skipped when
 #              neither is there; under CI=true that fails)
@@ -191,7 +192,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/req.sh tests/prom.sh tests/faults.sh tests/sqprof.sh tests/bpftrace.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/req.sh tests/prom.sh tests/faults.sh tests/sqprof.sh tests/bpftrace.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done

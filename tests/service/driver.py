@@ -1,0 +1,437 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""tests/service/driver.py VM: the service tier's cases against examples/http's server.
+
+Starts `VM -cp examples/http examples/http/Server.som 0 1000 3000` (a 1 s idle timeout, a
+3 s deadline for a whole request), reads its port from the line "listening on
+127.0.0.1:PORT", and talks to it through real sockets: raw bytes sent, the exact bytes of
+each answer compared. One line per case: "ok NAME" or "FAIL NAME: why". Exit status 0
+unless the server could not be started."""
+import json
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+VM = sys.argv[1]
+STATIC = "examples/http/static"
+RESULTS = []
+
+
+def check(name, cond, why=""):
+    RESULTS.append(name)
+    print(("ok " + name) if cond else ("FAIL %s: %s" % (name, why)), flush=True)
+
+
+def start():
+    p = subprocess.Popen([VM, "-cp", "examples/http", "examples/http/Server.som", "0", "1000", "3000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    m = re.fullmatch(r"listening on 127\.0\.0\.1:(\d+)\n", line)
+    if not m:
+        p.kill()
+        print("FAIL start: first line %r; stderr %r" % (line, p.stderr.read()[:2000]))
+        sys.exit(1)
+    return p, int(m.group(1))
+
+
+SERVER, PORT = start()
+
+
+class Conn:
+    """A client connection with a buffer, so that pipelined answers split correctly"""
+
+    def __init__(self):
+        self.sock = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def sendall(self, data):
+        self.sock.sendall(data)
+
+    def recv(self, n):
+        if self.buf:
+            out, self.buf = self.buf[:n], self.buf[n:]
+            return out
+        return self.sock.recv(n)
+
+    def __getattr__(self, name):
+        return getattr(self.sock, name)
+
+
+def conn():
+    return Conn()
+
+
+def read_response(s):
+    """One response: (status, headers dict, body, raw bytes); None at EOF before one"""
+    data = s.buf
+    while b"\r\n\r\n" not in data:
+        chunk = s.sock.recv(65536)
+        if not chunk:
+            s.buf = b""
+            return None if not data else (0, {}, b"", data)
+        data += chunk
+    head, rest = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ")[1])
+    headers = {}
+    for line in lines[1:]:
+        k, v = line.split(": ", 1)
+        headers[k.lower()] = v
+    n = int(headers.get("content-length", "0"))
+    while len(rest) < n:
+        chunk = s.sock.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    s.buf = rest[n:]
+    return status, headers, rest[:n], head + b"\r\n\r\n" + rest[:n]
+
+
+def exchange(raw):
+    """Sends raw bytes on a new connection; answers the whole answer until EOF"""
+    s = conn()
+    s.sendall(raw)
+    out = b""
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            out += b"<timeout>"
+            break
+        if not chunk:
+            break
+        out += chunk
+    s.close()
+    return out
+
+
+def request(method, path, body=None, headers=""):
+    raw = "%s %s HTTP/1.1\r\nHost: t\r\n%s" % (method, path, headers)
+    if body is not None:
+        raw += "Content-Length: %d\r\n" % len(body)
+    raw = raw.encode() + b"\r\n" + (body or b"")
+    return raw
+
+
+def resp(status, reason, ctype=None, body=b"", close=False, extra=""):
+    out = "HTTP/1.1 %d %s\r\n" % (status, reason)
+    if close:
+        out += "Connection: close\r\n"
+    out += extra
+    if status == 204:
+        return (out + "\r\n").encode()
+    out += "Content-Type: %s\r\nContent-Length: %d\r\n\r\n" % (ctype, len(body))
+    return out.encode() + body
+
+
+def plain(status, reason, close=False, extra=""):
+    return resp(status, reason, "text/plain", (reason + "\n").encode(), close, extra)
+
+
+def one_on_keepalive(raw):
+    """One request on a kept-alive connection: the answer's bytes, then the connection
+    must still serve /hello"""
+    s = conn()
+    s.sendall(raw)
+    r = read_response(s)
+    s.sendall(request("GET", "/hello"))
+    again = read_response(s)
+    s.close()
+    return (r[3] if r else b"<eof>"), (again is not None and again[0] == 200)
+
+
+HELLO = resp(200, "OK", "text/plain", b"Hello, world")
+
+
+def routes():
+    got, alive = one_on_keepalive(request("GET", "/hello"))
+    check("GET /hello: 200 text/plain 'Hello, world', kept alive", got == HELLO and alive, repr(got))
+    cases = [
+        ("GET /kv/color absent: 404", request("GET", "/kv/color"), plain(404, "Not Found")),
+        ("PUT /kv/color new: 201", request("PUT", "/kv/color", b"blue"), plain(201, "Created")),
+        ("GET /kv/color: 200 the body", request("GET", "/kv/color"), resp(200, "OK", "application/octet-stream", b"blue")),
+        ("PUT /kv/color again: 204", request("PUT", "/kv/color", "grün".encode()), resp(204, "No Content")),
+        ("GET /kv/color: the UTF-8 body, its bytes counted", request("GET", "/kv/color"),
+         resp(200, "OK", "application/octet-stream", "grün".encode())),
+        ("PUT /kv/empty with an empty body: 201", request("PUT", "/kv/empty", b""), plain(201, "Created")),
+        ("GET /kv/empty: 200, no bytes", request("GET", "/kv/empty"), resp(200, "OK", "application/octet-stream", b"")),
+        ("DELETE /kv/color: 204", request("DELETE", "/kv/color"), resp(204, "No Content")),
+        ("DELETE /kv/color again: 404", request("DELETE", "/kv/color"), plain(404, "Not Found")),
+        ("GET /kv/color after DELETE: 404", request("GET", "/kv/color"), plain(404, "Not Found")),
+        ("PUT /kv/ (no key): 404", request("PUT", "/kv/", b"x"), plain(404, "Not Found")),
+        ("GET /kv/a/b (two segments): 404", request("GET", "/kv/a/b"), plain(404, "Not Found")),
+        ("POST /kv/x: 405 with Allow", request("POST", "/kv/x", b"x"),
+         plain(405, "Method Not Allowed", extra="Allow: PUT, GET, DELETE\r\n")),
+        ("HEAD /hello: 405", request("HEAD", "/hello"), plain(405, "Method Not Allowed", extra="Allow: GET\r\n")),
+        ("GET /nope: 404", request("GET", "/nope"), plain(404, "Not Found")),
+        ("GET /hello/x: 404", request("GET", "/hello/x"), plain(404, "Not Found")),
+        ("GET /hello?x=1 (a query): 200", request("GET", "/hello?x=1"), HELLO),
+    ]
+    for name, raw, want in cases:
+        got, alive = one_on_keepalive(raw)
+        check(name, got == want and alive, "got %r alive %s" % (got, alive))
+
+
+def lcg_records(n):
+    seed, recs = 42, []
+    for i in range(1, n + 1):
+        seed = (seed * 1103515245 + 12345) % 2147483648
+        recs.append({"id": i, "name": "item-%d" % i, "score": seed % 1000})
+    recs.sort(key=lambda r: (r["score"], r["id"]))
+    return recs
+
+
+def work():
+    five = (b'{"n":5,"items":[{"id":1,"name":"item-1","score":27},{"id":2,"name":"item-2","score":264},'
+            b'{"id":5,"name":"item-5","score":735},{"id":3,"name":"item-3","score":753},'
+            b'{"id":4,"name":"item-4","score":806}]}')
+    got, alive = one_on_keepalive(request("GET", "/work?n=5"))
+    check("GET /work?n=5: the exact JSON", got == resp(200, "OK", "application/json", five) and alive, repr(got))
+    s = conn()
+    s.sendall(request("GET", "/work?n=20000"))
+    r = read_response(s)
+    s.close()
+    ok = r and r[0] == 200 and json.loads(r[2]) == {"n": 20000, "items": lcg_records(20000)}
+    check("GET /work?n=20000: 20000 records sorted by score then id", ok, repr(r[3][:300]) if r else "eof")
+    bad = resp(400, "Bad Request", "text/plain", b"n must be an integer from 1 to 100000\n")
+    for q in ["/work", "/work?n=0", "/work?n=100001", "/work?n=abc", "/work?n=-3", "/work?m=4"]:
+        got, alive = one_on_keepalive(request("GET", q))
+        check("GET %s: 400, kept alive" % q, got == bad and alive, repr(got))
+
+
+def static():
+    for name, ctype in [("index.html", "text/html; charset=utf-8"), ("hello.txt", "text/plain; charset=utf-8")]:
+        with open(os.path.join(STATIC, name), "rb") as f:
+            body = f.read()
+        got, alive = one_on_keepalive(request("GET", "/static/" + name))
+        check("GET /static/%s: the file's %d bytes" % (name, len(body)),
+              got == resp(200, "OK", ctype, body) and alive, repr(got))
+    nf = plain(404, "Not Found")
+    for path in [b"/static/", b"/static/.", b"/static/..", b"/static/../Server.som", b"/static/..%2fServer.som",
+                 b"/static/a/../index.html", b"/static//etc/passwd", b"/static/index.html%00", b"/static/missing.txt",
+                 b"/static/index.html\x00.txt", b"/static/\x00"]:
+        got, alive = one_on_keepalive(b"GET " + path + b" HTTP/1.1\r\nHost: t\r\n\r\n")
+        check("GET %r: 404" % path.decode("latin-1"), got == nf and alive, repr(got))
+
+
+def connections():
+    s = conn()
+    s.sendall(request("GET", "/hello") + request("PUT", "/kv/p", b"12345") + request("GET", "/kv/p"))
+    rs = [read_response(s) for _ in range(3)]
+    s.close()
+    check("pipelining: three requests in one write, three answers in order",
+          [r[3] for r in rs] == [HELLO, plain(201, "Created"), resp(200, "OK", "application/octet-stream", b"12345")],
+          repr(rs))
+    got = exchange(b"GET /hello HTTP/1.0\r\n\r\n")
+    check("HTTP/1.0: answered, Connection: close, then closed",
+          got == resp(200, "OK", "text/plain", b"Hello, world", close=True), repr(got))
+    s = conn()
+    s.sendall(b"GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+    a = read_response(s)
+    s.sendall(b"GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+    b = read_response(s)
+    s.close()
+    check("HTTP/1.0 with Connection: keep-alive: kept", a and b and a[3] == HELLO and b[3] == HELLO, repr((a, b)))
+    got = exchange(request("GET", "/hello", headers="Connection: close\r\n"))
+    check("Connection: close: answered, then closed", got == resp(200, "OK", "text/plain", b"Hello, world", close=True),
+          repr(got))
+    got = exchange(b"\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    check("empty lines before a request are skipped",
+          got == resp(200, "OK", "text/plain", b"Hello, world", close=True), repr(got))
+    s = conn()
+    t0 = time.monotonic()
+    s.sendall(request("GET", "/hello"))
+    r = read_response(s)
+    end = s.recv(10)
+    idle = time.monotonic() - t0
+    s.close()
+    check("an idle connection is closed after 1 s without a byte", r[3] == HELLO and end == b"" and 0.9 < idle < 2.5,
+          "after %.2f s: %r" % (idle, end))
+
+
+BAD = plain(400, "Bad Request", close=True)
+
+
+def malformed():
+    cases = [
+        ("no version", b"GET /hello\r\nHost: t\r\n\r\n", BAD),
+        ("garbage", b"GARBAGE\r\n\r\n", BAD),
+        ("two spaces", b"GET  /hello HTTP/1.1\r\nHost: t\r\n\r\n", BAD),
+        ("a fourth part", b"GET /hello HTTP/1.1 x\r\nHost: t\r\n\r\n", BAD),
+        ("target without /", b"GET hello HTTP/1.1\r\nHost: t\r\n\r\n", BAD),
+        ("method in lower case", b"get /hello HTTP/1.1\r\nHost: t\r\n\r\n", BAD),
+        ("version HTTP/2.0: 505", b"GET /hello HTTP/2.0\r\nHost: t\r\n\r\n",
+         plain(505, "HTTP Version Not Supported", close=True)),
+        ("version garbage", b"GET /hello HTTX/1.1\r\nHost: t\r\n\r\n", BAD),
+        ("HTTP/1.1 without Host", b"GET /hello HTTP/1.1\r\n\r\n", BAD),
+        ("header field without colon", b"GET /hello HTTP/1.1\r\nHost: t\r\nNoColon\r\n\r\n", BAD),
+        ("space before the colon", b"GET /hello HTTP/1.1\r\nHost : t\r\n\r\n", BAD),
+        ("Content-Length not a number", b"PUT /kv/a HTTP/1.1\r\nHost: t\r\nContent-Length: 1x\r\n\r\n1", BAD),
+        ("Content-Length negative", b"PUT /kv/a HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n", BAD),
+        ("two different Content-Lengths", b"PUT /kv/a HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", BAD),
+        ("Transfer-Encoding chunked: 501", b"PUT /kv/a HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+         plain(501, "Not Implemented", close=True)),
+    ]
+    for name, raw, want in cases:
+        got = exchange(raw)
+        check("malformed: %s: exact answer, then closed" % name, got == want, repr(got))
+    check("the server still serves after bad input", exchange(request("GET", "/hello", headers="Connection: close\r\n"))
+          == resp(200, "OK", "text/plain", b"Hello, world", close=True))
+
+
+def limits():
+    line = b"GET /hello?" + b"x" * (8192 - len(b"GET /hello? HTTP/1.1")) + b" HTTP/1.1"
+    got, alive = one_on_keepalive(line + b"\r\nHost: t\r\n\r\n")
+    check("a request line of exactly 8192 bytes: 200", len(line) == 8192 and got == HELLO and alive, repr(got[:200]))
+    got = exchange(line.replace(b"?", b"?x") + b"\r\nHost: t\r\n\r\n")
+    check("a request line of 8193 bytes: 400, closed", got == BAD, repr(got[:200]))
+    got = exchange(b"GET /" + b"a" * 20000)
+    check("8 KiB and more without a line end: 400 before the rest, closed", got == BAD, repr(got[:200]))
+    fields = b"".join(b"X-F%d: %s\r\n" % (i, b"v" * 90) for i in range(320))
+    fields += b"X-Last: " + b"v" * (32768 - len(fields) - len(b"X-Last: \r\nHost: t")) + b"\r\nHost: t"
+    got, alive = one_on_keepalive(b"GET /hello HTTP/1.1\r\n" + fields + b"\r\n\r\n")
+    check("header fields of exactly 32 KiB: 200", len(fields) == 32768 and got == HELLO and alive, repr(got[:200]))
+    got = exchange(b"GET /hello HTTP/1.1\r\nX: y\r\n" + fields + b"\r\n\r\n")
+    check("header fields over 32 KiB: 400, closed", got == BAD, repr(got[:200]))
+    got = exchange(b"GET /hello HTTP/1.1\r\nHost: t\r\n" + b"X-Many: " + b"v" * 100000)
+    check("header fields growing past the limit without an end: 400, closed", got == BAD, repr(got[:200]))
+    mib = b"m" * 1048576
+    s = conn()
+    s.sendall(request("PUT", "/kv/big", mib))
+    a = read_response(s)
+    s.sendall(request("GET", "/kv/big"))
+    b = read_response(s)
+    s.close()
+    check("a body of exactly 1 MiB: 201, read back whole", a and b and a[0] == 201 and b[2] == mib,
+          repr((a and a[3][:100], b and b[3][:100])))
+    got = exchange(b"PUT /kv/big HTTP/1.1\r\nHost: t\r\nContent-Length: 1048577\r\n\r\n")
+    check("Content-Length 1048577: 413 at once, closed", got == plain(413, "Content Too Large", close=True), repr(got))
+    got = exchange(b"PUT /kv/big HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999999999999999999\r\n\r\n")
+    check("Content-Length of 23 digits: 413, closed", got == plain(413, "Content Too Large", close=True), repr(got))
+
+
+def slow():
+    """Slowloris clients send a byte a second; meanwhile others are served at once, and
+    each slow one gets 408 once its request has taken 3 s"""
+    slow_raw = request("GET", "/hello")
+    results = {}
+
+    def loris(i):
+        s = conn()
+        t0 = time.monotonic()
+        try:
+            for k in range(len(slow_raw)):
+                s.sendall(slow_raw[k:k + 1])
+                time.sleep(1)
+                s.setblocking(False)
+                try:
+                    got = s.recv(65536)
+                    results[i] = (got, time.monotonic() - t0)
+                    break
+                except BlockingIOError:
+                    pass
+                finally:
+                    s.setblocking(True)
+        except OSError as e:
+            results[i] = (repr(e).encode(), time.monotonic() - t0)
+        s.close()
+
+    threads = [threading.Thread(target=loris, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    worst, ok = 0.0, 0
+    for _ in range(200):
+        t0 = time.monotonic()
+        if exchange(request("GET", "/hello", headers="Connection: close\r\n")) == resp(
+                200, "OK", "text/plain", b"Hello, world", close=True):
+            ok += 1
+        worst = max(worst, time.monotonic() - t0)
+    for t in threads:
+        t.join()
+    check("8 slowloris clients: 200 other requests all served, the slowest in under 0.25 s",
+          ok == 200 and worst < 0.25, "%d ok, slowest %.3f s" % (ok, worst))
+    want = plain(408, "Request Timeout", close=True)
+    good = [i for i, (got, t) in results.items() if got == want and 2.9 < t < 5.5]
+    check("each slowloris client: 408 once its request has taken 3 s, closed", len(good) == 8,
+          repr(sorted(results.items())[:3]))
+
+
+def fd_count():
+    return len(os.listdir("/proc/%d/fd" % SERVER.pid))
+
+
+def rss_kib():
+    with open("/proc/%d/status" % SERVER.pid) as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def settle(want):
+    for _ in range(200):
+        if fd_count() == want:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def disconnects(base_fds):
+    for n, label in [(100000, "mid-response (RST after 1 KiB of /work?n=100000)")]:
+        s = conn()
+        s.sendall(request("GET", "/work?n=%d" % n))
+        s.recv(1024)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()
+    s = conn()
+    s.sendall(request("PUT", "/kv/half", b"x" * 10)[:-5])
+    s.close()
+    s = conn()
+    s.sendall(b"GET /hel")
+    s.close()
+    got = exchange(request("GET", "/hello", headers="Connection: close\r\n"))
+    check("clients that leave mid-response, mid-body and mid-head: the server serves on",
+          got == resp(200, "OK", "text/plain", b"Hello, world", close=True), repr(got))
+    check("... and their descriptors are closed (%d)" % base_fds, settle(base_fds), "%d open" % fd_count())
+
+
+def sequential(base_fds):
+    req = request("GET", "/hello", headers="Connection: close\r\n")
+    want = resp(200, "OK", "text/plain", b"Hello, world", close=True)
+    bad, counts, rss = 0, [], []
+    t0 = time.monotonic()
+    for i in range(10000):
+        if exchange(req) != want:
+            bad += 1
+        if i % 1000 == 999:
+            counts.append(fd_count())
+            rss.append(rss_kib())
+    took = time.monotonic() - t0
+    check("10,000 sequential connections: every answer exact (%.1f s)" % took, bad == 0, "%d wrong" % bad)
+    check("... the descriptor count steady at %d" % base_fds, settle(base_fds) and max(counts) <= base_fds + 1,
+          "per 1000: %r" % counts)
+    check("... RSS bounded: it grows by under 4 MiB after the first 1,000", rss[-1] - rss[0] < 4096,
+          "KiB per 1000: %r" % rss)
+
+
+try:
+    routes()
+    work()
+    static()
+    connections()
+    malformed()
+    limits()
+    time.sleep(0.2)
+    base = fd_count()
+    disconnects(base)
+    slow()
+    sequential(base)
+    check("the server is still running", SERVER.poll() is None, "exit %s" % SERVER.poll())
+finally:
+    SERVER.kill()
+    err = SERVER.stderr.read()
+    check("the server wrote nothing on stderr", err == "", err[:2000])
