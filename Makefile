@@ -5,6 +5,7 @@
 #   make test         build and run the fast test tier (what CI runs)
 #   make check-all    the fast tier plus the slow ones (sanitizers, GC stress)
 #   make bench        the quick benchmark suite (tests/bench), side by side with Lua 5.4
+#   make load         wrk on the HTTP service of examples/http, beside asyncio and Node.js
 #   make bench-awfy [AWFY=DIR]  are-we-fast-yet's SOM benchmarks beside its Lua ones
 #   make check-som [SOM_DIR=DIR AWFY_DIR=DIR]  SOM's TestSuite and AWFY's benchmarks
 #                     (both default to the copies in ../shared/suites)
@@ -65,7 +66,7 @@ VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-sqprof clean install deps unit lang
+.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-sqprof load clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -159,6 +160,11 @@ bench-tools:
 # What sqprof costs at 99 and 999 Hz (root; about 5 minutes).
 bench-sqprof: all
 	tests/sqprof/overhead.sh
+
+# wrk against examples/http's server (/hello, then a mix), beside the same service in
+# Python asyncio and Node.js, in one run; fails if any request failed (about 1 minute).
+load: vm
+	tests/bench/http/load.sh --anchors $(O)/sqvm
 
 deps:
 	scripts/deps.sh

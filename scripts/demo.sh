@@ -5,7 +5,9 @@
 # attaches each tool to it while it is busy, as one would in production (sqvm is not
 # restarted, and nothing in it was prepared for tracing): sqstat, sqalloc (by class, then
 # which methods allocate the busiest class, and their callers), sqgc, sqcalls, sqsched,
-# sqprof, sqstack and sqflow. The tools need root (BPF); without it only the workload runs.
+# sqprof, sqstack and sqflow. Then the HTTP service of examples/http under wrk's load (the
+# mix of tests/bench/http/mix.lua), with sqreq (requests per route), sqio (I/O by method)
+# and sqsched attached to it. The tools need root (BPF); without it only the workload runs.
 set -e
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -22,7 +24,8 @@ mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/ker
 
 build/sqvm examples/Workload.som forever >/dev/null &
 VM=$!
-trap 'kill $VM 2>/dev/null || true' EXIT
+SERVER=""
+trap 'kill $VM $SERVER 2>/dev/null || true' EXIT
 sleep 1
 T=build/tools
 
@@ -56,3 +59,34 @@ show "sqstack: its Smalltalk stack right now" \
     $T/sqstack -p $VM
 show "sqflow: the calls of Workload's own methods, with their durations (1 s)" \
     $T/sqflow -p $VM -d 1 -C Workload --no-blocks
+
+# The service: a server, its keys stored, wrk on it, the tools attached while it serves
+kill $VM
+build/sqvm -cp examples/http examples/http/Server.som 0 >"${TMPDIR:-/tmp}/sqvm-demo-http.$$" &
+SERVER=$!
+VM=$SERVER
+for _ in $(seq 250); do grep -q '^listening' "${TMPDIR:-/tmp}/sqvm-demo-http.$$" && break; sleep 0.02; done
+PORT=$(sed -n 's/^listening on 127\.0\.0\.1://p' "${TMPDIR:-/tmp}/sqvm-demo-http.$$")
+rm -f "${TMPDIR:-/tmp}/sqvm-demo-http.$$"
+echo
+echo "== examples/http on 127.0.0.1:$PORT under wrk -t2 -c64 -d12s -s tests/bench/http/mix.lua"
+for k in $(seq 0 63); do
+    exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+    printf 'PUT /kv/k%d HTTP/1.1\r\nHost: demo\r\nContent-Length: 4\r\nConnection: close\r\n\r\nseed' "$k" >&3
+    cat <&3 >/dev/null
+    exec 3>&-
+done
+wrk -t2 -c64 -d12s -s tests/bench/http/mix.lua "http://127.0.0.1:$PORT/" >"${TMPDIR:-/tmp}/sqvm-demo-wrk.$$" &
+WRK=$!
+sleep 1
+show "sqreq: the requests per route, their latency and where it went (3 s)" \
+    $T/sqreq -p $VM -d 3
+show "sqio: the service's I/O by Smalltalk method (2 s)" \
+    $T/sqio -p $VM -d 2 -n 8
+show "sqsched: one green process per connection (2 s)" \
+    $T/sqsched -p $VM -d 2 -n 6
+wait $WRK || true
+echo
+echo "== wrk's summary"
+grep -E 'Requests/sec|Latency|requests in|Non-2xx|Socket errors' "${TMPDIR:-/tmp}/sqvm-demo-wrk.$$" || true
+rm -f "${TMPDIR:-/tmp}/sqvm-demo-wrk.$$"
