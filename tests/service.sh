@@ -4,7 +4,8 @@
 # deadline) and checks every route's exact answers, pipelining and keep-alive, malformed
 # requests, the size limits on both sides of each, slowloris clients beside prompt ones,
 # clients that leave mid-response, and 10,000 sequential connections with a steady
-# descriptor count and bounded RSS. One result per case. Files and sockets in the VM
+# descriptor count and bounded RSS; as root, the request probes counted by route and
+# status under bpftrace. One result per case. Files and sockets in the VM
 # alone are the io tier's (tests/io/Files.som, FileErrors.som, Echo.som with 100
 # concurrent clients). Sourced by tests/run.sh (uses pass/fail/skip, $VM, $TMP).
 
@@ -18,6 +19,7 @@ service_tier() {
         case "$line" in
             "ok "*) pass "service/${line#ok }" ;;
             "FAIL "*) fail "service/${line#FAIL }" ;;
+            "skip "*) line=${line#skip }; skip "service/${line%%: *}" "${line#*: }" ;;
             *) fail "service: unexpected output" "$line" ;;
         esac
     done <"$out"

@@ -10,6 +10,7 @@ unless the server could not be started."""
 import json
 import os
 import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -20,6 +21,10 @@ import time
 VM = sys.argv[1]
 STATIC = "examples/http/static"
 RESULTS = []
+
+
+def skip(name, why):
+    print("skip %s: %s" % (name, why), flush=True)
 
 
 def check(name, cond, why=""):
@@ -418,7 +423,40 @@ def sequential(base_fds):
           "KiB per 1000: %r" % rss)
 
 
+def probes():
+    """The request probes under bpftrace: one request of each kind, counted exactly by
+    route template and status (root and bpftrace; else a skip)"""
+    name = "request probes: exact counts by route and status (bpftrace)"
+    if os.geteuid() != 0 or not shutil.which("bpftrace"):
+        return skip(name, "needs root and bpftrace")
+    vm = os.path.realpath(VM)
+    bt = subprocess.Popen(["bpftrace", "-p", str(SERVER.pid), "-e",
+                           'BEGIN { printf("--ready--\\n"); } '
+                           'usdt:%s:squeak:request__begin { @begin[str(arg1)] = count(); } '
+                           'usdt:%s:squeak:request__end { @end[str(arg1), (int32)arg3] = count(); }' % (vm, vm)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and bt.stdout.readline().strip() != "--ready--":
+        pass
+    for raw in [request("GET", "/hello")] * 3 + [
+            request("PUT", "/kv/probe", b"1"), request("PUT", "/kv/probe", b"2"), request("GET", "/kv/probe"),
+            request("DELETE", "/kv/probe"), request("GET", "/kv/probe"), request("GET", "/work?n=3"),
+            request("GET", "/static/index.html"), request("GET", "/nope"), b"BAD\r\n\r\n"]:
+        exchange(raw.replace(b"Host: t\r\n", b"Host: t\r\nConnection: close\r\n"))
+    time.sleep(0.3)
+    bt.send_signal(2)
+    out = bt.communicate(timeout=30)[0]
+    want = {"@begin[GET /hello]: 3", "@begin[PUT /kv]: 2", "@begin[GET /kv]: 2", "@begin[DELETE /kv]: 1",
+            "@begin[GET /work]: 1", "@begin[GET /static]: 1", "@begin[unmatched]: 1", "@begin[bad request]: 1",
+            "@end[GET /hello, 200]: 3", "@end[PUT /kv, 201]: 1", "@end[PUT /kv, 204]: 1", "@end[GET /kv, 200]: 1",
+            "@end[GET /kv, 404]: 1", "@end[DELETE /kv, 204]: 1", "@end[GET /work, 200]: 1",
+            "@end[GET /static, 200]: 1", "@end[unmatched, 404]: 1", "@end[bad request, 400]: 1"}
+    got = {line for line in out.splitlines() if line.startswith("@")}
+    check(name, got == want, "missing %r, extra %r" % (sorted(want - got), sorted(got - want)))
+
+
 try:
+    probes()
     routes()
     work()
     static()
