@@ -10,6 +10,7 @@ unless the server could not be started."""
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import struct
@@ -455,7 +456,39 @@ def probes():
     check(name, got == want, "missing %r, extra %r" % (sorted(want - got), sorted(got - want)))
 
 
+def out_of_descriptors():
+    """A server limited to 24 descriptors, given 40 connections at once: the accepts
+    that fail are reported, the server survives, and serves once they have closed"""
+    p = subprocess.Popen([VM, "-cp", "examples/http", "examples/http/Server.som", "0"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (24, 24)))
+    port = int(p.stdout.readline().rsplit(":", 1)[1])
+    many = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(40)]
+    time.sleep(0.5)
+    for s in many:
+        s.close()
+    time.sleep(0.5)
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(request("GET", "/hello", headers="Connection: close\r\n"))
+    got = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+    s.close()
+    alive = p.poll() is None
+    p.kill()
+    err = p.stderr.read()
+    lines = set(err.splitlines())
+    check("out of descriptors (ulimit -n 24, 40 connections): accept fails, the server serves on",
+          alive and got == resp(200, "OK", "text/plain", b"Hello, world", close=True) and
+          lines == {"a ServerSocket(127.0.0.1:%d) accept: Too many open files (errno 24)" % port},
+          "alive %s, got %r, stderr %r" % (alive, got, err[:1000]))
+
+
 try:
+    out_of_descriptors()
     probes()
     routes()
     work()
