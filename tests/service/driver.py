@@ -399,8 +399,14 @@ def disconnects(base_fds):
     s = conn()
     s.sendall(b"GET /hel")
     s.close()
+    for partial in [b"", b"GET /hel", request("GET", "/hello")]:
+        s = conn()
+        s.sendall(partial)
+        time.sleep(0.05)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()
     got = exchange(request("GET", "/hello", headers="Connection: close\r\n"))
-    check("clients that leave mid-response, mid-body and mid-head: the server serves on",
+    check("clients that leave mid-response, mid-body and mid-head, or reset the connection: the server serves on",
           got == resp(200, "OK", "text/plain", b"Hello, world", close=True), repr(got))
     check("... and their descriptors are closed (%d)" % base_fds, settle(base_fds), "%d open" % fd_count())
 
