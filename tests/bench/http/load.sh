@@ -10,7 +10,7 @@
 # 400 or more, a socket error or a timeout: wrk's counts) or a server did not start.
 # Run it alone on the machine (its figures are timings).
 set -u
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../.." || exit 2
 ANCHORS=0
 [ "${1:-}" = --anchors ] && { ANCHORS=1; shift; }
 VM=${1:-build/sqvm}
@@ -57,16 +57,17 @@ run() {
         FAILED=1
         return
     fi
-    # shellcheck disable=SC2086
-    local $(echo "${line#RESULT }")
-    local errors=$((non2xx + connect + read + write + timeout))
+    # RESULT requests=N rps=N p50=N p90=N p99=N p999=N max=N non2xx=N connect=N read=N write=N timeout=N
+    local requests rps p50 p90 p99 max non2xx connect rd wr to
+    read -r requests rps p50 p90 p99 _ max non2xx connect rd wr to <<<"$(sed 's/[a-z0-9]*=//g' <<<"${line#RESULT }")"
+    local errors=$((non2xx + connect + rd + wr + to))
     local hz cpu
     hz=$(getconf CLK_TCK)
     cpu=$(awk -v t=$((after - before)) -v hz="$hz" -v n="$requests" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }')
     printf '%-8s %-6s %9s %8s %8s %8s %8s %9s %8s  %s\n' "$name" "$scenario" "$rps" \
         "$(ms "$p50")" "$(ms "$p90")" "$(ms "$p99")" "$(ms "$max")" "$cpu" \
         "$(awk '/VmHWM/ { print $2 }' "/proc/$SERVER_PID/status")" \
-        "$([ "$errors" = 0 ] && echo "0 errors" || echo "ERRORS: non-2xx $non2xx, connect $connect, read $read, write $write, timeout $timeout")"
+        "$([ "$errors" = 0 ] && echo "0 errors" || echo "ERRORS: non-2xx $non2xx, connect $connect, read $rd, write $wr, timeout $to")"
     [ "$errors" = 0 ] || FAILED=1
 }
 
