@@ -219,6 +219,9 @@ def static():
         got, alive = one_on_keepalive(request("GET", "/static/" + name))
         check("GET /static/%s: the file's %d bytes" % (name, len(body)),
               got == resp(200, "OK", ctype, body) and alive, repr(got))
+    got, alive = one_on_keepalive(request("GET", "/static/docs"))
+    check("GET /static/docs (a folder: it opens, reading it fails): 500, kept alive",
+          got == plain(500, "Internal Server Error") and alive, repr(got))
     nf = plain(404, "Not Found")
     for path in [b"/static/", b"/static/.", b"/static/..", b"/static/../Server.som", b"/static/..%2fServer.som",
                  b"/static/a/../index.html", b"/static//etc/passwd", b"/static/index.html%00", b"/static/missing.txt",
@@ -513,4 +516,7 @@ try:
 finally:
     SERVER.kill()
     err = SERVER.stderr.read()
-    check("the server wrote nothing on stderr", err == "", err[:2000])
+    errors = [line for line in err.splitlines() if not line.startswith("    ")]
+    check("the server's stderr: only the 500's error, with its route, then its backtrace",
+          errors == ["ERROR: a File(examples/http/static/docs) readAll: Is a directory (errno 21) (GET /static)"] and
+          "    at Static>>handle: (Static.som:17)" in err.splitlines(), err[:2000])
