@@ -131,8 +131,9 @@ check-all: all unit
 bench: vm
 	tests/bench/run.sh $(O)/sqvm
 
-# The headline figures: are-we-fast-yet's own SOM and Lua programs at AWFY's sizes.
-# AWFY= (or AWFY_DIR=) names the checkout; by default the copy in ../shared/suites.
+# The headline figures: are-we-fast-yet's own SOM and Lua programs, at short sizes and
+# at rebench's (AWFY_SIZES=short or rebench for one set). AWFY= (or AWFY_DIR=) names
+# the checkout; by default the copy in ../shared/suites.
 AWFY ?= $(or $(AWFY_DIR),$(wildcard ../shared/suites/are-we-fast-yet))
 bench-awfy: vm
 	tests/bench/awfy.sh "$(AWFY)" $(O)/sqvm
@@ -141,11 +142,11 @@ bench-awfy: vm
 check-som: vm
 	tests/run.sh --vm $(O)/sqvm --tier tests/som.sh
 
-# What the USDT probes cost: PROBES=0 vs compiled in vs attached (root for attached).
 # Ten minutes of the VM and the tools under stress (scripts/soak.sh; not in CI).
 soak: all
 	scripts/soak.sh $(or $(SOAK_TIME),600) $(AWFY_DIR)
 
+# What the USDT probes cost: PROBES=0 vs compiled in vs attached (root for attached).
 bench-probes:
 	tests/bench/probes.sh
 
