@@ -52,10 +52,8 @@ ifeq ($(PROBES),0)
 else
   PROBE_OBJ := $(O)/obj/squeak_probes.o
   PROBE_HDR := $(O)/gen/squeak_probes.h
-  # an 8-byte view of the four call probes' adjacent semaphores and a 4-byte one
-  # of the two allocation probes' (vm/probes.h)
-  PROBE_LDFLAGS := -Wl,--defsym=sqvm_call_semaphores=squeak_method__entry_semaphore \
-                   -Wl,--defsym=sqvm_alloc_semaphores=squeak_object__alloc_semaphore
+  # an 8-byte view of the four call probes' adjacent semaphores (vm/probes.h)
+  PROBE_LDFLAGS := -Wl,--defsym=sqvm_call_semaphores=squeak_method__entry_semaphore
 endif
 
 CFLAGS ?=

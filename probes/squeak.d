@@ -33,8 +33,8 @@ provider squeak {
 	probe block__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
 	probe block__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
 
-	/* The two allocation probes stay together and in this order too: one 32-bit
-	 * load of their semaphores gates both (vm/probes.h).
+	/* The two allocation probes: the exact one's semaphore is tested after every
+	 * allocation, the sampler's only by the allocation slow path (vm/probes.h).
 	 * Every object the program creates; the allocating method is the running one. */
 	probe object__alloc(char *classname, uint64_t bytes, char *allocclass, char *allocselector);
 

@@ -47,8 +47,6 @@ typedef struct Chunk {
 } Chunk;
 
 char *gc_top, *gc_limit;
-bool gc_sample_due;
-uint64_t gc_sample_weight;
 uintptr_t gc_young_start, gc_young_size;
 
 static struct {
@@ -60,11 +58,7 @@ static struct {
     /* young space */
     char *eden, *edenEnd, *softLimit;
     char *edenLimit;          /* softLimit, or edenEnd once a collection is pending */
-    /* the allocation sampler (object__alloc__sample) */
-    bool sampling;
-    int64_t sampleRemaining;  /* bytes until the next sample point */
-    uint64_t sampleAccum;     /* bytes since the previous one */
-    char *syncTop;            /* gc_top when the counters were last brought up to date */
+    char *syncTop;            /* gc_top when the allocation sampler last saw it */
     char *surv[2];
     size_t survBytes;
     int from;                 /* surv[from] holds the survivors of the last scavenge */
@@ -107,7 +101,7 @@ static void set_full_threshold(size_t want)
 GCStats gc_stats_data;
 char *gc_eden;
 
-static void set_limit(void);
+static void set_limit(uint64_t budget);
 
 /* ---- Set-up ---- */
 
@@ -146,7 +140,7 @@ void gc_init(const GCConfig *cfg)
     gc_stats_data.heapBytes = total;
     heap.hashSeed = 2463534242u;
     init_size_classes();
-    set_limit();
+    set_limit(probes_alloc_budget(0, 0));
     set_full_threshold(0);
 }
 
@@ -237,60 +231,23 @@ static void *old_alloc(size_t bytes)
 
 /* ---- Allocation entry points ---- */
 
-/* Brings the sampler's byte counts up to date with what the fast path bumped. */
-static void sample_sync(void)
-{
-    int64_t consumed = gc_top - heap.syncTop;
-    heap.sampleAccum += (uint64_t)consumed;
-    heap.sampleRemaining -= consumed;
-    heap.syncTop = gc_top;
-}
-
-/* Counts this allocation; marks it as the sample when it crosses the sample point.
- * The sampler starts (and stops) with its probe's semaphore, seen here. */
-static void sample_account(size_t bytes)
-{
-    if (!probe_sample_enabled()) {
-        heap.sampling = false;
-        return;
-    }
-    if (!heap.sampling) {
-        heap.sampling = true;
-        heap.sampleRemaining = (int64_t)probe_sample_gap();
-        heap.sampleAccum = 0;
-        heap.syncTop = gc_top;
-    }
-    sample_sync();
-    heap.sampleAccum += bytes;
-    heap.sampleRemaining -= (int64_t)bytes;
-    if (heap.sampleRemaining <= 0) {
-        gc_sample_due = true;
-        gc_sample_weight = heap.sampleAccum;
-        heap.sampleAccum = 0;
-        heap.sampleRemaining = (int64_t)probe_sample_gap();
-    }
-}
-
-/* The fast path's limit: eden's, or the next sample point if that comes first. While
- * nobody samples, the slow path still looks at the probe's semaphore every
- * SAMPLE_POLL_BYTES, so sampling starts soon after a tracer attaches. */
-#define SAMPLE_POLL_BYTES (256 << 10)
-static void set_limit(void)
+/* The fast path's limit: eden's, or sooner when the allocation sampler's budget ends
+ * first (probes.h: the sampler wants to see the allocation that crosses its point). */
+static void set_limit(uint64_t budget)
 {
     char *lim = heap.cfg.stress ? gc_top : heap.edenLimit;
-    int64_t next = heap.sampling ? heap.sampleRemaining : SAMPLE_POLL_BYTES;
-    if (next < lim - gc_top) lim = gc_top + next;
+    if (budget < (uint64_t)(lim - gc_top)) lim = gc_top + budget;
     gc_limit = lim;
     heap.syncTop = gc_top;
 }
 
 /* The fast path's limit was reached: eden's soft limit (ask for a collection at the
- * next safe point and go on in the reserve), the sampler's next point, or a large
+ * next safe point and go on in the reserve), the sampler's budget, or a large
  * object. Past the reserve, and for large objects, allocate in old space, where
- * obj_new remembers the new object. */
+ * obj_alloc_slow remembers the new object. */
 void *gc_alloc_slow(size_t bytes)
 {
-    sample_account(bytes);
+    uint64_t budget = probes_alloc_budget((uint64_t)(gc_top - heap.syncTop), bytes);
     if (heap.cfg.stress) gc_pending = true;
     char *p = gc_top;
     if (bytes > MAX_CELL || bytes > heap.cfg.youngBytes / 8) {
@@ -307,7 +264,7 @@ void *gc_alloc_slow(size_t bytes)
         gc_stats_data.bytesAllocated += bytes;
         p = old_alloc(bytes);
     }
-    set_limit();
+    set_limit(budget);
     return p;
 }
 
@@ -475,10 +432,10 @@ static void scavenge(void)
     heap.from = 1 - heap.from;
     heap.survTop = heap.toTop;
     gc_stats_data.bytesAllocated += (uint64_t)(gc_top - heap.eden);
-    if (heap.sampling) sample_sync();
+    uint64_t budget = probes_alloc_budget((uint64_t)(gc_top - heap.syncTop), 0);
     gc_top = heap.eden;
     heap.edenLimit = heap.softLimit;
-    set_limit();
+    set_limit(budget);
 }
 
 static size_t young_used(void)
@@ -635,14 +592,14 @@ static void finish_event(GCEvent *e, uint64_t t0)
         if (e->pauseNs > gc_stats_data.maxFullPauseNs) gc_stats_data.maxFullPauseNs = e->pauseNs;
         e->seq = gc_stats_data.fullCount;
     }
-    vm_gc_end_hook(e);
+    if (SQ_GC_END_ENABLED(e->kind)) probe_gc_end(e);
 }
 
 void gc_young_collect(void)
 {
     uint64_t t0 = vm_now_ns();
     GCEvent e = {.kind = GC_YOUNG, .youngBefore = young_used(), .oldBefore = heap.oldBytes};
-    vm_gc_begin_hook(GC_YOUNG);
+    if (SQ_GC_BEGIN_ENABLED(GC_YOUNG)) probe_gc_begin(GC_YOUNG, gc_stats_data.youngCount + 1, young_used(), gc_stats_data.oldBytes);
     evtSurvived = evtTenured = 0;
     heap.tenureAll = false;
     scavenge();
@@ -657,7 +614,7 @@ void gc_full_collect(void)
 {
     uint64_t t0 = vm_now_ns();
     GCEvent e = {.kind = GC_FULL, .youngBefore = young_used(), .oldBefore = heap.oldBytes};
-    vm_gc_begin_hook(GC_FULL);
+    if (SQ_GC_BEGIN_ENABLED(GC_FULL)) probe_gc_begin(GC_FULL, gc_stats_data.fullCount + 1, young_used(), gc_stats_data.oldBytes);
     evtSurvived = evtTenured = 0;
     heap.tenureAll = true;
     scavenge();

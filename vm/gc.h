@@ -73,9 +73,6 @@ void gc_set_weak_scanner(void (*scanner)(GCAliveFn alive));
  * in a frame, a global or a registered root. So C code never holds an object
  * across a collection, and needs no root protection. */
 extern char *gc_top, *gc_limit;
-/* The allocation sampler: set when an allocation crossed the sample point. */
-extern bool gc_sample_due;
-extern uint64_t gc_sample_weight;
 void *gc_alloc_slow(size_t bytes);
 void *gc_alloc_perm(size_t bytes);
 

@@ -102,8 +102,7 @@ static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Metho
     for (uint32_t i = 0; i < m->nlocals; i++) f->locals[i] = nil;
     f->sp = f->locals + m->nlocals;
     if (m->flags & MF_HAS_CTX) {
-        Obj *ctx = SQ_ALLOC_ENABLED() ? obj_new(CLS_CONTEXT, FMT_FIXED, 1u + m->ctxSize)
-                                      : obj_alloc_small(CLS_CONTEXT, FMT_FIXED, 1u + m->ctxSize);
+        Obj *ctx = obj_alloc(CLS_CONTEXT, FMT_FIXED, 1u + m->ctxSize, false);
         ctx->slots[CTX_OUTER] = f->ctx;
         for (uint32_t i = 1; i <= m->ctxSize; i++) ctx->slots[i] = nil;
         for (uint32_t i = 1; i <= nargs; i++)
@@ -410,35 +409,14 @@ void interp_raise(Value *args, const char *className, const char *msg)
             if (sched_attention && sched_poll()) { p = interp_current; LOAD(); } \
         }                                              \
     } while (0)
-/* The attention word or the call probes' semaphores set? On x86-64 in the
- * same three instructions as the attention test alone (a load, an or with the
- * semaphores in memory, a branch), so that an activation or a backward jump
- * costs nothing more with the probes compiled in than without. */
-#if SQVM_PROBES && defined(__x86_64__)
-#define IF_ATTENTION_OR_CALLS(slowcode)                                          \
-    do {                                                                         \
-        __label__ slow_, done_;                                                  \
-        __asm__ goto("movzwl %0, %%eax\n\torq %1, %%rax\n\tjnz %l[slow_]"        \
-                     : : "m"(vm_attention.any), "m"(sqvm_call_semaphores)         \
-                     : "rax", "cc" : slow_);                                     \
-        goto done_;                                                              \
-    slow_: __attribute__((cold));                                                \
-        slowcode;                                                                \
-    done_:;                                                                      \
-    } while (0)
-#else
-#define IF_ATTENTION_OR_CALLS(slowcode) \
-    do { if (UNLIKELY(vm_attention.any | sq_call_semaphores())) { slowcode; } } while (0)
-#endif
-
 /* After the dispatch loop's own activations: the safe point and the call probes
  * (method__entry for the new frame) with one test. */
 #define ACTIVATION_SAFE_POINT() \
-    IF_ATTENTION_OR_CALLS(if (sq_call_probes_enabled()) interp_trace_entry(fp); SAFE_POINT())
+    SQ_IF_ATTENTION_OR_CALLS(vm_attention.any, if (sq_call_probes_enabled()) interp_trace_entry(fp); SAFE_POINT())
 /* A backward jump also looks at the call probes' semaphores: a loop of quick
  * sends, which never activate anything, then enters traced mode too. */
 #define LOOP_SAFE_POINT() \
-    IF_ATTENTION_OR_CALLS(if (sq_call_probes_enabled() && !callsTraced) set_calls_traced(true); SAFE_POINT())
+    SQ_IF_ATTENTION_OR_CALLS(vm_attention.any, if (sq_call_probes_enabled() && !callsTraced) set_calls_traced(true); SAFE_POINT())
 
 /* How an opcode's handler is entered and left: labels and a jump through the table
  * (computed goto), or the cases of a switch. FAST_PATH_OFF: whether a special send's
@@ -724,7 +702,7 @@ static Value run(Process *p)
     CASE(PUSH_BLOCK) {
         Method *bm = method->blocks[READ8()];
         uint32_t cls = bm->nargs < 4 ? CLS_BLOCK1 + bm->nargs : CLS_BLOCK;
-        Obj *b = SQ_ALLOC_ENABLED() ? obj_new(cls, FMT_FIXED, BLK_SIZE) : obj_alloc_small(cls, FMT_FIXED, BLK_SIZE);
+        Obj *b = obj_alloc(cls, FMT_FIXED, BLK_SIZE, false);
         b->slots[BLK_METHOD] = ptr_value(bm);
         b->slots[BLK_CTX] = fp->ctx;
         b->slots[BLK_SELF] = fp->self;
@@ -990,7 +968,6 @@ static Value run(Process *p)
 #undef DISPATCH
 #undef FAST_PATH_OFF
 #undef FLOAT_ARITH
-#undef IF_ATTENTION_OR_CALLS
 #undef INT_ADD
 #undef INT_FAST
 #undef INT_MUL

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* object.c - object allocation, the class table and method dictionaries. */
 #include "object.h"
+#include "alloc.h"
 #include "gc.h"
 #include "method.h"
 #include "probes.h"
@@ -14,38 +15,30 @@ VMGlobals G;
 
 /* ---- Allocation ---- */
 
+/* The header of an object at mem, with the overflow word before it when numSlots
+ * does not fit the header's count. */
 static Obj *init_obj(char *mem, uint32_t classIndex, unsigned format, size_t numSlots, uint64_t flags)
 {
-    Obj *o;
-    uint64_t slotsField;
-    if (numSlots >= HDR_SLOTS_OVERFLOW) {
-        *(uint64_t *)mem = ((uint64_t)HDR_SLOTS_OVERFLOW << HDR_SLOTS_SHIFT) | numSlots;
-        o = (Obj *)(mem + 8);
-        slotsField = HDR_SLOTS_OVERFLOW;
-    } else {
-        o = (Obj *)mem;
-        slotsField = numSlots;
+    if (numSlots < HDR_SLOTS_OVERFLOW) {
+        Obj *o = (Obj *)mem;
+        o->hdr = obj_header(classIndex, format, numSlots) | flags;
+        return o;
     }
-    o->hdr = (uint64_t)classIndex | ((uint64_t)format << HDR_FMT_SHIFT) | flags | (slotsField << HDR_SLOTS_SHIFT);
+    *(uint64_t *)mem = ((uint64_t)HDR_SLOTS_OVERFLOW << HDR_SLOTS_SHIFT) | numSlots;
+    Obj *o = (Obj *)(mem + 8);
+    o->hdr = obj_header(classIndex, format, HDR_SLOTS_OVERFLOW) | flags;
     return o;
 }
 
-static size_t alloc_bytes(size_t numSlots)
+Obj *obj_alloc_slow(uint32_t classIndex, unsigned format, size_t numSlots)
 {
-    size_t words = 1 + (numSlots ? numSlots : 1) + (numSlots >= HDR_SLOTS_OVERFLOW);
-    return words * 8;
-}
-
-/* Pointer slots are filled with nil; raw formats with zero. */
-static void fill_body(Obj *o, unsigned format, size_t numSlots)
-{
-    if (format == FMT_FIXED || format == FMT_INDEXABLE) {
-        Value nil = G.nil;
-        for (size_t i = 0; i < numSlots; i++) o->slots[i] = nil;
-        if (!numSlots) o->slots[0] = 0;
-    } else {
-        memset(o->slots, 0, (numSlots ? numSlots : 1) * 8);
-    }
+    size_t bytes = obj_alloc_bytes(numSlots);
+    Obj *o = init_obj(gc_alloc(bytes), classIndex, format, numSlots, 0);
+    /* Born old (large, or eden overflowed before a safe point): C code may fill
+     * it with young objects without a barrier, so remember it at once. */
+    if (UNLIKELY(!gc_is_young((Value)o)) && format <= FMT_INDEXABLE) gc_remember(o);
+    PROBE_ALLOC_SAMPLE(o, bytes);
+    return o;
 }
 
 Obj *obj_new(uint32_t classIndex, unsigned format, size_t numSlots)
@@ -53,23 +46,13 @@ Obj *obj_new(uint32_t classIndex, unsigned format, size_t numSlots)
     /* Far beyond any heap, and its size in bytes may not even fit a size_t. */
     if (numSlots > ((size_t)1 << 40))
         vm_object_too_large(numSlots > SIZE_MAX / 8 - 1 ? SIZE_MAX : (numSlots + 1) * 8, gc_heap_limit());
-    vm_counters.allocations++;
-    Obj *o = init_obj(gc_alloc(alloc_bytes(numSlots)), classIndex, format, numSlots, 0);
-    fill_body(o, format, numSlots);
-    /* Born old (large, or eden overflowed before a safe point): C code may fill
-     * it with young objects without a barrier, so remember it at once. */
-    if (UNLIKELY(!gc_is_young((Value)o)) && format <= FMT_INDEXABLE) gc_remember(o);
-    SQ_IF_ALLOC_PROBES({
-        if (SQ_ALLOC_ENABLED()) probe_object_alloc(o, alloc_bytes(numSlots));
-        if (gc_sample_due) probe_alloc_sample(o, alloc_bytes(numSlots));
-    });
-    return o;
+    return obj_alloc(classIndex, format, numSlots, true);
 }
 
 Obj *obj_new_perm(uint32_t classIndex, unsigned format, size_t numSlots)
 {
-    Obj *o = init_obj(gc_alloc_perm(alloc_bytes(numSlots)), classIndex, format, numSlots, GCF_PERM);
-    fill_body(o, format, numSlots);
+    Obj *o = init_obj(gc_alloc_perm(obj_alloc_bytes(numSlots)), classIndex, format, numSlots, GCF_PERM);
+    obj_fill_body(o, format, numSlots);
     return o;
 }
 

@@ -2,6 +2,7 @@
 /* probes.c - argument preparation for the USDT probes, the allocation sampler, and the
  * debug-offsets structure that lets an out-of-process reader walk the Smalltalk stack. */
 #include "probes.h"
+#include "alloc.h"
 #include "gc.h"
 #include "interp.h"
 #include "sched.h"
@@ -104,31 +105,6 @@ void probe_method_return(Frame *f, uint32_t depth)
 
 /* ---- Allocation ---- */
 
-/* The sampler: the gap to the next sample is exponentially distributed with mean
- * sampleMean bytes (as in tcmalloc and Go), so every byte has the same chance of
- * being sampled and a sample's weight (the bytes since the previous one) makes the
- * sums per class unbiased estimates of the bytes allocated. */
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-
-static uint64_t next_gap(void)
-{
-    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
-    double u = ((double)(rng >> 11) + 0.5) / 9007199254740992.0; /* (0,1) */
-    double gap = -log(u) * (double)sampleMean;
-    return gap < 1 ? 1 : (uint64_t)gap;
-}
-
-void probes_init(uint64_t allocSampleBytes)
-{
-    if (allocSampleBytes) sampleMean = allocSampleBytes;
-    uintptr_t base = (uintptr_t)&squeak_method__entry_semaphore;
-    if ((uintptr_t)&squeak_method__return_semaphore != base + 2 || (uintptr_t)&squeak_block__entry_semaphore != base + 4 ||
-        (uintptr_t)&squeak_block__return_semaphore != base + 6)
-        vm_fatal("the call probes' semaphores are not adjacent (see probes.h)");
-    if ((uintptr_t)&squeak_object__alloc__sample_semaphore != (uintptr_t)&squeak_object__alloc_semaphore + 2)
-        vm_fatal("the allocation probes' semaphores are not adjacent (see probes.h)");
-}
-
 static void allocating_method(const char **cls, const char **sel)
 {
     Frame *f = interp_current ? interp_current->fp : NULL;
@@ -141,47 +117,101 @@ static void allocating_method(const char **cls, const char **sel)
     }
 }
 
-void probe_object_alloc(Obj *o, size_t bytes)
+void probe_object_alloc(Obj *o)
 {
     const char *name = G.classes[obj_class_index(o)]->name, *acls, *asel;
     allocating_method(&acls, &asel);
-    SQUEAK_OBJECT_ALLOC(name, (uint64_t)bytes, acls, asel);
+    SQUEAK_OBJECT_ALLOC(name, (uint64_t)obj_alloc_bytes(obj_num_slots(o)), acls, asel);
 }
 
-uint64_t probe_sample_gap(void) { return next_gap(); }
-bool probe_sample_enabled(void) { return SQ_ENABLED(OBJECT_ALLOC_SAMPLE); }
+/* The sampler: the gap to the next sample is exponentially distributed with mean
+ * sampleMean bytes (as in tcmalloc and Go), so every byte has the same chance of
+ * being sampled and a sample's weight (the bytes since the previous one) makes the
+ * sums per class unbiased estimates of the bytes allocated. It runs while its
+ * probe's semaphore is set, which it sees each time the collector asks for a
+ * budget; without a tracer that is every SAMPLE_POLL_BYTES. */
+#define SAMPLE_POLL_BYTES (256 << 10)
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static struct {
+    bool on;
+    int64_t remaining;  /* bytes until the next sample point */
+    uint64_t accum;     /* bytes since the previous one */
+    uint64_t weight;    /* of the sample that is due */
+} sampler;
+bool probes_sample_due;
+
+static uint64_t next_gap(void)
+{
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    double u = ((double)(rng >> 11) + 0.5) / 9007199254740992.0; /* (0,1) */
+    double gap = -log(u) * (double)sampleMean;
+    return gap < 1 ? 1 : (uint64_t)gap;
+}
+
+uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes)
+{
+    if (!SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) {
+        sampler.on = false;
+        return SAMPLE_POLL_BYTES;
+    }
+    if (!sampler.on) { /* counting starts with this allocation */
+        sampler.on = true;
+        sampler.remaining = (int64_t)next_gap();
+        sampler.accum = 0;
+        bumped = 0;
+    }
+    sampler.accum += bumped + bytes;
+    sampler.remaining -= (int64_t)(bumped + bytes);
+    if (bytes && sampler.remaining <= 0) {
+        probes_sample_due = true;
+        sampler.weight = sampler.accum;
+        sampler.accum = 0;
+        sampler.remaining = (int64_t)next_gap();
+    }
+    return sampler.remaining > 0 ? (uint64_t)sampler.remaining : 0;
+}
 
 /* o is the allocation that crossed the sample point; its weight is the bytes
- * allocated since the previous sample point (gc.c counts them). */
+ * allocated since the previous sample point. */
 void probe_alloc_sample(Obj *o, size_t bytes)
 {
-    gc_sample_due = false;
+    probes_sample_due = false;
     if (!SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) return;
     const char *name = G.classes[obj_class_index(o)]->name, *acls, *asel;
     allocating_method(&acls, &asel);
     /* in a register: USDT argument specs cannot be RIP-relative for libbpf */
-    uint64_t weight = gc_sample_weight;
+    uint64_t weight = sampler.weight;
     __asm__ volatile("" : "+r"(weight));
     SQUEAK_OBJECT_ALLOC_SAMPLE(name, (uint64_t)bytes, acls, asel, weight);
 }
 
+/* The layouts the hot guards rely on (probes.h): the call probes' four semaphores
+ * adjacent and in order. */
+void probes_init(uint64_t allocSampleBytes)
+{
+    if (allocSampleBytes) sampleMean = allocSampleBytes;
+    uintptr_t base = (uintptr_t)&squeak_method__entry_semaphore;
+    if ((uintptr_t)&squeak_method__return_semaphore != base + 2 || (uintptr_t)&squeak_block__entry_semaphore != base + 4 ||
+        (uintptr_t)&squeak_block__return_semaphore != base + 6)
+        vm_fatal("the call probes' semaphores are not adjacent (see probes.h)");
+}
+
 /* ---- Collections ---- */
 
+/* The site (gc.c) has tested the kind's semaphore: SQ_GC_BEGIN_ENABLED, SQ_GC_END_ENABLED. */
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes)
 {
-    if (kind == GC_YOUNG && SQ_ENABLED(GC_INCREMENTAL_BEGIN))
-        SQUEAK_GC_INCREMENTAL_BEGIN(seq, (uint64_t)youngBytes, (uint64_t)oldBytes);
-    else if (kind == GC_FULL && SQ_ENABLED(GC_FULL_BEGIN))
-        SQUEAK_GC_FULL_BEGIN(seq, (uint64_t)youngBytes, (uint64_t)oldBytes);
+    if (kind == GC_YOUNG) SQUEAK_GC_INCREMENTAL_BEGIN(seq, (uint64_t)youngBytes, (uint64_t)oldBytes);
+    else SQUEAK_GC_FULL_BEGIN(seq, (uint64_t)youngBytes, (uint64_t)oldBytes);
 }
 
 void probe_gc_end(const GCEvent *e)
 {
-    if (e->kind == GC_YOUNG && SQ_ENABLED(GC_INCREMENTAL_END))
+    if (e->kind == GC_YOUNG)
         SQUEAK_GC_INCREMENTAL_END(e->seq, e->pauseNs, (uint64_t)e->youngBefore, (uint64_t)e->youngAfter,
                                   (uint64_t)e->oldBefore, (uint64_t)e->oldAfter, (uint64_t)e->survivedBytes,
                                   (uint64_t)e->tenuredBytes, (uint64_t)e->freedBytes, (uint64_t)e->rememberedCount);
-    else if (e->kind == GC_FULL && SQ_ENABLED(GC_FULL_END))
+    else
         SQUEAK_GC_FULL_END(e->seq, e->pauseNs, (uint64_t)e->youngBefore, (uint64_t)e->youngAfter,
                            (uint64_t)e->oldBefore, (uint64_t)e->oldAfter, (uint64_t)e->survivedBytes,
                            (uint64_t)e->tenuredBytes, (uint64_t)e->freedBytes, (uint64_t)e->rememberedCount);
@@ -234,10 +264,8 @@ void probe_request_end(uint64_t id, const char *route, uint64_t process, int sta
 
 void probe_method_entry(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_method_return(Frame *f, uint32_t depth) { (void)f; (void)depth; }
-void probe_object_alloc(Obj *o, size_t bytes) { (void)o; (void)bytes; }
-void probe_alloc_sample(Obj *o, size_t bytes) { (void)o; (void)bytes; gc_sample_due = false; }
-uint64_t probe_sample_gap(void) { return UINT64_MAX / 4; }
-bool probe_sample_enabled(void) { return false; }
+void probe_object_alloc(Obj *o) { (void)o; }
+void probe_alloc_sample(Obj *o, size_t bytes) { (void)o; (void)bytes; }
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes) { (void)kind; (void)seq; (void)youngBytes; (void)oldBytes; }
 void probe_gc_end(const GCEvent *e) { (void)e; }
 void probe_class_load(const char *name, const char *path) { (void)name; (void)path; }

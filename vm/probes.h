@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* probes.h - USDT probe sites (probes/squeak.d). Built with PROBES=0, every site compiles
- * to nothing. A site is "if (SQ_ENABLED(NAME)) probe_xxx(...)": the guard is one load
- * of the probe's semaphore, and argument preparation happens only inside it. */
+/* probes.h - USDT probe sites (probes/squeak.d): their guards, and the allocation
+ * sampler's interface to the collector. Built with PROBES=0, every site compiles to
+ * nothing. A site is "if (SQ_ENABLED(NAME)) probe_xxx(...)": the guard is one load of
+ * the probe's semaphore, and argument preparation happens only inside it, out of line
+ * in probes.c. The hot sites (allocation, activation, backward jumps) have guards of
+ * their own below, written so that they cost the same instructions as without probes. */
 #ifndef SQVM_PROBES_H
 #define SQVM_PROBES_H
 
@@ -21,7 +24,8 @@ struct Obj;
 /* Out of line, cold: called only when a tracer is attached. */
 void probe_method_entry(struct Frame *f, uint32_t depth);
 void probe_method_return(struct Frame *f, uint32_t depth);
-void probe_object_alloc(struct Obj *o, size_t bytes);
+void probe_object_alloc(struct Obj *o);
+void probe_alloc_sample(struct Obj *o, size_t bytes);
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes);
 void probe_gc_end(const struct GCEvent *e);
 void probe_class_load(const char *name, const char *path);
@@ -42,47 +46,64 @@ void probe_request_begin(uint64_t id, const char *route, uint64_t process);
 void probe_request_end(uint64_t id, const char *route, uint64_t process, int status);
 void probes_init(uint64_t allocSampleBytes);
 
-/* The exact allocation probe's guard. The sampled one costs nothing on the allocation
- * fast path: gc.c moves the eden limit to the next sample point, so only the
- * allocation that crosses it takes the slow path and sets gc_sample_due. */
-#define SQ_ALLOC_ENABLED() SQ_ENABLED(OBJECT_ALLOC)
-extern bool gc_sample_due;
-/* After an allocation: is either allocation probe enabled? Their semaphores are
- * adjacent (squeak.d declares object__alloc, then object__alloc__sample), so one
- * 32-bit load answers: the same compare-and-branch that the sampler's flag alone
- * would cost, so allocation pays nothing for the probes being compiled in. With
- * the sampler attached every allocation takes the (short) out-of-line path to
- * look at gc_sample_due. probes_init checks the layout. */
-#if SQVM_PROBES
-extern const volatile uint32_t sqvm_alloc_semaphores; /* Makefile: --defsym */
-#if defined(__x86_64__)
-/* A compare with memory: reading the volatile into a register first would cost
- * an instruction more than the PROBES=0 build's test of gc_sample_due. */
-#define SQ_IF_ALLOC_PROBES(slowcode)                                               \
-    do {                                                                           \
-        __label__ slow_, done_;                                                    \
-        __asm__ goto("cmpl $0, %0\n\tjne %l[slow_]" : : "m"(sqvm_alloc_semaphores) \
-                     : "cc" : slow_);                                              \
-        goto done_;                                                                \
-    slow_: __attribute__((cold));                                                  \
-        slowcode;                                                                  \
-    done_:;                                                                        \
+/* ---- A branch to cold code on a word in memory ----
+ * On x86-64 a compare with memory and a jump (asm goto): reading the volatile
+ * semaphore into a register first would cost an instruction more than the same site
+ * without probes. The slow code is laid out cold, away from the hot path. */
+#if SQVM_PROBES && defined(__x86_64__)
+/* asmgoto jumps to the label slow_ to take the slow code. */
+#define SQ_ASM_BRANCH(asmgoto, slowcode)  \
+    do {                                  \
+        __label__ slow_, done_;           \
+        asmgoto;                          \
+        goto done_;                       \
+    slow_: __attribute__((cold));         \
+        slowcode;                         \
+    done_:;                               \
     } while (0)
-#else
-#define SQ_IF_ALLOC_PROBES(slowcode) do { if (UNLIKELY(sqvm_alloc_semaphores)) { slowcode; } } while (0)
 #endif
-#else
-#define SQ_IF_ALLOC_PROBES(slowcode) do { if (UNLIKELY(gc_sample_due)) { slowcode; } } while (0)
-#endif
-void probe_alloc_sample(struct Obj *o, size_t bytes);
-/* Bytes to the next sample: exponentially distributed with mean --alloc-sample. */
-uint64_t probe_sample_gap(void);
-bool probe_sample_enabled(void);
 
-/* The four call probes' semaphores are adjacent (squeak.d declares them together:
+/* ---- Allocation (alloc.h) ----
+ * The exact probe, object__alloc: its gate follows every allocation, one compare of
+ * its semaphore with memory. */
+#if SQVM_PROBES && defined(__x86_64__)
+#define SQ_IF_ALLOC_PROBE(slowcode)                                                      \
+    SQ_ASM_BRANCH(__asm__ goto("cmpw $0, %0\n\tjne %l[slow_]"                              \
+                               : : "m"(squeak_object__alloc_semaphore) : "cc" : slow_), \
+                  slowcode)
+#elif SQVM_PROBES
+#define SQ_IF_ALLOC_PROBE(slowcode) do { if (SQ_ENABLED(OBJECT_ALLOC)) { slowcode; } } while (0)
+#else
+#define SQ_IF_ALLOC_PROBE(slowcode) do { } while (0)
+#endif
+
+/* The sampler, object__alloc__sample, costs nothing on the allocation fast path: the
+ * collector asks it (probes_alloc_budget, its one hook into the probes) how far the
+ * fast path may bump before it wants to see an allocation again, and stops the fast
+ * path there. The allocation that crosses a sample point is made by the slow path,
+ * which fires the probe (PROBE_ALLOC_SAMPLE) once it has the object's header.
+ *
+ * probes_alloc_budget: bumped is what the fast path allocated since the previous call,
+ * bytes the slow path's allocation (0 when a collection is about to reset eden).
+ * While nobody samples it still answers a finite budget, so that sampling starts
+ * soon after a tracer attaches. */
+#if SQVM_PROBES
+uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes);
+extern bool probes_sample_due; /* this slow-path allocation is a sample */
+#define PROBE_ALLOC_SAMPLE(o, bytes) do { if (UNLIKELY(probes_sample_due)) probe_alloc_sample(o, bytes); } while (0)
+#else
+static inline uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes) { (void)bumped; (void)bytes; return UINT64_MAX / 4; }
+#define PROBE_ALLOC_SAMPLE(o, bytes) do { } while (0)
+#endif
+
+/* ---- Collections (gc.c) ---- */
+#define SQ_GC_BEGIN_ENABLED(kind) ((kind) == 0 ? SQ_ENABLED(GC_INCREMENTAL_BEGIN) : SQ_ENABLED(GC_FULL_BEGIN))
+#define SQ_GC_END_ENABLED(kind) ((kind) == 0 ? SQ_ENABLED(GC_INCREMENTAL_END) : SQ_ENABLED(GC_FULL_END))
+
+/* ---- Calls (interp.c) ----
+ * The four call probes' semaphores are adjacent (squeak.d declares them together:
  * method__entry, method__return, block__entry, block__return), so one 64-bit load
- * tells whether any of them is enabled: the cost of the sites on every call and
- * return. probes_init checks the layout. */
+ * tells whether any of them is enabled. probes_init checks the layout. */
 #if SQVM_PROBES
 /* The linker defines sqvm_call_semaphores at squeak_method__entry_semaphore's address
  * (Makefile: --defsym), an 8-byte view of the four adjacent semaphores. */
@@ -93,5 +114,20 @@ extern const volatile uint64_t sqvm_call_semaphores; /* changed by the kernel: a
 #endif
 #define sq_call_probes_enabled() UNLIKELY(sq_call_semaphores() != 0)
 
+/* The interpreter's activation and backward-jump safe points: the 16-bit attention
+ * word or a call probe's semaphore set? In the same three instructions as the
+ * attention test alone (a load, an or with the semaphores in memory, a branch), so
+ * that an activation costs nothing more with the probes compiled in than without. */
+#if SQVM_PROBES && defined(__x86_64__)
+#define SQ_IF_ATTENTION_OR_CALLS(attention, slowcode)                                       \
+    SQ_ASM_BRANCH(__asm__ goto("movzwl %0, %%eax\n\torq %1, %%rax\n\tjnz %l[slow_]"            \
+                               : : "m"(attention),                                          \
+                                   "m"(sqvm_call_semaphores)                                \
+                               : "rax", "cc" : slow_),                                      \
+                  slowcode)
+#else
+#define SQ_IF_ATTENTION_OR_CALLS(attention, slowcode) \
+    do { if (UNLIKELY((attention) | sq_call_semaphores())) { slowcode; } } while (0)
+#endif
 
 #endif

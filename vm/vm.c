@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* vm.c - fatal errors, checked allocation, exiting, and the GC hooks. */
+/* vm.c - start-up, fatal errors, checked allocation and exiting. */
 #include "vm.h"
 #include "gc.h"
 #include "interp.h"
@@ -108,19 +108,6 @@ char *vm_xstrdup(const char *s)
     char *d = vm_xmalloc(n);
     memcpy(d, s, n);
     return d;
-}
-
-void vm_gc_begin_hook(int kind)
-{
-    if (SQ_ENABLED(GC_INCREMENTAL_BEGIN) || SQ_ENABLED(GC_FULL_BEGIN)) {
-        const GCStats *s = gc_stats();
-        probe_gc_begin(kind, (kind == GC_YOUNG ? s->youngCount : s->fullCount) + 1, gc_young_used(), s->oldBytes);
-    }
-}
-
-void vm_gc_end_hook(const struct GCEvent *e)
-{
-    if (SQ_ENABLED(GC_INCREMENTAL_END) || SQ_ENABLED(GC_FULL_END)) probe_gc_end(e);
 }
 
 void vm_object_too_large(size_t bytes, size_t max)

@@ -46,10 +46,6 @@ extern VMAttention vm_attention;
 #define gc_pending (vm_attention.gc)
 #define sched_attention (vm_attention.sched)
 
-/* Collection begin/end: the place the GC probes fire. */
-struct GCEvent;
-void vm_gc_begin_hook(int kind);
-void vm_gc_end_hook(const struct GCEvent *e);
 /* Live old data exceeds --heap after a full collection. */
 NORETURN void vm_heap_exhausted(size_t live, size_t max);
 /* One object would be larger than --heap allows. */
