@@ -28,6 +28,8 @@ cli_case class-by-path 0 "rectangles kept: 100" -- "$VM" examples/Workload.som 2
 cli_case class-by-name 0 "points walked: 100000" -- "$VM" -cp examples Workload 2
 cli_case gc-stats 0 "gc: " -- "$VM" --gc-stats -e 'system fullGC'
 cli_case kernel-class-from-class-path 0 "42" -- "$VM" -cp tests/cli -e '1 + 2'
+# the operand shapes of + (a local and a literal, two locals, a local argument) give way too
+cli_case kernel-class-operand-shapes 0 "42" -- "$VM" -cp tests/cli -e '| a b | a := 1. b := 2. (a + 2) + (a + b) + (b + a)'
 cli_case disassemble 0 "PUSH_FIELD" -- "$VM" -cp examples --disassemble Point
 cli_case disassemble-missing 1 "class Nope not found" -- "$VM" --disassemble Nope
 

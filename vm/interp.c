@@ -199,7 +199,7 @@ static bool double_operands(Value a, Value b, double *x, double *y)
  * true from the first event of a tracer that attaches to a busy VM. */
 
 static bool callsTraced;
-static void apply_traced_returns(void);
+static void route_traced_returns(bool traced);
 
 static uint32_t walk_depth(Frame *f)
 {
@@ -214,7 +214,7 @@ static void set_calls_traced(bool on)
     callsTraced = on;
     method_set_quick_enabled(!on);
     if (on) for (Process *q = sched_all_processes(); q; q = q->allNext) q->traceDepth = 0;
-    apply_traced_returns();
+    route_traced_returns(on);
 }
 
 void interp_trace_entry(Frame *f)
@@ -239,44 +239,83 @@ void interp_trace_unwind(Frame *top, Frame *to)
     for (Frame *f = top; callsTraced && f != to; f = f->caller) trace_return(f);
 }
 
-/* ---- Special sends and redefined kernel methods ----
- * SEND_ADD and its siblings compute Integer and Double arithmetic (SEND_AT
- * and SEND_ATPUT Array access) without a send, which is right only while
- * those classes answer the selector with the VM's own primitive. A kernel
- * class file on the class path may redefine one (SOM allows it): then that
- * opcode becomes a plain send. With computed goto its dispatch entry is
- * pointed at the SEND handler, so the fast paths cost nothing extra; the
- * switch build tests a mask instead. */
+/* ---- Dispatch routes: redefined kernel methods and traced returns ----
+ * Every opcode has a handler named for it (op_NAME, in run()). A few handlers are
+ * entered only when an opcode is routed to them instead of its own:
+ *  - miss_SHAPE, one for each operand shape in SHAPE_LIST: push the operands and
+ *    continue wherever the plain opcode is routed. SEND_ADD and its siblings compute
+ *    Integer and Double arithmetic (SEND_AT and SEND_ATPUT Array access) without a
+ *    send, which is right only while those classes answer the selector with the VM's
+ *    own primitive. A kernel class file on the class path may redefine one (SOM
+ *    allows it): then interp_check_fast_paths routes the plain opcode to SEND and
+ *    each of its shapes to its miss_ handler.
+ *  - traced_RETURN_SELF, traced_RETURN_LOCAL: fire the return probe, then return
+ *    (traced mode: set_calls_traced routes the two return opcodes there).
+ * route[op] is the handler that runs opcode op, and route_opcode, which changes it,
+ * is the one mechanism for both. With computed goto run()'s dispatch table holds the
+ * label of each opcode's route, so neither the fast paths nor the untraced returns
+ * test anything; the switch build switches on route[op]. */
 
-static uint32_t fastPathOff; /* bit (op - OP_SEND_ADD) set: that special send is a plain send */
+/* The operand shapes (opcodes.h): X(shape, its plain opcode, where its operands are) */
+#define SHAPE_LIST(X)                                                                         \
+    X(SEND_ADD_L, SEND_ADD, L) X(SEND_ADD_LL, SEND_ADD, LL) X(SEND_ADD_I, SEND_ADD, I)       \
+    X(SEND_SUB_L, SEND_SUB, L) X(SEND_SUB_LL, SEND_SUB, LL) X(SEND_SUB_I, SEND_SUB, I)       \
+    X(SEND_MUL_L, SEND_MUL, L) X(SEND_MUL_LL, SEND_MUL, LL) X(SEND_MUL_I, SEND_MUL, I)       \
+    X(SEND_LT_L, SEND_LT, L) X(SEND_LT_LL, SEND_LT, LL) X(SEND_LT_I, SEND_LT, I)             \
+    X(SEND_GT_L, SEND_GT, L) X(SEND_GT_LL, SEND_GT, LL) X(SEND_GT_I, SEND_GT, I)             \
+    X(SEND_LE_L, SEND_LE, L) X(SEND_LE_LL, SEND_LE, LL) X(SEND_LE_I, SEND_LE, I)             \
+    X(SEND_GE_L, SEND_GE, L) X(SEND_GE_LL, SEND_GE, LL) X(SEND_GE_I, SEND_GE, I)             \
+    X(SEND_EQ_L, SEND_EQ, L) X(SEND_EQ_LL, SEND_EQ, LL) X(SEND_EQ_I, SEND_EQ, I)             \
+    X(SEND_NE_L, SEND_NE, L) X(SEND_NE_LL, SEND_NE, LL) X(SEND_NE_I, SEND_NE, I)
+
+/* Handlers: the opcodes' own, in opcode order (so H_op_NAME == OP_NAME), then the rest. */
+typedef enum {
+#define OPCODE(name, operands, effect) H_op_##name,
+#include "opcodes.h"
+#undef OPCODE
+#define MISS_HANDLER(shape, plain, kind) H_miss_##shape,
+    SHAPE_LIST(MISS_HANDLER)
+#undef MISS_HANDLER
+    H_traced_RETURN_SELF,
+    H_traced_RETURN_LOCAL,
+    H_bad_opcode,
+    H__COUNT
+} Handler;
+
+static uint8_t route[256] = {
+#define OPCODE(name, operands, effect) [OP_##name] = H_op_##name,
+#include "opcodes.h"
+#undef OPCODE
+    [OP__COUNT ... 255] = H_bad_opcode,
+};
 
 #if SQVM_COMPUTED_GOTO
-static const void **dispatchTable; /* run()'s table, once run() has started */
-static const void *returnHandlers[2][2]; /* [traced][RETURN_SELF, RETURN_LOCAL] */
-static const void *missHandlers[OP_SEND_NE_I - OP_SEND_ADD_L + 1]; /* the shapes' plain sends */
+static const void **dispatchTable;       /* run()'s table, once run() has started */
+static const void *const *handlerLabels; /* run()'s handler labels, by Handler */
 #endif
 
-static void apply_traced_returns(void)
+static void route_opcode(Opcode op, Handler h)
 {
+    route[op] = (uint8_t)h;
 #if SQVM_COMPUTED_GOTO
-    if (!dispatchTable) return;
-    dispatchTable[OP_RETURN_SELF] = returnHandlers[callsTraced][0];
-    dispatchTable[OP_RETURN_LOCAL] = returnHandlers[callsTraced][1];
+    if (dispatchTable) dispatchTable[op] = handlerLabels[h];
 #endif
 }
 
-
-static void apply_fast_path_mask(void)
+static void route_traced_returns(bool traced)
 {
-#if SQVM_COMPUTED_GOTO
-    if (!dispatchTable) return;
-    for (int op = OP_SEND_ADD; op <= OP_SEND_ATPUT; op++)
-        if (fastPathOff & (1u << (op - OP_SEND_ADD))) dispatchTable[op] = dispatchTable[OP_SEND];
-    for (int op = OP_SEND_ADD_L; op <= OP_SEND_NE_I; op++) {
-        int base = OP_SEND_ADD + (op - OP_SEND_ADD_L) / 3; /* the shapes of SEND_ADD..SEND_NE, in order */
-        if (fastPathOff & (1u << (base - OP_SEND_ADD))) dispatchTable[op] = missHandlers[op - OP_SEND_ADD_L];
-    }
-#endif
+    route_opcode(OP_RETURN_SELF, traced ? H_traced_RETURN_SELF : H_op_RETURN_SELF);
+    route_opcode(OP_RETURN_LOCAL, traced ? H_traced_RETURN_LOCAL : H_op_RETURN_LOCAL);
+}
+
+/* The special send op becomes a plain send, and so do its operand shapes. */
+static void route_plain_send(Opcode op)
+{
+    route_opcode(op, H_op_SEND);
+#define ROUTE_MISS(shape, plain, kind) \
+    if (op == OP_##plain) route_opcode(OP_##shape, H_miss_##shape);
+    SHAPE_LIST(ROUTE_MISS)
+#undef ROUTE_MISS
 }
 
 /* Does class index ci answer sel with the VM's own primitive (if the class is loaded)? */
@@ -290,7 +329,7 @@ static bool answers_with_primitive(uint32_t ci, Value sel)
 
 void interp_check_fast_paths(void)
 {
-    static const struct { int op; const char *sel; bool onDouble; } special[] = {
+    static const struct { Opcode op; const char *sel; bool onDouble; } special[] = {
         {OP_SEND_ADD, "+", true}, {OP_SEND_SUB, "-", true}, {OP_SEND_MUL, "*", true},
         {OP_SEND_LT, "<", true}, {OP_SEND_GT, ">", true}, {OP_SEND_LE, "<=", true},
         {OP_SEND_GE, ">=", true}, {OP_SEND_EQ, "=", true}, {OP_SEND_NE, "<>", true},
@@ -299,15 +338,14 @@ void interp_check_fast_paths(void)
     for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
         Value sel = sym_intern_cstr(special[i].sel);
         bool ok = answers_with_primitive(CLS_INTEGER, sel) && (!special[i].onDouble || answers_with_primitive(CLS_DOUBLE, sel));
-        if (!ok) fastPathOff |= 1u << (special[i].op - OP_SEND_ADD);
+        if (!ok) route_plain_send(special[i].op);
     }
     if (!answers_with_primitive(CLS_TRUE, SYM.logicalAnd) || !answers_with_primitive(CLS_FALSE, SYM.logicalAnd))
-        fastPathOff |= 1u << (OP_SEND_AND - OP_SEND_ADD);
+        route_plain_send(OP_SEND_AND);
     if (!answers_with_primitive(CLS_TRUE, SYM.logicalOr) || !answers_with_primitive(CLS_FALSE, SYM.logicalOr))
-        fastPathOff |= 1u << (OP_SEND_OR - OP_SEND_ADD);
-    if (!answers_with_primitive(CLS_ARRAY, SYM.at)) fastPathOff |= 1u << (OP_SEND_AT - OP_SEND_ADD);
-    if (!answers_with_primitive(CLS_ARRAY, SYM.atPut)) fastPathOff |= 1u << (OP_SEND_ATPUT - OP_SEND_ADD);
-    apply_fast_path_mask();
+        route_plain_send(OP_SEND_OR);
+    if (!answers_with_primitive(CLS_ARRAY, SYM.at)) route_plain_send(OP_SEND_AT);
+    if (!answers_with_primitive(CLS_ARRAY, SYM.atPut)) route_plain_send(OP_SEND_ATPUT);
 }
 
 /* ---- Errors and backtraces ---- */
@@ -418,62 +456,56 @@ void interp_raise(Value *args, const char *className, const char *msg)
 #define LOOP_SAFE_POINT() \
     SQ_IF_ATTENTION_OR_CALLS(vm_attention.any, if (sq_call_probes_enabled() && !callsTraced) set_calls_traced(true); SAFE_POINT())
 
-/* How an opcode's handler is entered and left: labels and a jump through the table
- * (computed goto), or the cases of a switch. FAST_PATH_OFF: whether a special send's
- * fast path must give way to a real send (a kernel class redefined its selector); with
- * computed goto that is done by redirecting its table entry instead, at no cost here. */
+/* How a handler is entered and left: labels and a jump through the table (computed
+ * goto), or the cases of a switch on the opcode's route. HANDLER names any handler,
+ * CASE an opcode's own; TO_ROUTE(op) continues in whatever handler op is routed to. */
 #if SQVM_COMPUTED_GOTO
-#define CASE(name) op_##name:
+#define HANDLER(name) name:
 #define DISPATCH() goto *dispatch_table[*ip++]
 #define LOOP_TOP() DISPATCH();
-#define FAST_PATH_OFF(opname) false
+#define TO_ROUTE(op) goto *dispatch_table[op]
+#define FALLS_INTO_NEXT_HANDLER
 #else
-#define CASE(name) case OP_##name:
+#define HANDLER(name) case H_##name:
 #define DISPATCH() goto loop_top
-#define LOOP_TOP() loop_top: switch ((Opcode)*ip++)
-#define FAST_PATH_OFF(opname) UNLIKELY(fastPathOff & (1u << (OP_##opname - OP_SEND_ADD)))
+#define LOOP_TOP() loop_top: handler = route[*ip++]; dispatch: switch ((Handler)handler)
+#define TO_ROUTE(op) do { handler = route[op]; goto dispatch; } while (0)
+#define FALLS_INTO_NEXT_HANDLER __attribute__((fallthrough));
 #endif
+#define CASE(name) HANDLER(op_##name)
 
 /* ---- The special binary sends ----
  * The arithmetic and comparison opcodes also come in operand shapes (opcodes.h):
  * _L, the argument a frame local; _LL, both frame locals; _I, the argument a
  * small integer. A shape's handler answers two small integers or two immediate
  * Doubles inline; anything else it pushes onto the stack and continues in the
- * plain opcode's body (with ip at the site, as there), which has the rest: the
- * boxed and mixed cases and the send. */
-#if SQVM_COMPUTED_GOTO
-/* through the plain opcode's dispatch entry: a plain send when it was redirected */
-#define TO_BODY(op) goto *dispatch_table[OP_##op]
-#define BODY_LABEL(op)
-#define MISS_LABEL(name) name:
-#else
-#define TO_BODY(op) goto op_body_##op
-#define BODY_LABEL(op) op_body_##op:
-#define MISS_LABEL(name)
-#endif
+ * plain opcode's route (with ip at the site, as there): its handler has the rest,
+ * the boxed and mixed cases and the send. */
 /* A shape's operands: a from the stack or a local, b from a local or the code.
- * Its miss_ entry pushes them and continues in the plain opcode's body; with
- * computed goto, a shape whose selector a kernel class redefined has its
- * dispatch entry pointed there (apply_fast_path_mask). */
-#define SHAPE_L(op, FAST)                                                         \
-    CASE(op##_L) {                                                                \
+ * Its miss_ handler pushes them and continues in the plain opcode's route; a shape
+ * whose selector a kernel class redefined is routed there (route_plain_send). */
+#define SHAPE_L(shape, plain)                                                     \
+    CASE(shape) {                                                                 \
         Value a = sp[-1], b = fp->locals[ip[0]];                                  \
-        FAST(1, 1);                                                               \
+        plain##_FAST(1, 1);                                                       \
     }                                                                             \
-    MISS_LABEL(miss_##op##_L) *sp++ = fp->locals[ip[0]]; ip += 1; TO_BODY(op);
-#define SHAPE_LL(op, FAST)                                                        \
-    CASE(op##_LL) {                                                               \
+    FALLS_INTO_NEXT_HANDLER                                                       \
+    HANDLER(miss_##shape) *sp++ = fp->locals[ip[0]]; ip += 1; TO_ROUTE(OP_##plain);
+#define SHAPE_LL(shape, plain)                                                    \
+    CASE(shape) {                                                                 \
         Value a = fp->locals[ip[0]], b = fp->locals[ip[1]];                       \
-        FAST(0, 2);                                                               \
+        plain##_FAST(0, 2);                                                       \
     }                                                                             \
-    MISS_LABEL(miss_##op##_LL) sp[0] = fp->locals[ip[0]]; sp[1] = fp->locals[ip[1]]; sp += 2; ip += 2; TO_BODY(op);
-#define SHAPE_I(op, FAST)                                                         \
-    CASE(op##_I) {                                                                \
+    FALLS_INTO_NEXT_HANDLER                                                       \
+    HANDLER(miss_##shape) sp[0] = fp->locals[ip[0]]; sp[1] = fp->locals[ip[1]]; sp += 2; ip += 2; TO_ROUTE(OP_##plain);
+#define SHAPE_I(shape, plain)                                                     \
+    CASE(shape) {                                                                 \
         Value a = sp[-1], b = int_value((int8_t)ip[0]);                           \
-        FAST(1, 1);                                                               \
+        plain##_FAST(1, 1);                                                       \
     }                                                                             \
-    MISS_LABEL(miss_##op##_I) *sp++ = int_value((int8_t)ip[0]); ip += 1; TO_BODY(op);
-#define SHAPES(op, FAST) SHAPE_L(op, FAST) SHAPE_LL(op, FAST) SHAPE_I(op, FAST)
+    FALLS_INTO_NEXT_HANDLER                                                       \
+    HANDLER(miss_##shape) *sp++ = int_value((int8_t)ip[0]); ip += 1; TO_ROUTE(OP_##plain);
+#define SHAPE_HANDLERS(shape, plain, kind) SHAPE_##kind(shape, plain)
 
 /* A comparison whose next instruction is a conditional jump branches directly
  * instead of pushing a Boolean for the jump to pop. */
@@ -510,8 +542,7 @@ void interp_raise(Value *args, const char *className, const char *msg)
 
 /* The shapes' fast paths, inline: two small integers or two immediate Doubles,
  * with pops operands to replace on the stack and bytes of operands before the
- * site. Anything else goes through the plain opcode's body. (The shapes test
- * FAST_PATH_OFF too: in the switch build that is the only guard.) */
+ * site. Anything else goes through the plain opcode's route. */
 /* A result that the next instruction stores into a frame local goes there
  * directly ("x := a + b" is one dispatch), as a comparison branches directly. */
 #define SHAPE_RESULT(pops, bytes, v)                                             \
@@ -524,12 +555,11 @@ void interp_raise(Value *args, const char *className, const char *msg)
         DISPATCH();                                                              \
     } while (0)
 
-#define ARITH(opname, intcode, dop)                               \
-    CASE(opname) BODY_LABEL(opname) {                                    \
+#define ARITH(opname, intcode, dop)                                      \
+    CASE(opname) {                                                       \
         Value a = sp[-2], b = sp[-1];                                    \
-        if (FAST_PATH_OFF(opname)) goto send;                            \
         if (LIKELY(is_int(a) & is_int(b))) { intcode(2, 0) }             \
-        else if (LIKELY(BOTH_FLOATS(a, b))) FLOAT_ARITH(2, 0, dop); \
+        else if (LIKELY(BOTH_FLOATS(a, b))) FLOAT_ARITH(2, 0, dop);      \
         else {                                                           \
             double x, y;                                                 \
             if (double_operands(a, b, &x, &y)) RESULT(double_new(x dop y)); \
@@ -538,9 +568,8 @@ void interp_raise(Value *args, const char *className, const char *msg)
     }
 
 #define COMPARE(opname, op)                                              \
-    CASE(opname) BODY_LABEL(opname) {                                    \
+    CASE(opname) {                                                       \
         Value a = sp[-2], b = sp[-1];                                    \
-        if (FAST_PATH_OFF(opname)) goto send;                            \
         if (LIKELY(is_int(a) & is_int(b))) BRANCH_ON(2, 0, (intptr_t)a op (intptr_t)b); \
         else if (LIKELY(BOTH_FLOATS(a, b))) BRANCH_ON(2, 0, float_val(a) op float_val(b)); \
         else {                                                           \
@@ -553,49 +582,30 @@ void interp_raise(Value *args, const char *className, const char *msg)
 #define INT_ADD(pops, bytes) { intptr_t r; if (!__builtin_add_overflow((intptr_t)a, (intptr_t)(b - 1), &r)) SHAPE_RESULT(pops, bytes, (Value)r); }
 #define INT_SUB(pops, bytes) { intptr_t r; if (!__builtin_sub_overflow((intptr_t)a, (intptr_t)(b - 1), &r)) SHAPE_RESULT(pops, bytes, (Value)r); }
 #define INT_MUL(pops, bytes) { intptr_t r; if (!__builtin_mul_overflow((intptr_t)(a - 1), int_val(b), &r)) SHAPE_RESULT(pops, bytes, (Value)(r | 1)); }
-#define ARITH_FAST(opname, intcode, dop)                          \
-    SHAPES(opname, opname##_FAST)                                        \
-    ARITH(opname, intcode, dop)
-#define COMPARE_FAST(opname, op)                                         \
-    SHAPES(opname, opname##_FAST)                                        \
-    COMPARE(opname, op)
 
 #define SEND_ADD_FAST(pops, bytes) \
-    if (!FAST_PATH_OFF(SEND_ADD)) { if (LIKELY(is_int(a) & is_int(b))) INT_ADD(pops, bytes) \
-        else if (BOTH_FLOATS(a, b)) FLOAT_ARITH(pops, bytes, +); }
+    if (LIKELY(is_int(a) & is_int(b))) INT_ADD(pops, bytes) else if (BOTH_FLOATS(a, b)) FLOAT_ARITH(pops, bytes, +);
 #define SEND_SUB_FAST(pops, bytes) \
-    if (!FAST_PATH_OFF(SEND_SUB)) { if (LIKELY(is_int(a) & is_int(b))) INT_SUB(pops, bytes) \
-        else if (BOTH_FLOATS(a, b)) FLOAT_ARITH(pops, bytes, -); }
+    if (LIKELY(is_int(a) & is_int(b))) INT_SUB(pops, bytes) else if (BOTH_FLOATS(a, b)) FLOAT_ARITH(pops, bytes, -);
 #define SEND_MUL_FAST(pops, bytes) \
-    if (!FAST_PATH_OFF(SEND_MUL)) { if (LIKELY(is_int(a) & is_int(b))) INT_MUL(pops, bytes) \
-        else if (BOTH_FLOATS(a, b)) FLOAT_ARITH(pops, bytes, *); }
-#define CMP_FAST(opname, op, pops, bytes) \
-    if (!FAST_PATH_OFF(opname)) { if (LIKELY(is_int(a) & is_int(b))) BRANCH_ON(pops, bytes, (intptr_t)a op (intptr_t)b); \
-        else if (BOTH_FLOATS(a, b)) BRANCH_ON(pops, bytes, float_val(a) op float_val(b)); }
-#define SEND_LT_FAST(pops, bytes) CMP_FAST(SEND_LT, <, pops, bytes)
-#define SEND_GT_FAST(pops, bytes) CMP_FAST(SEND_GT, >, pops, bytes)
-#define SEND_LE_FAST(pops, bytes) CMP_FAST(SEND_LE, <=, pops, bytes)
-#define SEND_GE_FAST(pops, bytes) CMP_FAST(SEND_GE, >=, pops, bytes)
-#define SEND_EQ_FAST(pops, bytes) CMP_FAST(SEND_EQ, ==, pops, bytes)
-#define SEND_NE_FAST(pops, bytes) CMP_FAST(SEND_NE, !=, pops, bytes)
+    if (LIKELY(is_int(a) & is_int(b))) INT_MUL(pops, bytes) else if (BOTH_FLOATS(a, b)) FLOAT_ARITH(pops, bytes, *);
+#define CMP_FAST(op, pops, bytes) \
+    if (LIKELY(is_int(a) & is_int(b))) BRANCH_ON(pops, bytes, (intptr_t)a op (intptr_t)b); \
+    else if (BOTH_FLOATS(a, b)) BRANCH_ON(pops, bytes, float_val(a) op float_val(b));
+#define SEND_LT_FAST(pops, bytes) CMP_FAST(<, pops, bytes)
+#define SEND_GT_FAST(pops, bytes) CMP_FAST(>, pops, bytes)
+#define SEND_LE_FAST(pops, bytes) CMP_FAST(<=, pops, bytes)
+#define SEND_GE_FAST(pops, bytes) CMP_FAST(>=, pops, bytes)
+#define SEND_EQ_FAST(pops, bytes) CMP_FAST(==, pops, bytes)
+#define SEND_NE_FAST(pops, bytes) CMP_FAST(!=, pops, bytes)
 
 /* An Integer-only special send (%, /, &, <<, ...): no Double path. */
 #define INT_FAST(opname, ...)                                        \
     CASE(opname) {                                                   \
         Value a = sp[-2], b = sp[-1];                                \
-        if (FAST_PATH_OFF(opname)) goto send;                        \
         if (LIKELY(is_int(a) & is_int(b))) { __VA_ARGS__ }           \
         goto send;                                                   \
     }
-
-
-/* Returns: straight to do_return untraced; the switch build tests callsTraced here,
- * where computed goto swaps the dispatch entries (apply_traced_returns). */
-#if SQVM_COMPUTED_GOTO
-#define RETURN_TO(label) goto label
-#else
-#define RETURN_TO(label) do { if (UNLIKELY(callsTraced)) goto do_return_traced; goto label; } while (0)
-#endif
 
 
 static Value run(Process *p)
@@ -620,30 +630,25 @@ static Value run(Process *p)
 
 
 #if SQVM_COMPUTED_GOTO
-    /* Not const: interp_check_fast_paths points the entry of a special send
-     * whose class redefines its method at the plain SEND handler. */
-    static const void *dispatch_table[] = {
+    /* Every handler's label, by Handler; the table's entries are the labels of the
+     * opcodes' routes (route_opcode keeps them so). */
+    static const void *const handler_labels[H__COUNT] = {
 #define OPCODE(name, operands, effect) &&op_##name,
 #include "opcodes.h"
 #undef OPCODE
+#define MISS_LABEL(shape, plain, kind) &&miss_##shape,
+        SHAPE_LIST(MISS_LABEL)
+#undef MISS_LABEL
+        &&traced_RETURN_SELF, &&traced_RETURN_LOCAL, &&bad_opcode,
     };
+    static const void *dispatch_table[256];
     if (UNLIKELY(!dispatchTable)) {
+        for (int op = 0; op < 256; op++) dispatch_table[op] = handler_labels[route[op]];
+        handlerLabels = handler_labels;
         dispatchTable = dispatch_table;
-        returnHandlers[0][0] = &&op_RETURN_SELF;
-        returnHandlers[0][1] = &&op_RETURN_LOCAL;
-        returnHandlers[1][0] = &&traced_RETURN_SELF;
-        returnHandlers[1][1] = &&traced_RETURN_LOCAL;
-        static const void *const misses[] = {
-#define MISS_LABELS(op) &&miss_##op##_L, &&miss_##op##_LL, &&miss_##op##_I,
-            MISS_LABELS(SEND_ADD) MISS_LABELS(SEND_SUB) MISS_LABELS(SEND_MUL) MISS_LABELS(SEND_LT)
-            MISS_LABELS(SEND_GT) MISS_LABELS(SEND_LE) MISS_LABELS(SEND_GE) MISS_LABELS(SEND_EQ)
-            MISS_LABELS(SEND_NE)
-#undef MISS_LABELS
-        };
-        memcpy(missHandlers, misses, sizeof misses);
-        apply_fast_path_mask();
-        apply_traced_returns();
     }
+#else
+    unsigned handler;
 #endif
 
     LOOP_TOP()
@@ -772,22 +777,23 @@ static Value run(Process *p)
         DISPATCH();
 
 
-    ARITH_FAST(SEND_ADD, INT_ADD, +)
-    ARITH_FAST(SEND_SUB, INT_SUB, -)
-    ARITH_FAST(SEND_MUL, INT_MUL, *)
-    COMPARE_FAST(SEND_LT, <)
-    COMPARE_FAST(SEND_GT, >)
-    COMPARE_FAST(SEND_LE, <=)
-    COMPARE_FAST(SEND_GE, >=)
-    COMPARE_FAST(SEND_EQ, ==)
-    COMPARE_FAST(SEND_NE, !=)
+    ARITH(SEND_ADD, INT_ADD, +)
+    ARITH(SEND_SUB, INT_SUB, -)
+    ARITH(SEND_MUL, INT_MUL, *)
+    COMPARE(SEND_LT, <)
+    COMPARE(SEND_GT, >)
+    COMPARE(SEND_LE, <=)
+    COMPARE(SEND_GE, >=)
+    COMPARE(SEND_EQ, ==)
+    COMPARE(SEND_NE, !=)
+    /* SEND_ADD_L, SEND_ADD_LL, SEND_ADD_I, ... and their miss_ handlers */
+    SHAPE_LIST(SHAPE_HANDLERS)
 
 
     INT_FAST(SEND_BITAND, { sp[-2] = a & b; sp--; ip += 2; DISPATCH(); })
     /* false && x is false; true && aBoolean is aBoolean (anything else: the send) */
     CASE(SEND_AND) {
         Value a = sp[-2], b = sp[-1];
-        if (FAST_PATH_OFF(SEND_AND)) goto send;
         if (a == G.falseObj || (a == G.trueObj && (b == G.trueObj || b == G.falseObj))) {
             sp[-2] = a == G.falseObj ? a : b; sp--; ip += 2; DISPATCH();
         }
@@ -795,7 +801,6 @@ static Value run(Process *p)
     }
     CASE(SEND_OR) {
         Value a = sp[-2], b = sp[-1];
-        if (FAST_PATH_OFF(SEND_OR)) goto send;
         if (a == G.trueObj || (a == G.falseObj && (b == G.trueObj || b == G.falseObj))) {
             sp[-2] = a == G.trueObj ? a : b; sp--; ip += 2; DISPATCH();
         }
@@ -813,7 +818,6 @@ static Value run(Process *p)
     })
     CASE(SEND_AT) {
         Value a = sp[-2], i = sp[-1];
-        if (FAST_PATH_OFF(SEND_AT)) goto send;
         if (is_ptr(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
             uint64_t k = (uint64_t)int_val(i) - 1;
             if (k < obj_num_slots(as_obj(a))) { sp[-2] = as_obj(a)->slots[k]; sp--; ip += 2; DISPATCH(); }
@@ -822,7 +826,6 @@ static Value run(Process *p)
     }
     CASE(SEND_ATPUT) {
         Value a = sp[-3], i = sp[-2];
-        if (FAST_PATH_OFF(SEND_ATPUT)) goto send;
         if (is_ptr(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
             uint64_t k = (uint64_t)int_val(i) - 1;
             if (k < obj_num_slots(as_obj(a))) {
@@ -883,15 +886,13 @@ static Value run(Process *p)
         DISPATCH();
     }
 
-    /* Returns. In traced mode (computed goto: through the dispatch table; the
-     * switch build tests callsTraced) they enter at do_return_traced, which
-     * fires the return probe of the frame that returns. */
-#if SQVM_COMPUTED_GOTO
-    traced_RETURN_SELF: result = fp->self; goto do_return_traced;
-    traced_RETURN_LOCAL: result = sp[-1]; goto do_return_traced;
-#endif
-    CASE(RETURN_SELF) result = fp->self; RETURN_TO(do_return);
-    CASE(RETURN_LOCAL) result = sp[-1]; RETURN_TO(do_return);
+    /* Returns. In traced mode the return opcodes are routed to their traced_
+     * handlers, which enter at do_return_traced: it fires the return probe of the
+     * frame that returns. */
+    HANDLER(traced_RETURN_SELF) result = fp->self; goto do_return_traced;
+    HANDLER(traced_RETURN_LOCAL) result = sp[-1]; goto do_return_traced;
+    CASE(RETURN_SELF) result = fp->self; goto do_return;
+    CASE(RETURN_LOCAL) result = sp[-1]; goto do_return;
     do_return_traced:
         SAVE();
         trace_return(fp);
@@ -946,28 +947,26 @@ static Value run(Process *p)
         if (!m) { SAVE(); interp_error("block escaped its home method"); }
         goto invoke;
     }
+    HANDLER(bad_opcode)
 #if !SQVM_COMPUTED_GOTO
-    default: break;
+    default:
 #endif
+        SAVE();
+        vm_fatal("bad opcode %u in %s", ip[-1], method_print_name(method));
     }
-#if !SQVM_COMPUTED_GOTO
-    vm_fatal("bad opcode");
-#endif
 }
 
 #undef ACTIVATION_SAFE_POINT
 #undef ARITH
-#undef ARITH_FAST
-#undef BODY_LABEL
 #undef BOTH_FLOATS
 #undef BRANCH_ON
 #undef CASE
 #undef CMP_FAST
 #undef COMPARE
-#undef COMPARE_FAST
 #undef DISPATCH
-#undef FAST_PATH_OFF
 #undef FLOAT_ARITH
+#undef FALLS_INTO_NEXT_HANDLER
+#undef HANDLER
 #undef INT_ADD
 #undef INT_FAST
 #undef INT_MUL
@@ -975,11 +974,9 @@ static Value run(Process *p)
 #undef LOAD
 #undef LOOP_SAFE_POINT
 #undef LOOP_TOP
-#undef MISS_LABEL
 #undef READ16
 #undef READ8
 #undef RESULT
-#undef RETURN_TO
 #undef SAFE_POINT
 #undef SAVE
 #undef SEND_ADD_FAST
@@ -991,12 +988,12 @@ static Value run(Process *p)
 #undef SEND_MUL_FAST
 #undef SEND_NE_FAST
 #undef SEND_SUB_FAST
-#undef SHAPES
+#undef SHAPE_HANDLERS
 #undef SHAPE_I
 #undef SHAPE_L
 #undef SHAPE_LL
 #undef SHAPE_RESULT
-#undef TO_BODY
+#undef TO_ROUTE
 
 /* The bottom frame of p's stack (method NULL) with args[0..nargs] above it. */
 static Value *start_stack(Process *p, Value *args, uint32_t nargs)

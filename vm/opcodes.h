@@ -66,21 +66,36 @@ OPCODE(SEND_ATPUT, 2, -2)
  * come before the site: a miss pushes the operands and sends, with ip at the site.
  *   _L  local8 site16: rcvr (stack) op local  -> result
  *   _LL local8 local8 site16: local op local  -> result
- *   _I  int8 site16: rcvr (stack) op small integer  -> result */
-#define SPECIAL_VARIANTS(op) \
-    OPCODE(op##_L, 3, 0)     \
-    OPCODE(op##_LL, 4, 1)    \
-    OPCODE(op##_I, 3, 0)
-SPECIAL_VARIANTS(SEND_ADD)
-SPECIAL_VARIANTS(SEND_SUB)
-SPECIAL_VARIANTS(SEND_MUL)
-SPECIAL_VARIANTS(SEND_LT)
-SPECIAL_VARIANTS(SEND_GT)
-SPECIAL_VARIANTS(SEND_LE)
-SPECIAL_VARIANTS(SEND_GE)
-SPECIAL_VARIANTS(SEND_EQ)
-SPECIAL_VARIANTS(SEND_NE)
-#undef SPECIAL_VARIANTS
+ *   _I  int8 site16: rcvr (stack) op small integer  -> result
+ * Each plain opcode's three shapes follow one another, in the order of the plain
+ * opcodes above (the compiler computes a shape from its plain opcode). */
+OPCODE(SEND_ADD_L, 3, 0)
+OPCODE(SEND_ADD_LL, 4, 1)
+OPCODE(SEND_ADD_I, 3, 0)
+OPCODE(SEND_SUB_L, 3, 0)
+OPCODE(SEND_SUB_LL, 4, 1)
+OPCODE(SEND_SUB_I, 3, 0)
+OPCODE(SEND_MUL_L, 3, 0)
+OPCODE(SEND_MUL_LL, 4, 1)
+OPCODE(SEND_MUL_I, 3, 0)
+OPCODE(SEND_LT_L, 3, 0)
+OPCODE(SEND_LT_LL, 4, 1)
+OPCODE(SEND_LT_I, 3, 0)
+OPCODE(SEND_GT_L, 3, 0)
+OPCODE(SEND_GT_LL, 4, 1)
+OPCODE(SEND_GT_I, 3, 0)
+OPCODE(SEND_LE_L, 3, 0)
+OPCODE(SEND_LE_LL, 4, 1)
+OPCODE(SEND_LE_I, 3, 0)
+OPCODE(SEND_GE_L, 3, 0)
+OPCODE(SEND_GE_LL, 4, 1)
+OPCODE(SEND_GE_I, 3, 0)
+OPCODE(SEND_EQ_L, 3, 0)
+OPCODE(SEND_EQ_LL, 4, 1)
+OPCODE(SEND_EQ_I, 3, 0)
+OPCODE(SEND_NE_L, 3, 0)
+OPCODE(SEND_NE_LL, 4, 1)
+OPCODE(SEND_NE_I, 3, 0)
 /* IDENTICAL: a b -> (a == b), never a real send */
 OPCODE(IDENTICAL, 0, -1)
 /* JUMP off16 forward; JUMP_BACK off16 backward (a safe point) */
