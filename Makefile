@@ -3,7 +3,7 @@
 #
 #   make              build the VM (build/sqvm)
 #   make test         build and run the fast test tier (what CI runs)
-#   make check-all    the fast tier plus the slow ones (sanitizers, GC stress)
+#   make check-all    the fast tier plus the slow ones (sanitizers, GC stress, switch dispatch)
 #   make bench        the quick benchmark suite (tests/bench), side by side with Lua 5.4
 #   make load         wrk on the HTTP service of examples/http, beside asyncio and Node.js
 #   make bench-awfy [AWFY=DIR]  are-we-fast-yet's SOM benchmarks beside its Lua ones

@@ -21,7 +21,8 @@
 #              --listen and --prom under a real Prometheus and node_exporter; faults: VM or tool killed, full
 #              buffers and maps, two tools at once
 #   --all adds: lang and io under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify,
-#              and the fuzzers for FUZZ_TIME (60) seconds each (tests/fuzz.sh)
+#              lang with switch dispatch (build/debug/sqvm), and the fuzzers for FUZZ_TIME
+#              (60) seconds each (tests/fuzz.sh)
 # TEST_TIERS="tests/cli.sh ..." limits the sourced tiers (default: all of them).
 set -u
 cd "$(dirname "$0")/.."
@@ -206,6 +207,13 @@ if [ "$ALL" = 1 ]; then
     fi
     lang_tier "$VM" "--gc-stress --gc-verify" "gc-stress/"
     declare -F io_tier >/dev/null && io_tier "$VM" "--gc-stress --gc-verify" "gc-stress/io/"
+    # The switch-dispatch build (DEBUG=1: assertions, -O0) runs the same programs as
+    # the computed-goto one
+    if make -s DEBUG=1 vm >"$TMP/debug-build" 2>&1; then
+        lang_tier build/debug/sqvm "" "switch/"
+    else
+        fail "debug build" "$(tail -20 "$TMP/debug-build")"
+    fi
     . tests/fuzz.sh
     [ -z "$FILTER" ] || [[ "fuzz" == *"$FILTER"* ]] && fuzz_tier
 fi
