@@ -154,7 +154,8 @@ uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes)
         sampler.on = false;
         return SAMPLE_POLL_BYTES;
     }
-    if (!sampler.on) { /* counting starts with this allocation */
+    if (!sampler.on) { /* counting starts with the next slow-path allocation */
+        if (!bytes) return SAMPLE_POLL_BYTES;
         sampler.on = true;
         sampler.remaining = (int64_t)next_gap();
         sampler.accum = 0;
