@@ -38,8 +38,9 @@ else
   CFLAGS_MODE := -O2
 endif
 
-# USDT probes: probes/squeak.d is the source of truth; dtrace -h/-G generate the
-# header and the semaphores.
+# USDT probes: probes/squeak.d is the source of truth; probes/usdt.awk generates the
+# header of sites and semaphores from it. The sites are 5-byte nops on x86-64, which the
+# kernel can turn into calls; PROBE_NOP=1 emits sys/sdt.h's 1-byte nop instead.
 PROBES ?= 1
 ifeq ($(PROBES),0)
   ifeq ($(O),build)
@@ -47,13 +48,18 @@ ifeq ($(PROBES),0)
   else
     O := $(O)-noprobes
   endif
-  PROBE_OBJ :=
   PROBE_HDR :=
 else
-  PROBE_OBJ := $(O)/obj/squeak_probes.o
   PROBE_HDR := $(O)/gen/squeak_probes.h
-  # an 8-byte view of the four call probes' adjacent semaphores (vm/probes.h)
-  PROBE_LDFLAGS := -Wl,--defsym=sqvm_call_semaphores=squeak_method__entry_semaphore
+  ifeq ($(PROBE_NOP),1)
+    ifeq ($(O),build)
+      O := build/nop1
+    else
+      O := $(O)-nop1
+    endif
+    PROBE_HDR := $(O)/gen/squeak_probes.h
+    CFLAGS_MODE += -DSQVM_PROBE_NOP1
+  endif
 endif
 
 CFLAGS ?=
@@ -61,7 +67,7 @@ CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS_MODE) $(CFLAGS) -DSQVM_PROBES=$(PROBES) -I
 LDLIBS := -lm
 
 VM_SRC := $(wildcard vm/*.c)
-VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
+VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
 .PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-sqprof load clean install deps unit lang
@@ -70,7 +76,7 @@ all: vm
 vm: $(O)/sqvm
 
 $(O)/sqvm: $(VM_OBJ)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS_MODE) $(PROBE_LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_MODE) -o $@ $^ $(LDLIBS)
 
 # Each object depends on the headers it includes (-MMD writes them to a .d file; -MP
 # keeps a deleted header from breaking the build). The generated probe header is an
@@ -81,12 +87,9 @@ $(O)/obj/%.o: vm/%.c | $(O)/obj $(PROBE_HDR)
 
 -include $(VM_OBJ:.o=.d)
 
-$(O)/gen/squeak_probes.h: probes/squeak.d | $(O)/obj
+$(O)/gen/squeak_probes.h: probes/squeak.d probes/usdt.awk | $(O)/obj
 	@mkdir -p $(O)/gen
-	dtrace -h -s $< -o $@
-
-$(O)/obj/squeak_probes.o: probes/squeak.d | $(O)/obj
-	dtrace -G -s $< -o $@
+	awk -f probes/usdt.awk $< > $@.tmp && mv $@.tmp $@
 
 # The core library is compiled into the binary, so sqvm runs from anywhere.
 $(O)/gen/corelib.c: $(CORELIB) build/embed | $(O)/obj
@@ -183,3 +186,9 @@ clean:
 # in general registers (the SLP vectorizer pairs ip and sp in an SSE register, two
 # instructions more per activation).
 $(O)/obj/interp.o: CFLAGS_ALL += -fno-gcse -fno-crossjumping -fno-tree-slp-vectorize
+
+# The probe sites (all in probes.c) keep nothing below the stack pointer: a uprobe that
+# the kernel optimizes into a call pushes its return address there, into the red zone.
+ifeq ($(shell $(CC) -dumpmachine | cut -d- -f1),x86_64)
+$(O)/obj/probes.o: CFLAGS_ALL += -mno-red-zone
+endif

@@ -376,14 +376,21 @@ int BPF_USDT(vm_start, char *version, __u64 offsets)
 	return 0;
 }
 
-/* -S: system calls, charged to the innermost traced activation of the running process. */
+/* -S: system calls, charged to the innermost traced activation of the running process.
+ * Not uprobe(2): the trampoline of an optimized uprobe (the VM's probe sites are 5-byte
+ * nops) calls it on every hit of our own probes. */
+#if defined(__TARGET_ARCH_x86)
+#define SQ_NR_UPROBE 336
+#else
+#define SQ_NR_UPROBE -1
+#endif
 SEC("tracepoint/raw_syscalls/sys_enter")
-int sys_enter(void *ctx)
+int sys_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 tid = (__u32)id, pid = id >> 32;
 
-	if (!syscalls || (only_pid && pid != only_pid) || !bpf_map_lookup_elem(&vms, &pid))
+	if (!syscalls || ctx->id == SQ_NR_UPROBE || (only_pid && pid != only_pid) || !bpf_map_lookup_elem(&vms, &pid))
 		return 0;
 	now = bpf_ktime_get_ns();
 	bpf_map_update_elem(&sys_start, &tid, &now, BPF_ANY);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * squeak.d - the "squeak" USDT provider of sqvm: the contract between the VM and
- * every tool. The build generates build/gen/squeak_probes.h from this file with
- * `dtrace -h` and the semaphore object with `dtrace -G`; tests/probes_contract.sh
- * checks that the ELF notes of build/sqvm match it. probes/README.md documents
+ * every tool. The build generates build/gen/squeak_probes.h (the sites, as 5-byte
+ * nops with SDT notes, and the semaphores) from this file with probes/usdt.awk;
+ * tests/probes.sh checks that the ELF notes of build/sqvm match it. probes/README.md documents
  * every probe, its arguments and units, where it fires and its stability.
  *
  * Conventions: strings are NUL-terminated bytes owned by the VM (class names,

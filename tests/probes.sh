@@ -36,6 +36,30 @@ probe_contract_test() {
     if [ -z "$rip" ]; then pass "probes/no RIP-relative arguments"; else fail "probes/no RIP-relative arguments" "$rip"; fi
 }
 
+# The bytes at every squeak site of binary $1: "LOCATION HEXBYTES" lines, $2 bytes each.
+site_bytes() {
+    local loc
+    for loc in $(readelf -n "$1" | awk '/Provider: squeak/ { p = 1 } p && /Location:/ { sub(",", "", $2); print $2; p = 0 }'); do
+        echo "$loc $(objdump -d --start-address="$loc" --stop-address=$((loc + $2)) "$1" |
+            awk -F'\t' '/^ *[0-9a-f]+:/ { printf "%s", $2 }' | tr -d ' ')"
+    done
+}
+
+# x86-64: the sites are 5-byte nops (which the kernel can optimize into calls), and
+# PROBE_NOP=1 builds the 1-byte nop sites of sys/sdt.h with the same notes.
+probe_sites_test() {
+    [ "$(uname -m)" = x86_64 ] || { skip "probes/5-byte nop sites" "not x86-64"; return; }
+    local bad
+    bad=$(site_bytes "$VM" 5 | awk '$2 != "0f1f440000"')
+    if [ -z "$bad" ]; then pass "probes/every site is a 5-byte nop ($(site_bytes "$VM" 5 | wc -l) sites)"
+    else fail "probes/every site is a 5-byte nop" "$bad"; fi
+    if ! make -s PROBE_NOP=1 vm >"$TMP/nop1" 2>&1; then fail "probes/PROBE_NOP=1 build" "$(tail -5 "$TMP/nop1")"; return; fi
+    bad=$(site_bytes build/nop1/sqvm 1 | awk '$2 != "90"')
+    if [ -z "$bad" ] && [ "$(probes_in_binary build/nop1/sqvm)" = "$(probes_in_binary "$VM")" ]; then
+        pass "probes/PROBE_NOP=1: 1-byte nop sites, the same notes"
+    else fail "probes/PROBE_NOP=1: 1-byte nop sites, the same notes" "$bad"; fi
+}
+
 probes_compiled_out_test() {
     if ! make -s PROBES=0 vm >"$TMP/np" 2>&1; then fail "probes/PROBES=0 build" "$(tail -5 "$TMP/np")"; return; fi
     local n
@@ -278,6 +302,7 @@ VM: $(cat "$TMP/req.vm")"; fi
 }
 
 probe_contract_test
+probe_sites_test
 probes_compiled_out_test
 stackwalk_test
 bpftrace_counts_test

@@ -74,6 +74,15 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
 
 #if SQVM_PROBES
 
+/* ---- The semaphores ----
+ * Initialised data in .probes (the kernel counts tracers in the file's mapping of it),
+ * on one cache line: the safe points read the four call probes' as one word. */
+__attribute__((section(".probes"), aligned(64))) struct squeak_semaphores squeak_semaphores = {0};
+_Static_assert(offsetof(struct squeak_semaphores, block__return) == offsetof(struct squeak_semaphores, method__entry) + 6 &&
+               offsetof(struct squeak_semaphores, method__return) == offsetof(struct squeak_semaphores, method__entry) + 2 &&
+               offsetof(struct squeak_semaphores, block__entry) == offsetof(struct squeak_semaphores, method__entry) + 4,
+               "the four call probes are declared together in squeak.d (probes.h reads them as one word)");
+
 /* ---- Methods and blocks ---- */
 
 static const char *receiver_class_name(Frame *f) { return class_of(f->self)->name; }
@@ -186,15 +195,9 @@ void probe_alloc_sample(Obj *o, size_t bytes)
     SQUEAK_OBJECT_ALLOC_SAMPLE(name, (uint64_t)bytes, acls, asel, weight);
 }
 
-/* The layouts the hot guards rely on (probes.h): the call probes' four semaphores
- * adjacent and in order. */
 void probes_init(uint64_t allocSampleBytes)
 {
     if (allocSampleBytes) sampleMean = allocSampleBytes;
-    uintptr_t base = (uintptr_t)&squeak_method__entry_semaphore;
-    if ((uintptr_t)&squeak_method__return_semaphore != base + 2 || (uintptr_t)&squeak_block__entry_semaphore != base + 4 ||
-        (uintptr_t)&squeak_block__return_semaphore != base + 6)
-        vm_fatal("the call probes' semaphores are not adjacent (see probes.h)");
 }
 
 /* ---- Collections ---- */

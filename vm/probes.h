@@ -68,8 +68,8 @@ void probes_init(uint64_t allocSampleBytes);
  * its semaphore with memory. */
 #if SQVM_PROBES && defined(__x86_64__)
 #define SQ_IF_ALLOC_PROBE(slowcode)                                                      \
-    SQ_ASM_BRANCH(__asm__ goto("cmpw $0, %0\n\tjne %l[slow_]"                              \
-                               : : "m"(squeak_object__alloc_semaphore) : "cc" : slow_), \
+    SQ_ASM_BRANCH(__asm__ goto("cmpw $0, %0\n\tjne %l[slow_]"                                  \
+                               : : "m"(squeak_semaphores.object__alloc) : "cc" : slow_),    \
                   slowcode)
 #elif SQVM_PROBES
 #define SQ_IF_ALLOC_PROBE(slowcode) do { if (SQ_ENABLED(OBJECT_ALLOC)) { slowcode; } } while (0)
@@ -102,13 +102,12 @@ static inline uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes) { (voi
 
 /* ---- Calls (interp.c) ----
  * The four call probes' semaphores are adjacent (squeak.d declares them together:
- * method__entry, method__return, block__entry, block__return), so one 64-bit load
- * tells whether any of them is enabled. probes_init checks the layout. */
+ * method__entry, method__return, block__entry, block__return, and the generated struct
+ * keeps the file's order), so one 64-bit load tells whether any of them is enabled. */
 #if SQVM_PROBES
-/* The linker defines sqvm_call_semaphores at squeak_method__entry_semaphore's address
- * (Makefile: --defsym), an 8-byte view of the four adjacent semaphores. */
-extern const volatile uint64_t sqvm_call_semaphores; /* changed by the kernel: always reload */
-#define sq_call_semaphores() (sqvm_call_semaphores)
+/* changed by the kernel: always reload */
+#define SQ_CALL_SEMAPHORES (*(const volatile uint64_t *)&squeak_semaphores.method__entry)
+#define sq_call_semaphores() SQ_CALL_SEMAPHORES
 #else
 #define sq_call_semaphores() ((uint64_t)0)
 #endif
@@ -122,7 +121,7 @@ extern const volatile uint64_t sqvm_call_semaphores; /* changed by the kernel: a
 #define SQ_IF_ATTENTION_OR_CALLS(attention, slowcode)                                       \
     SQ_ASM_BRANCH(__asm__ goto("movzwl %0, %%eax\n\torq %1, %%rax\n\tjnz %l[slow_]"            \
                                : : "m"(attention),                                          \
-                                   "m"(sqvm_call_semaphores)                                \
+                                   "m"(SQ_CALL_SEMAPHORES)                                  \
                                : "rax", "cc" : slow_),                                      \
                   slowcode)
 #else
