@@ -13,6 +13,7 @@
 #   make SANITIZE=1   ASan+UBSan build in build/asan
 #   make DEBUG=1      assertions and switch dispatch in build/debug
 #   make GC_STRESS=1  collect at every safe point, in build/stress
+#   make OPSTATS=1    count dispatched opcode pairs, in build/opstats (tests/bench/pairs.sh)
 #   make PROBES=0     every USDT probe compiled out, in build/noprobes
 
 PREFIX ?= /usr/local
@@ -33,6 +34,9 @@ else ifeq ($(DEBUG),1)
 else ifeq ($(GC_STRESS),1)
   O := build/stress
   CFLAGS_MODE := -O1 -DSQVM_GC_STRESS -DSQVM_DEBUG
+else ifeq ($(OPSTATS),1)
+  O := build/opstats
+  CFLAGS_MODE := -O2 -DSQVM_OPCODE_STATS
 else
   O := build
   CFLAGS_MODE := -O2

@@ -28,6 +28,7 @@
 #endif
 
 /* SQVM_GC_STRESS: collect at every safe point (see gc.c). */
+/* SQVM_OPCODE_STATS: count dispatched opcode pairs (see interp.c, tests/bench/pairs.sh). */
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -19,6 +19,9 @@
 
 Process *interp_current;
 Method *interp_prim;
+#ifdef SQVM_OPCODE_STATS
+static void opstats_dump(void);
+#endif
 
 /* ---- Method lookup: a global cache in front of the class dictionaries ---- */
 
@@ -43,7 +46,13 @@ void interp_flush_caches(void) { memset(mcache, 0, sizeof mcache); }
 /* Every process's frames are roots (sched.c keeps the list). */
 static void scan_roots(GCVisitFn visit) { sched_scan_roots(visit); }
 
-void interp_init(void) { gc_add_root_scanner(scan_roots, false); }
+void interp_init(void)
+{
+    gc_add_root_scanner(scan_roots, false);
+#ifdef SQVM_OPCODE_STATS
+    atexit(opstats_dump);
+#endif
+}
 
 void interp_process_init(Process *p, Value *stack, size_t stackWords)
 {
@@ -407,6 +416,34 @@ void interp_raise(Value *args, const char *className, const char *msg)
     vm_exit(1);
 }
 
+#ifdef SQVM_OPCODE_STATS
+/* ---- Dispatch statistics (make OPSTATS=1) ----
+ * How often each opcode is dispatched after each other one: the pairs that
+ * superinstructions are chosen from (tests/bench/pairs.sh). At exit the counts are
+ * appended to the file named by $SQVM_OPCODE_STATS as "previous next count" lines. */
+static uint64_t opPairs[OP__COUNT + 1][OP__COUNT + 1];
+static unsigned opPrev = OP__COUNT; /* OP__COUNT: a frame was entered from outside run() */
+
+static inline void opstats_count(unsigned op)
+{
+    opPairs[opPrev][op < OP__COUNT ? op : OP__COUNT]++;
+    opPrev = op < OP__COUNT ? op : OP__COUNT;
+}
+
+static void opstats_dump(void)
+{
+    const char *path = getenv("SQVM_OPCODE_STATS");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (!f) return;
+    for (unsigned a = 0; a <= OP__COUNT; a++)
+        for (unsigned b = 0; b <= OP__COUNT; b++)
+            if (opPairs[a][b])
+                fprintf(f, "%s %s %llu\n", a < OP__COUNT ? opcode_names[a] : "-", b < OP__COUNT ? opcode_names[b] : "-",
+                        (unsigned long long)opPairs[a][b]);
+    fclose(f);
+}
+#endif
+
 /* ---- The dispatch loop ----
  *
  * run() keeps ip, sp, fp and method in locals (registers); SAVE() writes ip and sp
@@ -459,15 +496,20 @@ void interp_raise(Value *args, const char *className, const char *msg)
 /* How a handler is entered and left: labels and a jump through the table (computed
  * goto), or the cases of a switch on the opcode's route. HANDLER names any handler,
  * CASE an opcode's own; TO_ROUTE(op) continues in whatever handler op is routed to. */
+#ifdef SQVM_OPCODE_STATS
+#define COUNT_DISPATCH() opstats_count(*ip)
+#else
+#define COUNT_DISPATCH() ((void)0)
+#endif
 #if SQVM_COMPUTED_GOTO
 #define HANDLER(name) name:
-#define DISPATCH() goto *dispatch_table[*ip++]
+#define DISPATCH() do { COUNT_DISPATCH(); goto *dispatch_table[*ip++]; } while (0)
 #define LOOP_TOP() DISPATCH();
 #define TO_ROUTE(op) goto *dispatch_table[op]
 #define FALLS_INTO_NEXT_HANDLER
 #else
 #define HANDLER(name) case H_##name:
-#define DISPATCH() goto loop_top
+#define DISPATCH() do { COUNT_DISPATCH(); goto loop_top; } while (0)
 #define LOOP_TOP() loop_top: handler = route[*ip++]; dispatch: switch ((Handler)handler)
 #define TO_ROUTE(op) do { handler = route[op]; goto dispatch; } while (0)
 #define FALLS_INTO_NEXT_HANDLER __attribute__((fallthrough));
@@ -962,6 +1004,7 @@ static Value run(Process *p)
 #undef BRANCH_ON
 #undef CASE
 #undef CMP_FAST
+#undef COUNT_DISPATCH
 #undef COMPARE
 #undef DISPATCH
 #undef FLOAT_ARITH
