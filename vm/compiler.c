@@ -2,6 +2,7 @@
 /* compiler.c - resolves names, places variables (frame or captured context) and emits bytecode. */
 #include "compiler.h"
 #include "globals.h"
+#include "interp.h"
 #include "prims.h"
 #include "symbol.h"
 #include "vm.h"
@@ -519,14 +520,25 @@ static void gen_while(Compiler *c, Fn *fn, Node *n, bool whileTrue, bool value)
     if (value) emit_op(fn, OP_PUSH_NIL, 1);
 }
 
-/* A loop's first test, "local <= local", as one SEND_LE_LL. */
+/* A loop's first test, "local <= local", as one SEND_LE_LL (or a plain SEND_LE when the
+ * locals are too far for slots). */
 static void emit_le_locals(Compiler *c, Fn *fn, int a, int b)
 {
     uint32_t site = add_site(c, fn, SYM.le, 1);
+    int sa = FRAME_SLOT_OF_LOCAL(a), sb = FRAME_SLOT_OF_LOCAL(b);
+    if (sa > 127 || sb > 127) {
+        emit_op(fn, OP_PUSH_LOCAL, 1);
+        emit_byte(fn, (uint8_t)a);
+        emit_op(fn, OP_PUSH_LOCAL, 1);
+        emit_byte(fn, (uint8_t)b);
+        emit_op(fn, OP_SEND_LE, -1);
+        emit_u16(fn, site);
+        return;
+    }
     emit_op(fn, OP_SEND_LE_LL, 2);
     adjust(fn, -1);
-    emit_byte(fn, (uint8_t)a);
-    emit_byte(fn, (uint8_t)b);
+    emit_byte(fn, (uint8_t)sa);
+    emit_byte(fn, (uint8_t)sb);
     emit_u16(fn, site);
 }
 
@@ -624,14 +636,18 @@ static Opcode special_op(Value sel)
     return OP_SEND;
 }
 
-/* The frame-local slot a variable reference reads, or -1 (an argument, a field,
- * a captured variable...). */
-static int local_slot(Node *n)
+/* The frame slot (interp.h) a variable reference reads, an argument or a frame local
+ * of the code being compiled, or NO_SLOT (a field, a captured variable, a local too far
+ * for a signed byte...). */
+#define NO_SLOT 1000
+static int frame_slot(Fn *fn, Node *n)
 {
-    if (!n || n->kind != N_VAR || n->ref != REF_VAR) return -1;
+    if (!n || n->kind != N_VAR || n->ref != REF_VAR) return NO_SLOT;
     Var *v = n->var;
-    if (v->captured || (v->isArg && v->scope == v->scope->real) || v->slot > 255) return -1;
-    return v->slot;
+    if (v->captured) return NO_SLOT;
+    int slot = v->isArg && v->scope == v->scope->real ? FRAME_SLOT_OF_ARG(v->slot, fn->scope->nargs)
+                                                       : FRAME_SLOT_OF_LOCAL(v->slot);
+    return slot >= -128 && slot <= 127 ? slot : NO_SLOT;
 }
 
 static bool small_int(Node *n)
@@ -646,22 +662,22 @@ static bool gen_special_variant(Compiler *c, Fn *fn, Node *n, Opcode op)
     if (op < OP_SEND_ADD || op > OP_SEND_NE) return false;
     Opcode base = (Opcode)(OP_SEND_ADD_L + 3 * (op - OP_SEND_ADD));
     Node *arg = n->args[0];
-    int ra = local_slot(n->recv), rb = local_slot(arg);
+    int ra = frame_slot(fn, n->recv), rb = frame_slot(fn, arg);
     uint32_t site;
-    if (ra >= 0 && rb >= 0) { /* (ra >= 0: n->recv is not NULL, so not in a cascade) */
+    if (ra != NO_SLOT && rb != NO_SLOT) { /* (n->recv is not NULL, so not in a cascade) */
         site = add_site(c, fn, n->lit, 1);
         fn->line = n->line;
         emit_op(fn, (Opcode)(base + 1), 2); /* a miss pushes both operands */
         adjust(fn, -1);
-        emit_byte(fn, (uint8_t)ra);
-        emit_byte(fn, (uint8_t)rb);
-    } else if (rb >= 0 || small_int(arg)) {
+        emit_byte(fn, (uint8_t)(int8_t)ra);
+        emit_byte(fn, (uint8_t)(int8_t)rb);
+    } else if (rb != NO_SLOT || small_int(arg)) {
         if (n->recv) gen(c, fn, n->recv); /* a cascade's message: the receiver is on the stack */
         site = add_site(c, fn, n->lit, 1);
         fn->line = n->line;
-        emit_op(fn, rb >= 0 ? base : (Opcode)(base + 2), 1); /* a miss pushes the argument */
+        emit_op(fn, rb != NO_SLOT ? base : (Opcode)(base + 2), 1); /* a miss pushes the argument */
         adjust(fn, -1);
-        emit_byte(fn, rb >= 0 ? (uint8_t)rb : (uint8_t)(int8_t)int_val(arg->lit));
+        emit_byte(fn, rb != NO_SLOT ? (uint8_t)(int8_t)rb : (uint8_t)(int8_t)int_val(arg->lit));
     } else {
         return false;
     }
@@ -676,17 +692,28 @@ static void gen_send(Compiler *c, Fn *fn, Node *n)
     if (!n->isSuper && n->nargs == 1) op = special_op(n->lit);
     if (!n->isSuper && n->nargs == 2 && n->lit == SYM.atPut) op = OP_SEND_ATPUT;
     if (gen_special_variant(c, fn, n, op)) return;
-    if (n->recv) {
+    bool identical = !n->isSuper && n->nargs == 1 && !strcmp(sym_cstr(n->lit), "==");
+    /* A plain send whose last operand (its last argument, or the receiver of a unary
+     * send) is a frame slot pushes it itself: SEND_S. */
+    Node *last = n->nargs ? n->args[n->nargs - 1] : n->isSuper ? NULL : n->recv;
+    int slot = op == OP_SEND && !identical ? frame_slot(fn, last) : NO_SLOT;
+    int pushed = n->nargs - (slot != NO_SLOT && n->nargs > 0);
+    if (n->recv && !(slot != NO_SLOT && n->nargs == 0)) {
         if (n->isSuper) emit_op(fn, OP_PUSH_SELF, 1);
         else gen(c, fn, n->recv);
     }
-    for (int i = 0; i < n->nargs; i++) gen(c, fn, n->args[i]);
+    for (int i = 0; i < pushed; i++) gen(c, fn, n->args[i]);
     fn->line = n->line;
-    if (!n->isSuper && n->nargs == 1 && !strcmp(sym_cstr(n->lit), "==")) {
+    if (identical) {
         emit_op(fn, OP_IDENTICAL, -1);
         return;
     }
-    emit_op(fn, op, -n->nargs);
+    if (slot != NO_SLOT) {
+        emit_op(fn, OP_SEND_S, 1 - n->nargs);
+        emit_byte(fn, (uint8_t)(int8_t)slot);
+    } else {
+        emit_op(fn, op, -n->nargs);
+    }
     emit_u16(fn, add_site(c, fn, n->lit, n->nargs));
 }
 

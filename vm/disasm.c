@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* disasm.c - prints bytecode: for `sqvm --disassemble Class` and the compiler tests. */
 #include "globals.h"
+#include "interp.h"
 #include "method.h"
 #include "symbol.h"
 
@@ -16,6 +17,38 @@ static void print_literal(Value v)
     else printf("<%s>", class_of(v)->name);
 }
 
+/* A frame slot: "a2" (argument 2) or "l0" (local 0). */
+static void print_slot(const Method *m, uint8_t s)
+{
+    int slot = (int8_t)s;
+    if (slot < 0) printf(" a%d", slot + m->nargs + 1);
+    else printf(" l%d", slot - (int)FRAME_HEADER_WORDS);
+}
+
+static void print_site(const Method *m, const uint8_t *o)
+{
+    printf(" #%s", sym_cstr(m->sites[o[0] | o[1] << 8].selector));
+}
+
+static void print_operands(const Method *m, uint32_t pc, const uint8_t *o)
+{
+    switch ((OperandFormat)opcode_formats[m->code[pc]]) {
+    case OPF_NONE: break;
+    case OPF_INT8: printf(" %d", (int8_t)o[0]); break;
+    case OPF_LIT: printf(" "); print_literal(m->literals[o[0] | o[1] << 8]); break;
+    case OPF_INDEX: printf(" %u", o[0]); break;
+    case OPF_CTX: printf(" %u %u", o[0], o[1]); break;
+    case OPF_GLOBAL: printf(" %s", sym_cstr(globals[o[0] | o[1] << 8].name)); break;
+    case OPF_SITE: print_site(m, o); break;
+    case OPF_JUMP: printf(" -> %u", pc + 3 + (o[0] | o[1] << 8)); break;
+    case OPF_JUMP_BACK: printf(" -> %u", pc + 3 - (o[0] | o[1] << 8)); break;
+    case OPF_FOR: printf(" %u %u -> %u", o[0], o[1], pc + 5 - (o[2] | o[3] << 8)); break;
+    case OPF_SLOT_SITE: print_slot(m, o[0]); print_site(m, o + 1); break;
+    case OPF_SLOT2_SITE: print_slot(m, o[0]); print_slot(m, o[1]); print_site(m, o + 2); break;
+    case OPF_INT8_SITE: printf(" %d", (int8_t)o[0]); print_site(m, o + 1); break;
+    }
+}
+
 void disasm_method(Method *m, int indent)
 {
     printf("%*s%s (args %u, locals %u, ctx %u, stack %u)%s\n", indent, "", method_print_name(m), m->nargs,
@@ -23,32 +56,7 @@ void disasm_method(Method *m, int indent)
     for (uint32_t pc = 0; pc < m->codeLen;) {
         uint8_t op = m->code[pc];
         printf("%*s  %4u  %-16s", indent, "", pc, opcode_names[op]);
-        const uint8_t *o = &m->code[pc + 1];
-        switch (op) {
-        case OP_PUSH_INT8: printf(" %d", (int8_t)o[0]); break;
-        case OP_PUSH_LIT: printf(" "); print_literal(m->literals[o[0] | o[1] << 8]); break;
-        case OP_PUSH_ARG: case OP_POP_ARG: case OP_PUSH_LOCAL: case OP_POP_LOCAL: case OP_PUSH_FIELD: case OP_POP_FIELD:
-        case OP_PUSH_BLOCK:
-            printf(" %u", o[0]);
-            break;
-        case OP_PUSH_CTX: case OP_POP_CTX: printf(" %u %u", o[0], o[1]); break;
-        case OP_PUSH_GLOBAL: printf(" %s", sym_cstr(globals[o[0] | o[1] << 8].name)); break;
-        case OP_JUMP: case OP_JUMP_IF_TRUE: case OP_JUMP_IF_FALSE: case OP_JUMP_IF_NIL: case OP_JUMP_IF_NOT_NIL:
-            printf(" -> %u", pc + 3 + (o[0] | o[1] << 8));
-            break;
-        case OP_JUMP_BACK: printf(" -> %u", pc + 3 - (o[0] | o[1] << 8)); break;
-        case OP_FOR_NEXT: printf(" %u %u -> %u", o[0], o[1], pc + 5 - (o[2] | o[3] << 8)); break;
-        default:
-            if (op >= OP_SEND && op <= OP_SEND_ATPUT) printf(" #%s", sym_cstr(m->sites[o[0] | o[1] << 8].selector));
-            else if (op >= OP_SEND_ADD_L && op <= OP_SEND_NE_I) {
-                int shape = (op - OP_SEND_ADD_L) % 3; /* L, LL, I */
-                int bytes = shape == 1 ? 2 : 1;
-                if (shape == 2) printf(" %d", (int8_t)o[0]);
-                else printf(shape == 1 ? " %u %u" : " %u", o[0], o[1]);
-                printf(" #%s", sym_cstr(m->sites[o[bytes] | o[bytes + 1] << 8].selector));
-            }
-            break;
-        }
+        print_operands(m, pc, &m->code[pc + 1]);
         printf("\n");
         pc += 1 + (uint32_t)opcode_operand_bytes[op];
     }

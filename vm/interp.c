@@ -279,7 +279,7 @@ void interp_trace_unwind(Frame *top, Frame *to)
 
 /* Handlers: the opcodes' own, in opcode order (so H_op_NAME == OP_NAME), then the rest. */
 typedef enum {
-#define OPCODE(name, operands, effect) H_op_##name,
+#define OPCODE(name, operands, effect, format) H_op_##name,
 #include "opcodes.h"
 #undef OPCODE
 #define MISS_HANDLER(shape, plain, kind) H_miss_##shape,
@@ -292,7 +292,7 @@ typedef enum {
 } Handler;
 
 static uint8_t route[256] = {
-#define OPCODE(name, operands, effect) [OP_##name] = H_op_##name,
+#define OPCODE(name, operands, effect, format) [OP_##name] = H_op_##name,
 #include "opcodes.h"
 #undef OPCODE
     [OP__COUNT ... 255] = H_bad_opcode,
@@ -518,8 +518,8 @@ static void opstats_dump(void)
 
 /* ---- The special binary sends ----
  * The arithmetic and comparison opcodes also come in operand shapes (opcodes.h):
- * _L, the argument a frame local; _LL, both frame locals; _I, the argument a
- * small integer. A shape's handler answers two small integers or two immediate
+ * _L, the argument a frame slot (an argument or a local); _LL, both frame slots;
+ * _I, the argument a small integer. A shape's handler answers two small integers or two immediate
  * Doubles inline; anything else it pushes onto the stack and continues in the
  * plain opcode's route (with ip at the site, as there): its handler has the rest,
  * the boxed and mixed cases and the send. */
@@ -528,18 +528,18 @@ static void opstats_dump(void)
  * whose selector a kernel class redefined is routed there (route_plain_send). */
 #define SHAPE_L(shape, plain)                                                     \
     CASE(shape) {                                                                 \
-        Value a = sp[-1], b = fp->locals[ip[0]];                                  \
+        Value a = sp[-1], b = FRAME_SLOT(fp, ip[0]);                              \
         plain##_FAST(1, 1);                                                       \
     }                                                                             \
     FALLS_INTO_NEXT_HANDLER                                                       \
-    HANDLER(miss_##shape) *sp++ = fp->locals[ip[0]]; ip += 1; TO_ROUTE(OP_##plain);
+    HANDLER(miss_##shape) *sp++ = FRAME_SLOT(fp, ip[0]); ip += 1; TO_ROUTE(OP_##plain);
 #define SHAPE_LL(shape, plain)                                                    \
     CASE(shape) {                                                                 \
-        Value a = fp->locals[ip[0]], b = fp->locals[ip[1]];                       \
+        Value a = FRAME_SLOT(fp, ip[0]), b = FRAME_SLOT(fp, ip[1]);               \
         plain##_FAST(0, 2);                                                       \
     }                                                                             \
     FALLS_INTO_NEXT_HANDLER                                                       \
-    HANDLER(miss_##shape) sp[0] = fp->locals[ip[0]]; sp[1] = fp->locals[ip[1]]; sp += 2; ip += 2; TO_ROUTE(OP_##plain);
+    HANDLER(miss_##shape) sp[0] = FRAME_SLOT(fp, ip[0]); sp[1] = FRAME_SLOT(fp, ip[1]); sp += 2; ip += 2; TO_ROUTE(OP_##plain);
 #define SHAPE_I(shape, plain)                                                     \
     CASE(shape) {                                                                 \
         Value a = sp[-1], b = int_value((int8_t)ip[0]);                           \
@@ -675,7 +675,7 @@ static Value run(Process *p)
     /* Every handler's label, by Handler; the table's entries are the labels of the
      * opcodes' routes (route_opcode keeps them so). */
     static const void *const handler_labels[H__COUNT] = {
-#define OPCODE(name, operands, effect) &&op_##name,
+#define OPCODE(name, operands, effect, format) &&op_##name,
 #include "opcodes.h"
 #undef OPCODE
 #define MISS_LABEL(shape, plain, kind) &&miss_##shape,
@@ -782,6 +782,7 @@ static Value run(Process *p)
         }
         goto invoke;
     }
+    CASE(SEND_S) *sp++ = FRAME_SLOT(fp, ip[0]); ip++; goto send;
     CASE(SUPER_SEND) {
         site = &method->sites[READ16()];
         nargs = site->nargs;

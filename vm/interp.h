@@ -23,6 +23,13 @@ typedef struct Frame {
 
 #define FRAME_HEADER_WORDS (sizeof(Frame) / sizeof(Value))
 
+/* Frame slots, the "slot" operands of opcodes.h: an argument or a local as a signed
+ * offset (in Values) from its frame. An activation's arguments end right below its frame
+ * header (args[i] is slot i - nargs - 1), its locals follow the header. */
+#define FRAME_SLOT_OF_ARG(i, nargs) ((int)(i) - (int)(nargs) - 1)
+#define FRAME_SLOT_OF_LOCAL(i) ((int)FRAME_HEADER_WORDS + (int)(i))
+#define FRAME_SLOT(f, s) (((Value *)(f))[(int8_t)(s)])
+
 /* The interpreter state of one (green) process: nothing of it lives in C statics. */
 typedef struct Process {
     Value *stackBase, *stackLimit;

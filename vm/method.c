@@ -8,13 +8,19 @@
 #include <stdlib.h>
 
 const char *const opcode_names[] = {
-#define OPCODE(name, operands, effect) #name,
+#define OPCODE(name, operands, effect, format) #name,
 #include "opcodes.h"
 #undef OPCODE
 };
 
 const int8_t opcode_operand_bytes[] = {
-#define OPCODE(name, operands, effect) operands,
+#define OPCODE(name, operands, effect, format) operands,
+#include "opcodes.h"
+#undef OPCODE
+};
+
+const uint8_t opcode_formats[] = {
+#define OPCODE(name, operands, effect, format) OPF_##format,
 #include "opcodes.h"
 #undef OPCODE
 };

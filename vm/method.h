@@ -7,14 +7,21 @@
 #include "object.h"
 
 typedef enum {
-#define OPCODE(name, operands, effect) OP_##name,
+#define OPCODE(name, operands, effect, format) OP_##name,
 #include "opcodes.h"
 #undef OPCODE
     OP__COUNT
 } Opcode;
 
+/* How an opcode's operands are printed (opcodes.h's fourth column). */
+typedef enum {
+    OPF_NONE, OPF_INT8, OPF_LIT, OPF_INDEX, OPF_CTX, OPF_GLOBAL, OPF_SITE, OPF_JUMP, OPF_JUMP_BACK,
+    OPF_FOR, OPF_SLOT_SITE, OPF_SLOT2_SITE, OPF_INT8_SITE
+} OperandFormat;
+
 extern const char *const opcode_names[];
 extern const int8_t opcode_operand_bytes[];
+extern const uint8_t opcode_formats[];
 
 /* One send site: its selector and a monomorphic inline cache. */
 typedef struct SendSite {

@@ -6,6 +6,8 @@
 # (its counts are shares of its own dispatches), as each weighs the same in a geomean.
 #
 #   tests/bench/pairs.sh [AWFY_DIR] [TOP]      (builds build/opstats/sqvm: make OPSTATS=1)
+#
+# It prints each benchmark's dispatches, then the opcodes and pairs.
 set -u
 cd "$(dirname "$0")/../.."
 awfy=${1:-../shared/suites/are-we-fast-yet}
@@ -29,6 +31,10 @@ awk -v top="$top" '
     FNR == 1 { nb++ }
     { n[FILENAME] += $3; c[FILENAME, $1 " " $2] = $3; seen[$1 " " $2] = 1; one[FILENAME, $2] += $3; ops[$2] = 1 }
     END {
+        print "dispatches (millions):"
+        k = 0; for (f in n) files[++k] = f
+        for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (files[j] < files[i]) { t = files[i]; files[i] = files[j]; files[j] = t }
+        for (i = 1; i <= k; i++) { b = files[i]; sub(/.*\//, "", b); printf "  %-11s %9.2f\n", b, n[files[i]] / 1e6 }
         for (p in seen) { s = 0; for (f in n) s += c[f, p] / n[f]; pair[p] = 100 * s / nb }
         for (o in ops) { s = 0; for (f in n) s += one[f, o] / n[f]; single[o] = 100 * s / nb }
         print "opcodes (share of dispatches, %):"
