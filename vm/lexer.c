@@ -184,12 +184,3 @@ Token lex_next(Lexer *lx)
     else snprintf(msg, sizeof msg, "unexpected byte 0x%02x", (unsigned char)c);
     return error(lx, start, line, col, msg);
 }
-
-const char *lex_kind_name(TokenKind k)
-{
-    static const char *const names[] = {
-        "end of file", "identifier", "keyword", "keyword sequence", "operator", "integer",
-        "double", "string", "'#'", "':='", "'^'", "'('", "')'", "'['", "']'", "':'", "'|'",
-        "'.'", "';'", "'----'", "'primitive'", "error"};
-    return names[k];
-}

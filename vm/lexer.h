@@ -32,6 +32,5 @@ typedef struct Lexer {
 void lex_init(Lexer *lx, const char *path, const char *src, size_t len);
 /* Reads the next token; on a lexical error answers T_ERROR with text = message. */
 Token lex_next(Lexer *lx);
-const char *lex_kind_name(TokenKind k);
 
 #endif

@@ -96,7 +96,6 @@ Value method_mirror(Method *m);
 Method *method_from_mirror(Value v);
 const char *method_print_name(Method *m);
 int method_line_at(const Method *m, const uint8_t *ip);
-void method_scan_roots(void (*visit)(Value *));
 void disasm_method(Method *m, int indent);
 void disasm_class(ClassInfo *c);
 

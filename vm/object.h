@@ -204,6 +204,5 @@ Method *class_lookup(ClassInfo *c, Value selector);       /* walks superclasses 
 Method *class_local_method(ClassInfo *c, Value selector);
 ClassInfo *class_from_object(Value classObj);            /* NULL if not a class */
 bool class_is_subclass(ClassInfo *c, ClassInfo *ancestor);
-void object_init(void);
 
 #endif
