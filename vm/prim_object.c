@@ -373,6 +373,25 @@ static PrimResult p_atPut(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+/* Array>>storeAll: v (putAll:'s fast path): when v value is v itself, answered by a
+ * quick ^self (Object's value, untraced), v goes into every element without a send per
+ * element, and the answer is true; for anything else (a block, a class that redefines
+ * value, traced mode) it stores nothing and answers false, and putAll: sends value. */
+static PrimResult p_storeAll(Value *a, uint32_t n)
+{
+    (void)n;
+    static Value valueSel;
+    if (!valueSel) valueSel = sym_intern_cstr("value");
+    Method *m = class_lookup(class_of(a[1]), valueSel);
+    if (!m || m->quick != QUICK_SELF) { a[0] = G.falseObj; return PRIM_OK; }
+    Obj *o = as_obj(a[0]);
+    size_t len = obj_num_slots(o);
+    for (size_t i = 0; i < len; i++) o->slots[i] = a[1];
+    if (len) gc_write_barrier(o, a[1]);
+    a[0] = G.trueObj;
+    return PRIM_OK;
+}
+
 static PrimResult p_length(Value *a, uint32_t n) { (void)n; a[0] = int_value((int64_t)array_len(a[0])); return PRIM_OK; }
 
 /* ---- Blocks ---- */
@@ -472,6 +491,7 @@ const PrimDef prims_object[] = {
     {"Class", "superclass", p_superclass}, {"Class", "fields", p_fields}, {"Class", "methods", p_methods},
     {"Class", "selectors", p_selectors}, {"Class", "hasMethod:", p_hasMethod}, {"Class", "isClass", p_true},
     {"Array", "at:", p_at}, {"Array", "at:put:", p_atPut}, {"Array", "length", p_length},
+    {"Array", "storeAll:", p_storeAll},
     {"Array", "copy", p_copy}, {"Array class", "new:", p_new_size},
     {"Block1", "value", p_block_value}, {"Block1", "numArgs", p_block_numArgs},
     {"Block", "numArgs", p_block_numArgs}, {"Block", "restart", p_block_restart},
