@@ -32,7 +32,18 @@ static bool is_zero(Value v) { return v == int_value(0) || (is_double(v) && doub
     }
 
 DIVOP(p_div, NUM_DIV, "/ needs a non-zero number")
-BINOP(p_fdiv, NUM_FDIV, "// needs a number")
+/* Two immediate Doubles first (NBody divides them in its inner loop): neither is zero,
+ * since 0.0 is boxed, and double_new boxes a quotient outside the immediate range. */
+static PrimResult p_fdiv(Value *a, uint32_t n)
+{
+    (void)n;
+    if (LIKELY(is_float(a[0]) && is_float(a[1]))) {
+        a[0] = double_new(float_val(a[0]) / float_val(a[1]));
+        return PRIM_OK;
+    }
+    if (!num_binop(NUM_FDIV, a[0], a[1], &a[0])) return prim_fail(a, "// needs a number");
+    return PRIM_OK;
+}
 DIVOP(p_mod, NUM_MOD, "% needs a non-zero number")
 DIVOP(p_rem, NUM_REM, "rem: needs a non-zero number")
 BINOP(p_and, NUM_AND, "& needs an Integer")
