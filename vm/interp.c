@@ -515,9 +515,9 @@ static inline uint16_t read_u16(const uint8_t *p)
 #endif
 #if SQVM_COMPUTED_GOTO
 #define HANDLER(name) name:
-#define DISPATCH() do { COUNT_DISPATCH(); goto *dispatch_table[*ip++]; } while (0)
+#define DISPATCH() do { COUNT_DISPATCH(); goto *dt[*ip++]; } while (0)
 #define LOOP_TOP() DISPATCH();
-#define TO_ROUTE(op) goto *dispatch_table[op]
+#define TO_ROUTE(op) goto *dt[op]
 #define FALLS_INTO_NEXT_HANDLER
 #else
 #define HANDLER(name) case H_##name:
@@ -701,6 +701,8 @@ static Value run(Process *p)
         handlerLabels = handler_labels;
         dispatchTable = dispatch_table;
     }
+    const void **dt = dispatch_table;
+    __asm__("" : "+r"(dt)); /* the table in a register, not an lea per dispatch (PIE) */
 #else
     unsigned handler;
 #endif
