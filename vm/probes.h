@@ -105,8 +105,11 @@ static inline uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes) { (voi
  * method__entry, method__return, block__entry, block__return, and the generated struct
  * keeps the file's order), so one 64-bit load tells whether any of them is enabled. */
 #if SQVM_PROBES
-/* changed by the kernel: always reload */
-#define SQ_CALL_SEMAPHORES (*(const volatile uint64_t *)&squeak_semaphores.method__entry)
+/* changed by the kernel: always reload. The word starts where squeak.d puts
+ * method__entry, 2-byte aligned (offset 6 today): a type of that alignment says so,
+ * for UBSan; x86-64 loads it as any word. */
+typedef uint64_t __attribute__((aligned(2))) sq_call_word;
+#define SQ_CALL_SEMAPHORES (*(const volatile sq_call_word *)&squeak_semaphores.method__entry)
 #define sq_call_semaphores() SQ_CALL_SEMAPHORES
 #else
 #define sq_call_semaphores() ((uint64_t)0)
