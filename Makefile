@@ -2,8 +2,9 @@
 # sqvm: a SOM Smalltalk VM with USDT probes, and the eBPF tools that observe it.
 #
 #   make              build the VM (build/sqvm)
-#   make test         build and run the fast test tier (what CI runs)
-#   make check-all    the fast tier plus the slow ones (sanitizers, GC stress, switch dispatch)
+#   make test         build and run the default test tiers
+#   make check-all    those plus the slow ones (sanitizers, GC stress, switch dispatch,
+#                     fuzzers): what scripts/test.sh and CI run
 #   make bench        the quick benchmark suite (tests/bench), side by side with Lua 5.4
 #   make load         wrk on the HTTP service of examples/http, beside asyncio and Node.js
 #   make bench-awfy [AWFY=DIR]  are-we-fast-yet's SOM benchmarks beside its Lua ones
