@@ -100,6 +100,20 @@ typedef struct SqDebugOffsets {
     /* The allocation sampler (appended: size >= 256): the mean bytes between
      * object__alloc__sample probes (--alloc-sample), a profile's period. */
     uint64_t alloc_sample_bytes;  /* uint64_t * */
+    /* Every live process, whatever its state, for wall-clock samplers (appended: size >=
+     * 296; sqprof --wall). A waiting process's frames do not change until it runs again,
+     * so its stack reads as consistently as the running one's. */
+    uint64_t process_all;         /* Process **: the first live process (NULL: none) */
+    uint64_t gc_running;          /* uint8_t *: nonzero while the VM collects */
+    uint32_t process_all_next;    /* Process *: the next live process, NULL after the last */
+    uint32_t process_state;       /* int: state_running ... state_suspended */
+    uint32_t process_waiting_on;  /* Value: the Semaphore a waiting process waits on, nil on a Delay */
+    uint8_t state_running;        /* the active process (the VM thread may be collecting) */
+    uint8_t state_ready;          /* on a ready queue */
+    uint8_t state_waiting;        /* on a Semaphore or a Delay */
+    uint8_t state_io;             /* on a file descriptor */
+    uint8_t state_suspended;
+    uint8_t pad1[7];
 } SqDebugOffsets;
 
 #endif

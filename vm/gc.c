@@ -595,9 +595,14 @@ static void finish_event(GCEvent *e, uint64_t t0)
     if (SQ_GC_END_ENABLED(e->kind)) probe_gc_end(e);
 }
 
+/* Nonzero while a collection runs: the running process waits for it (sqvm_debug_offsets'
+ * gc_running, for sqprof --wall's gc state). */
+uint8_t gc_running;
+
 void gc_young_collect(void)
 {
     uint64_t t0 = vm_now_ns();
+    gc_running = 1;
     GCEvent e = {.kind = GC_YOUNG, .youngBefore = young_used(), .oldBefore = heap.oldBytes};
     if (SQ_GC_BEGIN_ENABLED(GC_YOUNG)) probe_gc_begin(GC_YOUNG, gc_stats_data.youngCount + 1, young_used(), gc_stats_data.oldBytes);
     evtSurvived = evtTenured = 0;
@@ -606,6 +611,7 @@ void gc_young_collect(void)
     if (weakScanner) weakScanner(alive_after_scavenge);
     e.freedBytes = e.youngBefore - evtSurvived - evtTenured;
     finish_event(&e, t0);
+    gc_running = 0;
     heap.youngSinceFull++;
     if (heap.cfg.verify) gc_verify("after a young collection");
 }
@@ -613,6 +619,7 @@ void gc_young_collect(void)
 void gc_full_collect(void)
 {
     uint64_t t0 = vm_now_ns();
+    gc_running = 1;
     GCEvent e = {.kind = GC_FULL, .youngBefore = young_used(), .oldBefore = heap.oldBytes};
     if (SQ_GC_BEGIN_ENABLED(GC_FULL)) probe_gc_begin(GC_FULL, gc_stats_data.fullCount + 1, young_used(), gc_stats_data.oldBytes);
     evtSurvived = evtTenured = 0;
@@ -630,6 +637,7 @@ void gc_full_collect(void)
     heap.youngSinceFull = 0;
     set_full_threshold(2 * heap.oldBytes);
     finish_event(&e, t0);
+    gc_running = 0;
     if (heap.cfg.verify) gc_verify("after a full collection");
     if (heap.cfg.maxHeapBytes && heap.oldBytes > heap.cfg.maxHeapBytes) vm_heap_exhausted(heap.oldBytes, heap.cfg.maxHeapBytes);
 }

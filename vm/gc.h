@@ -46,6 +46,7 @@ typedef struct GCStats {
 
 extern GCStats gc_stats_data; /* read through gc_stats(); global for sqvm_debug_offsets */
 extern char *gc_eden;         /* eden's start (it never moves) */
+extern uint8_t gc_running;    /* nonzero while a collection runs (sqvm_debug_offsets) */
 
 typedef struct GCConfig {
     size_t youngBytes;   /* eden size */

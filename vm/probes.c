@@ -70,6 +70,16 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .class_string = CLS_STRING,
     .class_symbol = CLS_SYMBOL,
     .alloc_sample_bytes = (uint64_t)(uintptr_t)&sampleMean,
+    .process_all = (uint64_t)(uintptr_t)&sched_all,
+    .gc_running = (uint64_t)(uintptr_t)&gc_running,
+    .process_all_next = offsetof(Process, allNext),
+    .process_state = offsetof(Process, state),
+    .process_waiting_on = offsetof(Process, waitingOn),
+    .state_running = PS_RUNNING,
+    .state_ready = PS_READY,
+    .state_waiting = PS_WAITING,
+    .state_io = PS_IO,
+    .state_suspended = PS_SUSPENDED,
 };
 
 #if SQVM_PROBES

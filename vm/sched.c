@@ -48,7 +48,6 @@ static struct {
      * processes in the timer heap, and those waiting on a descriptor. */
     PriorityCounts timerWaiters, ioWaiters;
     int picksToCheck;
-    Process *all;                  /* every live process */
     uint64_t nextId;
     size_t forkStackWords;
     ClassInfo *processClass;
@@ -58,23 +57,27 @@ static struct {
 
 /* ---- Bookkeeping ---- */
 
+/* Every live process, linked through allNext: global so that sqvm_debug_offsets can name
+ * it for out-of-process samplers (sqprof --wall). */
+Process *sched_all;
+
 static void link_all(Process *p)
 {
     p->allPrev = NULL;
-    p->allNext = sched_state.all;
-    if (sched_state.all) sched_state.all->allPrev = p;
-    sched_state.all = p;
+    p->allNext = sched_all;
+    if (sched_all) sched_all->allPrev = p;
+    sched_all = p;
 }
 
 static void unlink_all(Process *p)
 {
-    if (p->allPrev) p->allPrev->allNext = p->allNext; else sched_state.all = p->allNext;
+    if (p->allPrev) p->allPrev->allNext = p->allNext; else sched_all = p->allNext;
     if (p->allNext) p->allNext->allPrev = p->allPrev;
 }
 
 void sched_scan_roots(void (*visit)(Value *))
 {
-    for (Process *p = sched_state.all; p; p = p->allNext) {
+    for (Process *p = sched_all; p; p = p->allNext) {
         visit(&p->obj);
         visit(&p->waitingOn);
         for (Frame *f = p->fp; f; f = f->caller) {
@@ -86,7 +89,7 @@ void sched_scan_roots(void (*visit)(Value *))
     }
 }
 
-Process *sched_all_processes(void) { return sched_state.all; }
+Process *sched_all_processes(void) { return sched_all; }
 
 const char *sched_process_name(Process *p)
 {
@@ -300,7 +303,7 @@ NORETURN static void deadlock(void)
 {
     fflush(stdout);
     fprintf(stderr, "ERROR: deadlock: no process can run\n");
-    for (Process *p = sched_state.all; p; p = p->allNext)
+    for (Process *p = sched_all; p; p = p->allNext)
         if (p->state == PS_WAITING)
             fprintf(stderr, "    process %s (id %llu, priority %d) waits on a Semaphore\n", sched_process_name(p),
                     (unsigned long long)p->id, p->priority);
@@ -422,7 +425,7 @@ void sched_fuzz_reset(Process *main)
     memset(&sched_state.timerWaiters, 0, sizeof sched_state.timerWaiters);
     memset(&sched_state.ioWaiters, 0, sizeof sched_state.ioWaiters);
     sched_state.numTimers = 0;
-    sched_state.all = NULL;
+    sched_all = NULL;
     io_fuzz_reset();
     request_fuzz_reset();
     sched_init(main);

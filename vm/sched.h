@@ -35,6 +35,7 @@ bool sched_active_is_main(void);
 const char *sched_process_name(Process *p);
 /* Every live process (linked through allNext). */
 Process *sched_all_processes(void);
+extern Process *sched_all; /* the same list's head, for sqvm_debug_offsets */
 void sched_scan_roots(void (*visit)(Value *));
 
 /* ---- For the primitives ----
