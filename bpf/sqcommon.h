@@ -65,6 +65,12 @@ struct sq_vm_offsets {
 	 * *gc_bytes_allocated + *gc_top - *gc_eden (probes/debug_offsets.h). */
 	__u64 allocations;		/* &vm_counters.allocations: uint64_t * */
 	__u64 gc_top, gc_eden, gc_bytes_allocated;
+	/* Every live process and its state (sqprof --wall) */
+	__u64 process_all;		/* Process **: the list's head */
+	__u64 gc_running;		/* uint8_t *: nonzero while the VM collects */
+	__u32 process_all_next, process_state, process_waiting_on;
+	__u8 state_running, state_ready, state_waiting, state_io, state_suspended;
+	__u8 pad[3];
 };
 
 /* Is d a debug-offsets structure the tools know: the magic, the version, and every field
@@ -104,6 +110,16 @@ SQ_INLINE void sq_vm_offsets_from(const SqDebugOffsets *d, __u64 addr, __u64 sta
 	o->gc_top = d->gc_top;
 	o->gc_eden = d->gc_eden;
 	o->gc_bytes_allocated = d->gc_bytes_allocated;
+	o->process_all = d->process_all;
+	o->gc_running = d->gc_running;
+	o->process_all_next = d->process_all_next;
+	o->process_state = d->process_state;
+	o->process_waiting_on = d->process_waiting_on;
+	o->state_running = d->state_running;
+	o->state_ready = d->state_ready;
+	o->state_waiting = d->state_waiting;
+	o->state_io = d->state_io;
+	o->state_suspended = d->state_suspended;
 }
 
 #endif

@@ -192,4 +192,167 @@ int BPF_USDT(alloc_sample, char *cls, __u64 bytes, char *alloc_class, char *allo
 	return sample(ctx, weight, true);
 }
 
+/* ===================================================================== */
+/* --wall: every live process, whatever its state                        */
+/* ===================================================================== */
+
+/* User space runs the task iterator below at F Hz (a read of an iterator's fd runs the
+ * program once per task on the machine, in the tool's own context): for each traced VM's
+ * main thread it walks the VM's list of live processes (debug offsets' process_all) and
+ * counts each one's stack under its name and state, through bpf_copy_from_user_task,
+ * which reads another task's memory and may sleep on a page fault. A waiting process's
+ * frames stay as they were when it began to wait, so its stack reads whole; the running
+ * one's may move under the walk, and the frame checks drop such a sample (inconsistent). */
+
+const volatile __u32 wall_max_processes = SQPROF_WALL_MAX_PROCS;
+
+__u64 wall_ticks = 0;		/* iterator runs that found a traced VM */
+__u64 wall_cut = 0;		/* ticks whose list was longer than wall_max_processes */
+
+struct wall {
+	struct task_struct *task;	/* the VM's main thread */
+	const struct sq_vm_offsets *vm;
+	__u64 proc;			/* the next process of the list, 0 at the end */
+	__u32 pid;
+	bool gc;			/* the VM is collecting: its running process waits for it */
+};
+
+struct wall_walk {
+	struct task_struct *task;
+	__u64 fp, prev, base, limit;
+	__u32 caller_off, method_off;
+	bool bad;
+};
+
+/* bpf_loop body: frame i of a process of another task, as walk_frame. */
+static long wall_frame(__u64 i, void *data)
+{
+	struct wall_walk *w = data;
+	struct sqprof_key *key;
+	__u32 zero = 0;
+	__u64 m = 0;
+
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	if (!key || i >= SQPROF_MAX_DEPTH)
+		return 1;
+	if (w->fp && (w->fp < w->base || w->fp >= w->limit + 512 || (w->fp & 7) || (w->prev && w->fp >= w->prev))) {
+		w->bad = true;
+		return 1;
+	}
+	if (w->fp) {
+		w->prev = w->fp;
+		if (bpf_copy_from_user_task(&m, sizeof(m), (void *)(w->fp + w->method_off), w->task, 0) || !m) {
+			m = 0;
+			w->fp = 0;
+		} else if (bpf_copy_from_user_task(&w->fp, sizeof(w->fp), (void *)(w->fp + w->caller_off), w->task, 0)) {
+			w->fp = 0;
+		}
+	}
+	key->frames[i] = m;
+	if (m)
+		key->depth = i + 1;
+	return 0;
+}
+
+/* The state a sample shows for a process in VM state st (enum sq_green_state). */
+static __always_inline __u32 wall_state(const struct wall *w, __u32 st, __u64 waiting_on)
+{
+	const struct sq_vm_offsets *vm = w->vm;
+
+	if (st == vm->state_running)
+		return w->gc ? SQ_GREEN_GC : SQ_GREEN_RUNNING;
+	if (st == vm->state_ready)
+		return SQ_GREEN_READY;
+	if (st == vm->state_io)
+		return SQ_GREEN_IO;
+	if (st == vm->state_suspended)
+		return SQPROF_SUSPENDED;
+	if (st == vm->state_waiting) {
+		__u32 cls = sq_class_of_in(vm, waiting_on, w->task);
+		return cls && cls != vm->class_nil ? SQ_GREEN_SEMAPHORE : SQ_GREEN_DELAY;
+	}
+	return SQ_GREEN_UNKNOWN;	/* terminated: about to leave the list */
+}
+
+/* bpf_loop body: the i-th live process's sample, then on to the next one. */
+static long wall_process(__u64 i, void *data)
+{
+	static const struct sqprof_val init;
+	struct wall *w = data;
+	const struct sq_vm_offsets *vm = w->vm;
+	struct wall_walk ww = { .task = w->task, .caller_off = vm->frame_caller, .method_off = vm->frame_method };
+	__u64 proc = w->proc, waiting_on = 0, m = 0;
+	struct sqprof_key *key;
+	struct sqprof_val *val;
+	__u32 zero = 0;
+	int st = -1;
+
+	if (!proc)
+		return 1;
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	if (!key)
+		return 1;
+	if (bpf_copy_from_user_task(&w->proc, sizeof(w->proc), (void *)(proc + vm->process_all_next), w->task, 0))
+		w->proc = 0;
+	bpf_copy_from_user_task(&st, sizeof(st), (void *)(proc + vm->process_state), w->task, 0);
+	bpf_copy_from_user_task(&waiting_on, sizeof(waiting_on), (void *)(proc + vm->process_waiting_on), w->task, 0);
+	if (bpf_copy_from_user_task(&ww.fp, sizeof(ww.fp), (void *)(proc + vm->process_fp), w->task, 0) ||
+	    bpf_copy_from_user_task(&ww.base, sizeof(ww.base), (void *)(proc + vm->process_stack_base), w->task, 0) ||
+	    bpf_copy_from_user_task(&ww.limit, sizeof(ww.limit), (void *)(proc + vm->process_stack_limit), w->task, 0))
+		ww.fp = 0;
+	key->pid = w->pid;
+	key->depth = 0;
+	key->flags = 0;
+	key->kstack = -1;
+	key->ustack = -1;
+	key->state = wall_state(w, st, waiting_on);
+	__builtin_memset(key->process, 0, sizeof(key->process));
+	sq_process_name_in(vm, proc, key->process, sizeof(key->process), &key->process_id, w->task);
+	bpf_loop(max_depth, wall_frame, &ww, 0);
+	if (ww.bad) {
+		__sync_fetch_and_add(&inconsistent, 1);
+		return 0;
+	}
+	if (ww.fp && !bpf_copy_from_user_task(&m, sizeof(m), (void *)(ww.fp + vm->frame_method), w->task, 0) && m) {
+		key->flags |= SQPROF_TRUNCATED;
+		__sync_fetch_and_add(&truncated, 1);
+	}
+	val = sq_lookup_or_init(&stacks, key, &init, NULL);
+	if (!val) {
+		__sync_fetch_and_add(&lost, 1);
+		__sync_fetch_and_add(&lost_weight, 1);
+		return 0;
+	}
+	__sync_fetch_and_add(&val->samples, 1);
+	__sync_fetch_and_add(&val->weight, 1);
+	return 0;
+}
+
+SEC("iter.s/task")
+int wall_sample(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct wall w = {};
+	__u8 gc = 0;
+	__u32 pid;
+
+	if (!task || task->pid != task->tgid)	/* once per VM: its main thread runs the VM */
+		return 0;
+	pid = task->tgid;
+	w.vm = bpf_map_lookup_elem(&vms, &pid);
+	if (!w.vm || !w.vm->process_all)
+		return 0;
+	w.task = task;
+	w.pid = pid;
+	if (bpf_copy_from_user_task(&w.proc, sizeof(w.proc), (void *)w.vm->process_all, task, 0))
+		return 0;
+	bpf_copy_from_user_task(&gc, sizeof(gc), (void *)w.vm->gc_running, task, 0);
+	w.gc = gc;
+	__sync_fetch_and_add(&wall_ticks, 1);
+	bpf_loop(wall_max_processes, wall_process, &w, 0);
+	if (w.proc)
+		__sync_fetch_and_add(&wall_cut, 1);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -4,6 +4,7 @@
 #define SQPROF_H
 
 #include "sqcommon.h"
+#include "sqgreen.h"
 
 /* The deepest --max-depth: the per-CPU scratch key holds this many frames. The stacks
  * map's key size is set at load to hold exactly --max-depth frames, so a shallow limit
@@ -17,6 +18,11 @@
 /* Key flags. */
 #define SQPROF_TRUNCATED 1	/* deeper than --max-depth: the outermost frames are missing */
 #define SQPROF_NO_PROCESS 2	/* no Smalltalk process yet (start-up) or a read failed */
+
+/* --wall: the processes sampled per VM and tick, at most (a longer list is cut, and
+ * counted), and the state of a suspended process, beyond sqgreen.h's. */
+#define SQPROF_WALL_MAX_PROCS 4096
+#define SQPROF_SUSPENDED SQ_GREEN_NSTATES
 
 /* Room for a green process's name (longer ones are cut). */
 #define SQPROF_PROCESS_LEN 32
@@ -32,7 +38,8 @@ struct sqprof_key {
 	__s32 kstack;			/* -K: kernel stack id, else -1 */
 	__s32 ustack;			/* -U: the VM's C stack id, else -1 */
 	__u32 process_id;		/* the green process's id (1: main), 0 if unknown */
-	__u32 pad;
+	__u32 state;			/* --wall: its state (enum sq_green_state, or
+					 * SQPROF_SUSPENDED); 0 in CPU and allocation profiles */
 	char process[SQPROF_PROCESS_LEN];	/* its name; empty: it has none */
 	__u64 frames[SQPROF_MAX_DEPTH];
 };

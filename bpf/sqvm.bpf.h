@@ -192,23 +192,38 @@ static __always_inline bool sq_read_allocs(const struct sq_vm_offsets *vm, __u64
 	return true;
 }
 
+/* Reads size bytes of the VM's memory at src: the current task's (task NULL, any program),
+ * or task's (a sleepable program: sqprof --wall's iterator runs in the tool's context).
+ * Callers pass task as a constant NULL or a task, so a non-sleepable program's code
+ * never holds the sleepable helper. */
+static __always_inline long sq_read(void *dst, __u32 size, const void *src, struct task_struct *task)
+{
+	return task ? bpf_copy_from_user_task(dst, size, src, task, 0) : bpf_probe_read_user(dst, size, src);
+}
+
 /* The class index of the object v points to; 0 (no class) for an immediate value. */
-static __always_inline __u32 sq_class_of(const struct sq_vm_offsets *vm, __u64 v)
+static __always_inline __u32 sq_class_of_in(const struct sq_vm_offsets *vm, __u64 v, struct task_struct *task)
 {
 	__u64 hdr = 0;
 
-	if (!v || (v & vm->value_tag_mask) || bpf_probe_read_user(&hdr, sizeof(hdr), (void *)v))
+	if (!v || (v & vm->value_tag_mask) || sq_read(&hdr, sizeof(hdr), (void *)v, task))
 		return 0;
 	return (__u32)hdr & vm->header_class_mask;
+}
+
+static __always_inline __u32 sq_class_of(const struct sq_vm_offsets *vm, __u64 v)
+{
+	return sq_class_of_in(vm, v, 0);
 }
 
 /* The name of green process proc into buf (NUL-terminated, len bytes, a constant), as
  * Process>>name has it, and its id into *id: the name field of its Smalltalk object, or
  * "main" for the main process before it has one; an empty buf for a process without a
  * name (Smalltalk calls it "process ID"). Every value is checked by its class before
- * it is followed: a sample that lands mid-collection gets no name rather than garbage. */
-static __always_inline void sq_process_name(const struct sq_vm_offsets *vm, __u64 proc, char *buf, __u32 len,
-					    __u32 *id)
+ * it is followed: a sample that lands mid-collection gets no name rather than garbage.
+ * task: as sq_read's (a task's memory has no string read: len bytes are copied). */
+static __always_inline void sq_process_name_in(const struct sq_vm_offsets *vm, __u64 proc, char *buf, __u32 len,
+					       __u32 *id, struct task_struct *task)
 {
 	__u64 obj = 0, name = 0, pid64 = 0;
 	__u8 is_main = 0;
@@ -218,22 +233,42 @@ static __always_inline void sq_process_name(const struct sq_vm_offsets *vm, __u6
 	*id = 0;
 	if (!proc || !vm->process_name)
 		return;
-	bpf_probe_read_user(&pid64, sizeof(pid64), (void *)(proc + vm->process_id));
+	sq_read(&pid64, sizeof(pid64), (void *)(proc + vm->process_id), task);
 	*id = (__u32)pid64;
-	bpf_probe_read_user(&obj, sizeof(obj), (void *)(proc + vm->process_obj));
-	cls = sq_class_of(vm, obj);
+	sq_read(&obj, sizeof(obj), (void *)(proc + vm->process_obj), task);
+	cls = sq_class_of_in(vm, obj, task);
 	if (!cls || cls == vm->class_nil) {
-		bpf_probe_read_user(&is_main, sizeof(is_main), (void *)(proc + vm->process_is_main));
+		sq_read(&is_main, sizeof(is_main), (void *)(proc + vm->process_is_main), task);
 		if (is_main && len >= 5)
 			__builtin_memcpy(buf, "main", 5);
 		return;
 	}
-	if (bpf_probe_read_user(&name, sizeof(name), (void *)(obj + vm->process_name)))
+	if (sq_read(&name, sizeof(name), (void *)(obj + vm->process_name), task))
 		return;
-	cls = sq_class_of(vm, name);
-	if (cls && (cls == vm->class_string || cls == vm->class_symbol) &&
-	    bpf_probe_read_user_str(buf, len, (void *)(name + vm->string_bytes)) < 0)
+	cls = sq_class_of_in(vm, name, task);
+	if (!cls || (cls != vm->class_string && cls != vm->class_symbol))
+		return;
+	if (task) {
+		bool end = false;
+
+		if (sq_read(buf, len, (void *)(name + vm->string_bytes), task))
+			buf[0] = 0;
+		for (__u32 i = 0; i < len; i++) {	/* what follows the NUL is not the name's */
+			if (end)
+				buf[i] = 0;
+			else if (!buf[i])
+				end = true;
+		}
+		buf[len - 1] = 0;
+	} else if (bpf_probe_read_user_str(buf, len, (void *)(name + vm->string_bytes)) < 0) {
 		buf[0] = 0;
+	}
+}
+
+static __always_inline void sq_process_name(const struct sq_vm_offsets *vm, __u64 proc, char *buf, __u32 len,
+					    __u32 *id)
+{
+	sq_process_name_in(vm, proc, buf, len, id, 0);
 }
 
 /* Copies the string at str as the name of (pid, addr), unless it is known already. */

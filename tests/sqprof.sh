@@ -96,15 +96,6 @@ sp_have_go() {
     command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1
 }
 
-# sqprof --wall (issue 21) will write pprof files too: its case belongs beside these,
-# its sample types and top method read by go tool pprof like the others. Until it has
-# one, a sqprof that has --wall fails here.
-sp_pprof_wall() {
-    if "$SP_TOOL" --help 2>&1 | grep -q -- '--wall'; then
-        fail "sqprof --wall --pprof (go tool pprof)" "sqprof has --wall: check its pprof file here, as sp_cpu and sp_alloc do theirs"
-    fi
-}
-
 # ---- CPU: proportions and call chains ------------------------------------------
 
 SP_SPIN_CHAIN='System>>initialize:;ProfSpin>>run:;ProfSpin>>outer:;ProfSpin>>middle:;ProfSpin>>inner:'
@@ -669,6 +660,79 @@ sp_errors() {
     fi
 }
 
+# ---- --wall: every green process, whatever its state -----------------------------
+
+# ProfWall for 3 s at 99 Hz: every tick samples each of its three processes once, so
+# each has exactly as many samples as the tool took ticks (the tool says how many), and
+# a tick is taken about every 10 ms (ticks the tool was late for are counted, not
+# sampled: at least 90% of 3F). waiter only waits on a Semaphore: all its samples in
+# state semaphore, at waitOn:; worker only computes: running or ready, under work:;
+# main waits on its Delays, in pause.
+sp_wall() {
+    local st n ticks waiter worker main other pr raw top got
+    if ! sp_start_vm -- ProfWall; then
+        fail "sqprof --wall" "the VM did not start: $(head -5 "$SP_TMP/vm.out")"
+        sp_stop
+        return
+    fi
+    sp_go
+    sp_start_tool wall -p "$SP_VM_PID" --wall -F 99 -d 3 -f --pprof "$SP_TMP/wall.pb.gz" \
+        --svg "$SP_TMP/wall.svg" --speedscope "$SP_TMP/wall.speedscope.json"
+    wait "$SP_TOOL_PID"
+    st=$?
+    sp_start_tool wall-t -p "$SP_VM_PID" --wall -d 300ms -n 0
+    wait "$SP_TOOL_PID"
+    local st_t=$?
+    sp_stop
+    sum() { awk -v re="$1" '$0 ~ re { s += $NF } END { print s + 0 }' "$SP_TMP/wall.out"; }
+    n=$(sum '.')
+    waiter=$(sum '^waiter;semaphore;\\[\\] in ProfWall>>run:;ProfWall>>waitOn: [0-9]+$')
+    worker=$(sum '^worker;(running|ready);\\[\\] in ProfWall>>run:;ProfWall>>work:(;ProfWall>>spin)? [0-9]+$')
+    main=$(sum '^main;delay;System>>initialize:;ProfWall>>run:;ProfWall>>pause [0-9]+$')
+    other=$((n - waiter - worker - main))
+    ticks=$(sed -n 's/^sqprof: wall clock, \([0-9]*\) ticks.*/\1/p' "$SP_TMP/wall.err")
+    if [ "$st" = 0 ] && [ -n "$ticks" ] && [ "$ticks" -ge 267 ] && [ "$ticks" -le 300 ] &&
+        [ "$waiter" = "$ticks" ] && [ "$main" = "$ticks" ] && [ "$worker" -ge $((ticks - 3)) ] && [ "$other" -le 3 ]; then
+        pass "sqprof --wall -f: $ticks ticks in 3 s at 99 Hz; waiter $waiter samples, all semaphore at waitOn:; worker $worker running/ready under work: (other $other: a stack read mid-call); main $main in delay at pause"
+    else fail "sqprof --wall -f" "status $st, ticks '$ticks', $n samples: waiter $waiter worker $worker main $main other $other
+$(cat "$SP_TMP/wall.out" "$SP_TMP/wall.err" | head -20)"; fi
+
+    # The table: samples by process and state, each a third of them.
+    pr=$(awk '/^ +SAMPLES +% +STATE +PROCESS$/ { on = 1; next } on && NF == 0 { exit }
+        on && NF == 4 { printf "%s/%s ", $3, $4 }' "$SP_TMP/wall-t.out")
+    if [ "$st_t" = 0 ] && [[ "$pr" == "delay/main semaphore/waiter "*"/worker "* ]] &&
+        grep -q '^PID [0-9]*, wall clock at 99 Hz for [0-9.]* s: [0-9]* ticks, [0-9]* samples of every process' "$SP_TMP/wall-t.out"; then
+        pass "sqprof --wall table: samples by process and state ($pr)"
+    else fail "sqprof --wall table" "status $st_t, rows '$pr': $(head -12 "$SP_TMP/wall-t.out")"; fi
+
+    # The flame graph and speedscope carry the same two root frames.
+    if [ -z "$(sp_xml_ok "$SP_TMP/wall.svg")" ] && grep -q '<title>waiter (' "$SP_TMP/wall.svg" &&
+        grep -q '<title>semaphore (' "$SP_TMP/wall.svg" && grep -q 'Wall-Clock Flame Graph' "$SP_TMP/wall.svg" &&
+        [ "$(jq -r '[.shared.frames[].name] | (index("waiter") != null and index("semaphore") != null and index("delay") != null)' "$SP_TMP/wall.speedscope.json")" = true ]; then
+        pass "sqprof --wall --svg, --speedscope: the process and state frames at the root"
+    else fail "sqprof --wall --svg/--speedscope" "$(sp_xml_ok "$SP_TMP/wall.svg"; head -c 300 "$SP_TMP/wall.speedscope.json")"; fi
+
+    # pprof, read by go tool pprof: sample type wall, labels process and state on every
+    # sample, waiter's samples all at waitOn: in state semaphore; -top: a third each.
+    if sp_have_go; then
+        raw=$(sp_pprof_raw "$SP_TMP/wall.pb.gz")
+        top=$(sp_pprof_top "$SP_TMP/wall.pb.gz")
+        got=$(jq -r '
+            [(.types | join(" ")), .periodtype, .period,
+             (.samples | all(.labels.process != null and .labels.state != null and
+                             .stack[-1] == .labels.process and .stack[-2] == .labels.state)),
+             ([.samples[] | select(.labels.process == "waiter") | select(.labels.state == "semaphore" and .stack[0] == "ProfWall>>waitOn:") | .values[0]] | add),
+             ([.samples[] | select(.labels.process == "worker") | select(.labels.state != "running" and .labels.state != "ready")] | length)]
+            | map(tostring) | join(" | ")' <<<"$raw" 2>&1)
+        if [ "$st" = 0 ] && [ "$got" = "samples/count wall/nanoseconds | wall nanoseconds | 10101010 | true | $waiter | 0" ] &&
+            sp_between "${top%%%*}" 30 37; then
+            pass "sqprof --wall --pprof, read by go tool pprof: wall/nanoseconds, labels process and state, waiter's $waiter samples semaphore at waitOn:, -top: ${top}"
+        else fail "sqprof --wall --pprof (go tool pprof)" "'$got' (waiter $waiter), top '$top': $(head -c 600 <<<"$raw")"; fi
+    else
+        skip "sqprof --wall --pprof (go tool pprof)" "go is not installed (Debian's golang-go: scripts/deps.sh)"
+    fi
+}
+
 sp_main() {
     mkdir -p "$SP_TMP"
     if [ "$(id -u)" != 0 ]; then
@@ -685,7 +749,7 @@ sp_main() {
     sp_procs
     sp_alloc
     sp_every
-    sp_pprof_wall
+    sp_wall
     sp_systemwide
     sp_errors
 }

@@ -32,6 +32,7 @@
 #include "sqprof_native.h"
 #include "sqprof_report.h"
 #include "sqprof_svg.h"
+#include "sqprof_wall.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -46,6 +47,7 @@
 #define OPT_EVERY 0x2009
 #define OPT_OUT 0x200a
 #define OPT_KEEP 0x200b
+#define OPT_WALL 0x200c
 
 /* How often the VMs are looked for again when profiling every VM. */
 #define RESCAN_NS 250000000ULL
@@ -63,6 +65,7 @@ static struct env {
 	long top;			/* -n */
 	bool sort_total;		/* --sort total */
 	bool alloc;			/* --alloc */
+	bool wall;			/* --wall */
 	bool kernel_stacks;		/* -K */
 	bool user_stacks;		/* -U */
 	bool per_process;		/* -P */
@@ -80,7 +83,7 @@ static const char doc[] =
 "\n"
 "USAGE: sqprof [-h] [-p PID] [--vm PATH] [-F HZ] [-d DURATION] [--max-depth N]\n"
 "              [-f | -j] [--svg FILE] [--title TEXT] [-n N] [--sort self|total]\n"
-"              [--alloc] [-K] [-U] [-P] [-T] [-v] [duration]\n"
+"              [--alloc | --wall] [-K] [-U] [-P] [-T] [-v] [duration]\n"
 "       sqprof --every DURATION --out DIR [--keep N] [-p PID] [--alloc] [-F HZ] [-d DURATION]\n"
 "       sqprof -i FOLDED [--svg FILE] [-f | -j] [-n N] [--alloc]\n"
 "\n"
@@ -92,6 +95,8 @@ static const char doc[] =
 "    sqprof -p 185 -f > cpu.txt   # folded stacks (flamegraph.pl, speedscope)\n"
 "    sqprof -i cpu.txt --svg cpu.svg   # a flame graph of saved folded stacks\n"
 "    sqprof -p 185 --alloc --svg alloc.svg   # where the bytes are allocated\n"
+"    sqprof -p 185 --wall -f      # wall clock: every green process, running or\n"
+"                                 # waiting, under its name and state\n"
 "    sqprof -p 185 -n 0 --sort total  # every method, by total (inclusive) time\n"
 "    sqprof -p 185 -K             # the kernel's stack above the Smalltalk one\n"
 "    sqprof -d 10 -P              # every VM on the machine, a root per process\n"
@@ -113,6 +118,8 @@ static const struct argp_option opts[] = {
 	{ "sort", 's', "ORDER", 0, "Table order: self (default) or total", 0 },
 	{ "alloc", OPT_ALLOC, NULL, 0,
 	  "Allocation profile: sample at squeak:object__alloc__sample, weighted by bytes", 0 },
+	{ "wall", OPT_WALL, NULL, 0,
+	  "Wall-clock profile: at HZ, every live green process whatever its state; stacks start with its name and state", 0 },
 	{ "kernel-stacks", 'K', NULL, 0, "Add the kernel's stack (frames marked _[k])", 0 },
 	{ "user-stacks", 'U', NULL, 0, "Add the VM's own C frames (exact with frame pointers)", 0 },
 	{ "per-process", 'P', NULL, 0, "One root frame per process ([pid N])", 0 },
@@ -137,6 +144,8 @@ static void check_args(struct argp_state *state)
 		argp_error(state, "--folded and --json are two outputs: choose one");
 	if (env.input && (env.c.pid || env.duration_ns || env.kernel_stacks || env.user_stacks))
 		argp_error(state, "-i reads a saved profile: it takes no -p, duration, -K or -U");
+	if (env.wall && (env.alloc || env.kernel_stacks || env.user_stacks))
+		argp_error(state, "--wall samples waiting processes, which run no code: it takes no --alloc, -K or -U");
 	if (env.alloc && env.kernel_stacks)
 		argp_error(state, "-K needs CPU samples: an allocation is in user space");
 }
@@ -189,6 +198,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_ALLOC:
 		env.alloc = true;
+		return 0;
+	case OPT_WALL:
+		env.wall = true;
 		return 0;
 	case 'K':
 		env.kernel_stacks = true;
@@ -389,7 +401,22 @@ static void buf_add_frame(void *b, const char *frame)
 	buf_add(b, frame);
 }
 
-/* One stack of the map as a folded line: [pid N] (-P), [truncated], the methods
+static const char *process_label(const struct sqprof_key *k, char *buf, size_t len);
+
+/* --wall: the two root frames, the green process's name and its state. */
+static void wall_frames(const struct sqprof_key *k, struct buf *b)
+{
+	static const char *const states[] = SQ_GREEN_NAMES;
+	char name[64];
+	const char *p = process_label(k, name, sizeof(name));
+
+	buf_add(b, p ? folded(name) : "[unknown process]");
+	buf_add(b, k->state < sizeof(states) / sizeof(states[0]) ? states[k->state] :
+		   k->state == SQPROF_SUSPENDED ? "suspended" : "unknown");
+}
+
+/* One stack of the map as a folded line: [pid N] (-P), the process and its state
+ * (--wall), [truncated], the methods
  * outermost first (or [VM]), the VM's C frames (-U), the kernel's (-K). */
 static void fold(struct sqprof_bpf *skel, const struct sqprof_key *k, struct buf *b)
 {
@@ -402,6 +429,8 @@ static void fold(struct sqprof_bpf *skel, const struct sqprof_key *k, struct buf
 		snprintf(tmp, sizeof(tmp), "[pid %u]", k->pid);
 		buf_add(b, tmp);
 	}
+	if (env.wall)
+		wall_frames(k, b);
 	if (k->flags & SQPROF_TRUNCATED)
 		buf_add(b, SQP_TRUNCATED);
 	if (!k->depth)
@@ -618,9 +647,11 @@ static int write_exports(struct sqp_profile *p, const struct sqp_info *info)
 	if (info->from_file)
 		snprintf(name, sizeof(name), "sqprof, from %s", info->input);
 	else if (info->pid)
-		snprintf(name, sizeof(name), "sqprof%s, PID %d", info->alloc ? " --alloc" : "", info->pid);
+		snprintf(name, sizeof(name), "sqprof%s, PID %d", info->alloc ? " --alloc" : info->wall ? " --wall" : "",
+			 info->pid);
 	else
-		snprintf(name, sizeof(name), "sqprof%s, %d VMs", info->alloc ? " --alloc" : "", info->nvms);
+		snprintf(name, sizeof(name), "sqprof%s, %d VMs", info->alloc ? " --alloc" : info->wall ? " --wall" : "",
+			 info->nvms);
 	if (env.speedscope)
 		ret |= close_output(speedscope_file, env.speedscope,
 				    sqp_write_speedscope(speedscope_file, p, info, name, location_of, NULL));
@@ -642,6 +673,7 @@ static int write_svg(struct sqp_profile *p, const struct sqp_info *info)
 		snprintf(title, sizeof(title), "%s", env.title);
 	else
 		snprintf(title, sizeof(title), "%s", info->alloc ? "Allocation Flame Graph (bytes)"
+						     : info->wall ? "Wall-Clock Flame Graph (every green process)"
 								 : "CPU Flame Graph");
 	if (info->from_file)
 		snprintf(subtitle, sizeof(subtitle), "sqprof, from %s", info->input);
@@ -651,8 +683,8 @@ static int write_svg(struct sqp_profile *p, const struct sqp_info *info)
 			 info->pid ? "" : (info->nvms == 1 ? " VM" : " VMs"), info->seconds,
 			 (unsigned long long)sqp_total_samples(p));
 	else
-		snprintf(subtitle, sizeof(subtitle), "sqprof, %s%d%s, %ld Hz, %.2f s, %llu samples",
-			 info->pid ? "PID " : "", info->pid ? info->pid : info->nvms,
+		snprintf(subtitle, sizeof(subtitle), "sqprof%s, %s%d%s, %ld Hz, %.2f s, %llu samples",
+			 info->wall ? " --wall" : "", info->pid ? "PID " : "", info->pid ? info->pid : info->nvms,
 			 info->pid ? "" : (info->nvms == 1 ? " VM" : " VMs"), info->hz, info->seconds,
 			 (unsigned long long)sqp_total_samples(p));
 	f = svg_file;
@@ -676,6 +708,9 @@ static int output(struct sqp_profile *p, struct sqp_info *info)
 		sq_print_time_header(stdout);
 	if (env.folded) {
 		sqp_print_folded(stdout, p);
+		if (info->wall)
+			fprintf(stderr, "sqprof: wall clock, %llu ticks at %ld Hz, %llu missed\n",
+				(unsigned long long)info->wall_ticks, info->hz, (unsigned long long)info->wall_missed);
 		if (!info->from_file)	/* the table's summary line, where it does not get in the way */
 			fprintf(stderr, "sqprof: %llu samples, %llu truncated (--max-depth %u), %llu lost, "
 				"%llu inconsistent\n", (unsigned long long)sqp_total_samples(p),
@@ -731,7 +766,8 @@ static void print_banner(void)
 		strcpy(dur, " for ");
 		sq_format_duration(dur + 5, sizeof(dur) - 5, env.duration_ns);
 	}
-	fprintf(f, "Sampling %s of ", env.alloc ? "allocations" : "Smalltalk stacks");
+	fprintf(f, "Sampling %s of ", env.alloc ? "allocations" : env.wall ? "every green process's stack" :
+				     "Smalltalk stacks");
 	if (env.c.pid)
 		fprintf(f, "PID %d", env.c.pid);
 	else if (only_ino)
@@ -739,7 +775,7 @@ static void print_banner(void)
 	else
 		fprintf(f, "every sqvm process (%d now)", nvms);
 	if (!env.alloc)
-		fprintf(f, " at %ld Hz", env.hz);
+		fprintf(f, " at %ld Hz%s", env.hz, env.wall ? " of wall-clock time" : "");
 	if (env.every_ns) {
 		char every[32];
 		sq_format_duration(every, sizeof(every), env.every_ns);
@@ -798,9 +834,12 @@ static struct sqprof_bpf *load_bpf(void)
 	err = bpf_map__set_key_size(skel->maps.stacks, SQPROF_KEY_SIZE(env.max_depth));
 	if (!err && !env.kernel_stacks && !env.user_stacks)
 		err = bpf_map__set_max_entries(skel->maps.native, 1);
+	if (!err)	/* one program: the CPU clock's, the allocation probe's or the iterator */
+		err = bpf_program__set_autoload(skel->progs.cpu_sample, !env.alloc && !env.wall);
 	if (!err)
-		err = bpf_program__set_autoload(env.alloc ? skel->progs.cpu_sample
-							  : skel->progs.alloc_sample, false);
+		err = bpf_program__set_autoload(skel->progs.alloc_sample, env.alloc);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.wall_sample, env.wall);
 	if (err) {
 		fprintf(stderr, "sqprof: cannot configure the BPF object: %s\n", strerror(-err));
 		goto fail;
@@ -932,15 +971,19 @@ static void set_tick(void)
  * 0, or -1 (reported). */
 static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info *info)
 {
+	struct sqp_wall wall = SQP_WALL_INIT;
 	__u64 start, deadline, period = 0, period_end, now;
 	int wake;
 
 	set_tick();
 	if (sq_loop_open(loop, &env.c))
 		return -1;
-	if (env.alloc ? sq_attach(&env.c, skel->progs.alloc_sample, "object__alloc__sample")
-		      : attach_cpu_clock(skel))
+	if (env.wall ? sqp_wall_start(&wall, skel->progs.wall_sample, env.hz, env.c.pid, loop)
+	    : env.alloc ? sq_attach(&env.c, skel->progs.alloc_sample, "object__alloc__sample")
+			: attach_cpu_clock(skel)) {
+		sqp_wall_stop(&wall);
 		return -1;
+	}
 	/* The duration counts from now, not from before attaching (which can take a while). */
 	if (sq_loop_restart_timer(loop))
 		return -1;
@@ -955,14 +998,18 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 	print_banner();
 	for (;;) {
 		wake = sq_loop_wait(loop);
-		if (wake == SQ_WAKE_ERROR)
+		if (wake == SQ_WAKE_ERROR) {
+			sqp_wall_stop(&wall);
 			return -1;
+		}
 		now = sq_mono_ns();
 		if (wake != SQ_WAKE_TICK || (deadline && now + 1000000 >= deadline))
 			break;
 		if (env.every_ns && now + 1000000 >= period_end) {
-			if (flush_period(skel, start_wall_ns, now - period))
+			if (flush_period(skel, start_wall_ns, now - period)) {
+				sqp_wall_stop(&wall);
 				return -1;
+			}
 			start_wall_ns += now - period;
 			period = now;
 			while (period_end <= now + 1000000)
@@ -973,6 +1020,10 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 	}
 	/* Stop sampling before reading: the report is of one moment. */
 	sq_detach_all();
+	sqp_wall_stop(&wall);
+	info->wall = env.wall;
+	info->wall_ticks = wall.ticks;
+	info->wall_missed = wall.missed;
 	if (env.every_ns && flush_period(skel, start_wall_ns, sq_mono_ns() - period))
 		return -1;
 	info->alloc = env.alloc;
@@ -1003,7 +1054,7 @@ int main(int argc, char **argv)
 	if (env.input)
 		return from_file();
 	sq_setup_libbpf(&env.c);
-	if (sq_check_privileges() || (env.alloc ? sq_check_kernel() : sq_check_perf()))
+	if (sq_check_privileges() || (env.alloc || env.wall ? sq_check_kernel() : sq_check_perf()))
 		return SQ_EXIT_ERROR;
 	vms = calloc(SQ_MAX_VMS, sizeof(*vms));
 	if (!vms || check_targets())

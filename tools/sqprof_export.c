@@ -297,11 +297,24 @@ static void pb_label(struct pb *pb, struct pb *sub, int64_t key, int64_t value)
 }
 
 /* One sample (field 2): its locations leaf first, its values, and who ran it. */
+/* --wall: a stack's second frame, its process's state, into buf ("" if it has none). */
+static const char *wall_state(const char *frames, char *buf, size_t len)
+{
+	const char *a = strchr(frames, ';'), *b;
+
+	buf[0] = 0;
+	if (a && (b = strchr(++a, ';')) && (size_t)(b - a) < len) {
+		memcpy(buf, a, b - a);
+		buf[b - a] = 0;
+	}
+	return buf;
+}
+
 static void pprof_sample(struct pb *out, struct pb *msg, struct pb *sub, const struct sqp_stack *st,
 			 const size_t *idx, size_t n, uint64_t weight, struct strings *s,
-			 const struct sqp_pprof *o)
+			 const struct sqp_pprof *o, bool wall)
 {
-	char pid[16];
+	char pid[16], state[32];
 
 	for (size_t k = n; k > 0; k--)
 		pb_varint(sub, idx[k - 1] + 1);
@@ -318,6 +331,8 @@ static void pprof_sample(struct pb *out, struct pb *msg, struct pb *sub, const s
 	}
 	if (st->process)
 		pb_label(msg, sub, str_id(s, "process"), str_id(s, st->process));
+	if (wall && wall_state(st->frames, state, sizeof(state))[0])
+		pb_label(msg, sub, str_id(s, "state"), str_id(s, state));
 	pb_message(out, 2, msg);
 }
 
@@ -386,7 +401,7 @@ int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info,
 	str_id(&st, "");	/* string 0 */
 	str_id(&st, "samples");	/* strings 1 to 4: the sample types */
 	str_id(&st, "count");
-	s_type = str_id(&st, info->alloc ? "alloc_space" : "cpu");
+	s_type = str_id(&st, info->alloc ? "alloc_space" : info->wall ? "wall" : "cpu");
 	s_unit = str_id(&st, info->alloc ? "bytes" : "nanoseconds");
 	pprof_types(&out, &msg, &st, s_type, s_unit);
 	for (size_t i = 0; i < p->n && !err; i++) {
@@ -394,7 +409,8 @@ int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info,
 		err = stack_indices(&fr, s->frames, &idx, &n, &cap);
 		if (!err)
 			pprof_sample(&out, &msg, &packed, s, idx, n,
-				     info->from_file && !info->alloc ? s->weight : weight_of(s, info), &st, o);
+				     info->from_file && !info->alloc ? s->weight : weight_of(s, info), &st, o,
+				     info->wall);
 	}
 	pprof_mapping(&out, &msg, &st, o);
 	pprof_functions(&out, &msg, &fr, &st, o);

@@ -381,6 +381,9 @@ static void print_summary(FILE *f, struct sqp_profile *p, const struct sqp_info 
 	if (info->alloc)
 		fprintf(f, ", allocations for %.2f s: %llu samples of %llu bytes", info->seconds,
 			(unsigned long long)samples, (unsigned long long)weight);
+	else if (info->wall)
+		fprintf(f, ", wall clock at %ld Hz for %.2f s: %llu ticks, %llu samples of every process",
+			info->hz, info->seconds, (unsigned long long)info->wall_ticks, (unsigned long long)samples);
 	else
 		fprintf(f, ", CPU at %ld Hz for %.2f s: %llu samples", info->hz, info->seconds,
 			(unsigned long long)samples);
@@ -397,12 +400,62 @@ static void print_summary(FILE *f, struct sqp_profile *p, const struct sqp_info 
 		fprintf(f, "Lost %llu samples (%llu %s): the kernel's stack map was full.\n",
 			(unsigned long long)info->lost, (unsigned long long)info->lost_weight,
 			info->alloc ? "bytes" : "samples");
+	if (info->wall_missed)
+		fprintf(f, "Missed %llu tick%s: the tool was late for %s.\n", (unsigned long long)info->wall_missed,
+			info->wall_missed == 1 ? "" : "s", info->wall_missed == 1 ? "it" : "them");
 	if (info->unknown)
 		fprintf(f, "Missed %llu samples of VMs that started after the last scan.\n",
 			(unsigned long long)info->unknown);
 	if (info->unresolved)
 		fprintf(f, "%llu frames could not be named (shown as addresses).\n",
 			(unsigned long long)info->unresolved);
+}
+
+/* --wall: samples by green process and state (each stack's first two frames). */
+struct wall_row {
+	char *process, *state;
+	uint64_t samples;
+};
+
+static int by_process_then_samples(const void *a, const void *b)
+{
+	const struct wall_row *x = a, *y = b;
+	int c = strcmp(x->process, y->process);
+
+	return c ? c : x->samples < y->samples ? 1 : x->samples > y->samples ? -1 : strcmp(x->state, y->state);
+}
+
+static void print_wall_states(FILE *f, const struct sqp_profile *p)
+{
+	struct wall_row *rows = calloc(p->n ? p->n : 1, sizeof(*rows));
+	size_t n = 0, i, k;
+	uint64_t total = sqp_total_samples(p);
+
+	for (i = 0; rows && i < p->n; i++) {
+		const char *fr = p->stacks[i].frames, *a = strchr(fr, ';'), *b = a ? strchr(a + 1, ';') : NULL;
+		size_t plen = a ? (size_t)(a - fr) : strlen(fr), slen = a ? (b ? (size_t)(b - a - 1) : strlen(a + 1)) : 0;
+		for (k = 0; k < n; k++)
+			if (strlen(rows[k].process) == plen && !strncmp(rows[k].process, fr, plen) &&
+			    strlen(rows[k].state) == slen && !strncmp(rows[k].state, a + 1, slen))
+				break;
+		if (k == n) {
+			rows[n].process = strndup(fr, plen);
+			rows[n].state = strndup(a ? a + 1 : "", slen);
+			n++;
+		}
+		rows[k].samples += p->stacks[i].samples;
+	}
+	if (!rows)
+		return;
+	qsort(rows, n, sizeof(*rows), by_process_then_samples);
+	fprintf(f, "\n%8s %7s  %-10s %s\n", "SAMPLES", "%", "STATE", "PROCESS");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%8llu %6.2f%%  %-10s %s\n", (unsigned long long)rows[i].samples,
+			pct(rows[i].samples, total), rows[i].state ? rows[i].state : "", rows[i].process ? rows[i].process : "");
+		free(rows[i].process);
+		free(rows[i].state);
+	}
+	free(rows);
 }
 
 void sqp_print_table(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
@@ -415,6 +468,8 @@ void sqp_print_table(FILE *f, struct sqp_profile *p, const struct sqp_info *info
 	sqp_profile_merge(p);
 	weight = sqp_total_weight(p);
 	print_summary(f, p, info);
+	if (info->wall)
+		print_wall_states(f, p);
 	rows = method_table(p, &n);
 	if (!rows && p->n) {
 		fprintf(stderr, "sqprof: out of memory\n");
@@ -462,7 +517,7 @@ void sqp_print_json(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
 	rows = method_table(p, &n);
 	qsort(rows, n, sizeof(*rows), info->sort_total ? by_total : by_self);
 	shown = info->top > 0 && (size_t)info->top < n ? (size_t)info->top : n;
-	fprintf(f, "{\"mode\":\"%s\",\"unit\":\"%s\",\"pid\":", info->alloc ? "alloc" : "cpu",
+	fprintf(f, "{\"mode\":\"%s\",\"unit\":\"%s\",\"pid\":", info->alloc ? "alloc" : info->wall ? "wall" : "cpu",
 		info->alloc ? "bytes" : "samples");
 	if (info->pid)
 		fprintf(f, "%d", info->pid);
@@ -474,6 +529,9 @@ void sqp_print_json(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
 	} else {
 		fprintf(f, ",\"vms\":%d,\"hz\":%ld,\"seconds\":%.3f,\"max_depth\":%u", info->nvms,
 			info->alloc ? 0 : info->hz, info->seconds, info->max_depth);
+		if (info->wall)
+			fprintf(f, ",\"ticks\":%llu,\"missed_ticks\":%llu", (unsigned long long)info->wall_ticks,
+				(unsigned long long)info->wall_missed);
 	}
 	fprintf(f, ",\"samples\":%llu,\"weight\":%llu,\"truncated\":%llu,\"lost\":%llu,"
 		"\"lost_weight\":%llu,\"unknown\":%llu,\"unresolved\":%llu,\"inconsistent\":%llu,\"methods\":[",

@@ -35,6 +35,10 @@ struct sqp_profile {
 /* What the reports say about how the profile was taken. */
 struct sqp_info {
 	bool alloc;			/* weights are bytes */
+	bool wall;			/* --wall: every process, each stack's first two frames
+					 * its name and state */
+	uint64_t wall_ticks;		/* --wall: samples of every process taken */
+	uint64_t wall_missed;		/* --wall: ticks the tool was too late for */
 	bool from_file;			/* read from folded input, not sampled */
 	const char *input;		/* that input's name */
 	pid_t pid;			/* 0: every VM */
