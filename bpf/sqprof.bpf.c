@@ -254,6 +254,56 @@ static long wall_frame(__u64 i, void *data)
 	return 0;
 }
 
+struct wall_naming {
+	struct task_struct *task;
+	__u32 pid;
+	__u32 print_name_off;
+	__u64 str;		/* the method's printName */
+	struct sq_name_copy *buf;
+};
+
+/* bpf_loop body: 16 bytes of a name from another task. A task's memory has no string
+ * read, and a copy that runs past the end of a mapping fails whole: 16-byte pieces stop
+ * at the NUL, short of the next page. */
+static long wall_name_piece(__u64 i, void *data)
+{
+	struct wall_naming *n = data;
+	__u32 off = (i & 7) * 16;
+
+	if (bpf_copy_from_user_task(n->buf->name + off, 16, (void *)(n->str + off), n->task, 0)) {
+		n->buf->name[off] = 0;
+		return 1;
+	}
+	for (int k = 0; k < 16; k++)
+		if (!n->buf->name[off + k])
+			return 1;
+	return 0;
+}
+
+/* bpf_loop body: frame i's method name into the names map, as name_frame. */
+static long wall_name_frame(__u64 i, void *data)
+{
+	struct wall_naming *n = data;
+	struct sq_name_key k = { .pid = n->pid };
+	struct sqprof_key *key;
+	__u32 zero = 0;
+
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	n->buf = bpf_map_lookup_elem(&name_scratch, &zero);
+	if (!key || !n->buf || i >= SQPROF_MAX_DEPTH)
+		return 1;
+	k.addr = key->frames[i];
+	n->str = 0;
+	if (!k.addr || bpf_map_lookup_elem(&names, &k) ||
+	    bpf_copy_from_user_task(&n->str, sizeof(n->str), (void *)(k.addr + n->print_name_off), n->task, 0) || !n->str)
+		return 0;
+	bpf_loop(SQ_NAME_COPY / 16, wall_name_piece, n, 0);
+	n->buf->name[SQ_NAME_COPY - 1] = 0;
+	if (n->buf->name[0])
+		bpf_map_update_elem(&names, &k, n->buf, BPF_NOEXIST);
+	return 0;
+}
+
 /* The state a sample shows for a process in VM state st (enum sq_green_state). */
 static __always_inline __u32 wall_state(const struct wall *w, __u32 st, __u64 waiting_on)
 {
@@ -284,6 +334,7 @@ static long wall_process(__u64 i, void *data)
 	__u64 proc = w->proc, waiting_on = 0, m = 0;
 	struct sqprof_key *key;
 	struct sqprof_val *val;
+	bool created = false;
 	__u32 zero = 0;
 	int st = -1;
 
@@ -317,7 +368,7 @@ static long wall_process(__u64 i, void *data)
 		key->flags |= SQPROF_TRUNCATED;
 		__sync_fetch_and_add(&truncated, 1);
 	}
-	val = sq_lookup_or_init(&stacks, key, &init, NULL);
+	val = sq_lookup_or_init(&stacks, key, &init, &created);
 	if (!val) {
 		__sync_fetch_and_add(&lost, 1);
 		__sync_fetch_and_add(&lost_weight, 1);
@@ -325,6 +376,10 @@ static long wall_process(__u64 i, void *data)
 	}
 	__sync_fetch_and_add(&val->samples, 1);
 	__sync_fetch_and_add(&val->weight, 1);
+	if (created) {	/* for a VM that exits before the report */
+		struct wall_naming n = { .task = w->task, .pid = w->pid, .print_name_off = vm->method_print_name };
+		bpf_loop(key->depth, wall_name_frame, &n, 0);
+	}
 	return 0;
 }
 
