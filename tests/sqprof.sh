@@ -683,6 +683,11 @@ sp_wall() {
     sp_start_tool wall-t -p "$SP_VM_PID" --wall -d 300ms -n 0
     wait "$SP_TOOL_PID"
     local st_t=$?
+    rm -rf "$SP_TMP/wall-every"
+    mkdir -p "$SP_TMP/wall-every"
+    sp_start_tool wall-e -p "$SP_VM_PID" --wall --every 1s --out "$SP_TMP/wall-every" -d 2
+    wait "$SP_TOOL_PID"
+    local st_e=$?
     sp_stop
     sum() { awk -v re="$1" '$0 ~ re { s += $NF } END { print s + 0 }' "$SP_TMP/wall.out"; }
     n=$(sum '.')
@@ -728,6 +733,17 @@ $(cat "$SP_TMP/wall.out" "$SP_TMP/wall.err" | head -20)"; fi
             sp_between "${top%%%*}" 30 37; then
             pass "sqprof --wall --pprof, read by go tool pprof: wall/nanoseconds, labels process and state, waiter's $waiter samples semaphore at waitOn:, -top: ${top}"
         else fail "sqprof --wall --pprof (go tool pprof)" "'$got' (waiter $waiter), top '$top': $(head -c 600 <<<"$raw")"; fi
+        # --every: each period's file is a wall profile too.
+        local f files=0 good=0
+        for f in "$SP_TMP"/wall-every/*.pb.gz; do
+            [ -f "$f" ] || continue
+            files=$((files + 1))
+            [ "$(sp_pprof_raw "$f" | jq -r '[(.types | join(" ")), (.samples | length > 0 and all(.labels.state != null))] | map(tostring) | join(" ")' 2>&1)" = \
+                "samples/count wall/nanoseconds true" ] && good=$((good + 1))
+        done
+        if [ "$st_e" = 0 ] && [ "$files" -ge 2 ] && [ "$good" = "$files" ]; then
+            pass "sqprof --wall --every 1s: $files files, each of type wall with a state on every sample"
+        else fail "sqprof --wall --every" "status $st_e, $good of $files files good: $(ls "$SP_TMP/wall-every"; head -3 "$SP_TMP/wall-e.err")"; fi
     else
         skip "sqprof --wall --pprof (go tool pprof)" "go is not installed (Debian's golang-go: scripts/deps.sh)"
     fi

@@ -889,7 +889,7 @@ static void period_comments(const struct sqp_info *all, char text[2][160], struc
 	if (env.alloc)
 		snprintf(text[0], sizeof(text[0]), "sqprof --alloc --every %s", every);
 	else
-		snprintf(text[0], sizeof(text[0]), "sqprof --every %s, %ld Hz", every, env.hz);
+		snprintf(text[0], sizeof(text[0]), "sqprof%s --every %s, %ld Hz", env.wall ? " --wall" : "", every, env.hz);
 	o->comments[0] = text[0];
 	if (all->lost || all->inconsistent || all->unknown || all->truncated) {
 		snprintf(text[1], sizeof(text[1]), "this period, all VMs: %llu samples lost, %llu inconsistent, "
@@ -935,7 +935,7 @@ static int write_vm_period(struct prof_vm *v, struct sqp_profile *all, const str
 static int flush_period(struct sqprof_bpf *skel, __u64 start_wall, __u64 duration_ns)
 {
 	struct sqp_profile all = { 0 };
-	struct sqp_info info = { .alloc = env.alloc, .hz = env.hz, .max_depth = env.max_depth,
+	struct sqp_info info = { .alloc = env.alloc, .wall = env.wall, .hz = env.hz, .max_depth = env.max_depth,
 				 .seconds = duration_ns / 1e9 };
 	struct sqp_pprof o = { .start_ns = start_wall, .duration_ns = duration_ns, .loc = location_of,
 			       .cmdline = cmdline_of };
