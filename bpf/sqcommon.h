@@ -69,8 +69,8 @@ struct sq_vm_offsets {
 	__u64 process_all;		/* Process **: the list's head */
 	__u64 gc_running;		/* uint8_t *: nonzero while the VM collects */
 	__u32 process_all_next, process_state, process_waiting_on;
-	__u8 state_running, state_ready, state_waiting, state_io, state_suspended;
-	__u8 pad[3];
+	__u8 state_running, state_ready, state_waiting, state_io, state_suspended, state_terminated;
+	__u8 pad[2];
 };
 
 /* Is d a debug-offsets structure the tools know: the magic, the version, and every field
@@ -120,6 +120,7 @@ SQ_INLINE void sq_vm_offsets_from(const SqDebugOffsets *d, __u64 addr, __u64 sta
 	o->state_waiting = d->state_waiting;
 	o->state_io = d->state_io;
 	o->state_suspended = d->state_suspended;
+	o->state_terminated = d->state_terminated;
 }
 
 #endif

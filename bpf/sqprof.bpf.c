@@ -357,6 +357,13 @@ static long wall_process(__u64 i, void *data)
 	key->kstack = -1;
 	key->ustack = -1;
 	key->state = wall_state(w, st, waiting_on);
+	if (key->state == SQ_GREEN_UNKNOWN && st != vm->state_terminated) {
+		/* not a process's state: the list changed under the walk (a process ended and
+		 * its memory was reused); the rest of it is not to be believed */
+		__sync_fetch_and_add(&inconsistent, 1);
+		w->proc = 0;
+		return 1;
+	}
 	__builtin_memset(key->process, 0, sizeof(key->process));
 	sq_process_name_in(vm, proc, key->process, sizeof(key->process), &key->process_id, w->task);
 	bpf_loop(max_depth, wall_frame, &ww, 0);

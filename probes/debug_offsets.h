@@ -113,7 +113,8 @@ typedef struct SqDebugOffsets {
     uint8_t state_waiting;        /* on a Semaphore or a Delay */
     uint8_t state_io;             /* on a file descriptor */
     uint8_t state_suspended;
-    uint8_t pad1[7];
+    uint8_t state_terminated;     /* ended, about to leave the list */
+    uint8_t pad1[6];
 } SqDebugOffsets;
 
 #endif

@@ -80,6 +80,7 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .state_waiting = PS_WAITING,
     .state_io = PS_IO,
     .state_suspended = PS_SUSPENDED,
+    .state_terminated = PS_TERMINATED,
 };
 
 #if SQVM_PROBES
