@@ -137,6 +137,7 @@ static __always_inline int sample(void *ctx, __u64 weight, bool alloc)
 	key->flags = 0;
 	key->kstack = -1;
 	key->ustack = -1;
+	key->state = 0;
 
 	/* interp_current -> fp; none before the main process exists (start-up) */
 	w.caller_off = vm->frame_caller;
