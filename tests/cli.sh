@@ -63,3 +63,7 @@ cli_case object-larger-than-small-heap 1 "an object of 240000016 bytes is larger
 cli_case heap-exhausted 1 "ERROR: out of memory:" -- "$VM" --heap 32M -e '| v | v := Vector new. [ true ] whileTrue: [ v append: (Array new: 1000) ]'
 # (found by fuzz_eval in CI: more than 2^40 slots went to exit(1) without a backtrace)
 cli_case object-beyond-2-40-slots 1 "ERROR: out of memory: an object of 30544608402416 bytes is larger than the --heap limit" -- "$VM" -e 'Array new: 021429000555555555555555555555555555555551-5%5555555525555'
+# (found by fuzz_compile in CI: "(a and: [b]); c" made the parenthesised send the cascade's
+# first message with no receiver, and the compiler read a null Node)
+cli_case cascade-after-parentheses 1 "-e:1:20: error: a cascade must follow a message send" -- "$VM" -e '(true and: [false]); ifTrue: [1]'
+cli_case cascade-after-parenthesised-send 1 "-e:1:8: error: a cascade must follow a message send" -- "$VM" -e '(3 + 4); printString'
