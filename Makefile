@@ -105,9 +105,9 @@ $(O)/obj:
 	mkdir -p $@
 
 # ---- Tests ----
-build/bigint_test: tests/unit/bigint_test.c vm/bigint.c vm/bigint.h
+build/bigint_test: tests/unit/bigint_test.c tests/unit/bigint_scale_test.c tests/unit/bigint_check.h vm/bigint.c vm/bigint.h
 	@mkdir -p build
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -Iprobes -o $@ tests/unit/bigint_test.c vm/bigint.c
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -Iprobes -o $@ tests/unit/bigint_test.c tests/unit/bigint_scale_test.c vm/bigint.c -lm
 
 build/float_test: tests/unit/float_test.c vm/common.h probes/debug_offsets.h
 	@mkdir -p build
