@@ -673,8 +673,11 @@ void big_mul(BigInt *r, const BigInt *a, const BigInt *b)
         xn = yn;
         yn = tn;
     }
-    BigInt t;
-    tmp_init(&t, a->len + b->len);
+    BigInt t;                    /* mag_mul writes all it covers: zero only the rest */
+    big_init(&t);
+    reserve(&t, a->len + b->len);
+    t.len = a->len + b->len;
+    memset(t.d, 0, (za + zb) * DIGIT_BYTES);
     mag_mul(t.d + za + zb, x, xn, y, yn);
     t.sign = a->sign * b->sign;
     normalize(&t);
