@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_eval.c - libFuzzer target: statements evaluated as sqvm -e evaluates them, in one
  * VM for the whole run. Each input gets a fresh main process, a 200 ms wall-clock
- * budget (a timer signal: the VM ends the program at its next safe point or scheduler
- * wait) and the VM's 64 MiB heap limit, so that an input that loops, sleeps or
- * allocates forever ends cleanly. Smalltalk errors, deadlocks, `system exit:` and an
- * exhausted heap end the program through vm_exit, which returns here in fuzz builds.
- * A crash, a sanitizer report, vm_fatal (an internal error) or a hang past the budget
- * is a finding. */
+ * budget (a timer signal makes an interrupt request, interrupt.h: the program ends at
+ * its next safe point, scheduler wait, or inside a LargeInteger loop) and the VM's
+ * 64 MiB heap limit, so that an input that loops, sleeps or allocates forever ends
+ * cleanly. Smalltalk errors, deadlocks, `system exit:` and an exhausted heap end the
+ * program through vm_exit, which returns here in fuzz builds. A crash, a sanitizer
+ * report, vm_fatal (an internal error) or a hang past the budget is a finding. */
 #include "ast.h"
 #include "compiler.h"
 #include "fuzz_vm.h"
 #include "interp.h"
+#include "interrupt.h"
 #include "object.h"
 #include "sched.h"
 #include "symbol.h"
@@ -27,8 +28,7 @@ static timer_t budget;
 static void on_budget(int sig)
 {
     (void)sig;
-    vm_fuzz_expired = 1;
-    sched_attention = 1;
+    interrupt_request(INTERRUPT_BUDGET);
 }
 
 static void arm_budget(long ms)
@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     interp_current = p;
     sched_fuzz_reset(p);
     interp_fuzz_reset();
-    vm_fuzz_expired = 0;
+    interrupt_pending = 0;
     sched_attention = 0;
 
     jmp_buf here;

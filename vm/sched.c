@@ -11,6 +11,7 @@
  * some waiter outranks it. */
 #include "sched.h"
 #include "gc.h"
+#include "interrupt.h"
 #include "io.h"
 #include "loader.h"
 #include "prims.h"
@@ -335,9 +336,7 @@ static Process *pick_next(void)
         io_watch(WATCH_NONE);
         if (sched_state.numTimers) io_alarm_by(earliest_timer());
         io_poll(true);
-#ifdef SQVM_FUZZ
-        vm_fuzz_check();
-#endif
+        interrupt_check();
         if (sched_state.numTimers) expire_timers(vm_now_ns());
     }
 }
@@ -372,9 +371,7 @@ static PrimResult ready_and_maybe_preempt(Process *p, Value *args, int why)
 bool sched_poll(void)
 {
     sched_attention = 0;
-#ifdef SQVM_FUZZ
-    vm_fuzz_check();
-#endif
+    interrupt_check();
     io_watch_rearm();
     check_events();
     Process *cur = interp_current;

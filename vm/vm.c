@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* vm.c - fatal errors, checked allocation, exiting, and the GC hooks. */
 #include "vm.h"
+#include "bigint.h"
 #include "gc.h"
 #include "interp.h"
+#include "interrupt.h"
 #include "loader.h"
 #include "probes.h"
 #include "request.h"
@@ -20,6 +22,7 @@ SqVMCounters vm_counters;
 Process *vm_boot(const GCConfig *gc, uint64_t allocSampleBytes, size_t stackWords)
 {
     gc_init(gc);
+    big_stop = &interrupt_pending; /* Ctrl-C and the fuzz budget end long LargeInteger loops */
     probes_init(allocSampleBytes);
     interp_init();
     loader_bootstrap();
@@ -51,15 +54,9 @@ void vm_out_of_memory(const char *what)
 
 #ifdef SQVM_FUZZ
 /* Fuzz builds (fuzz/): the harness runs many programs in one process, so the end of a
- * program returns to it instead of ending the process, and a program that runs past
- * its time budget ends at the next safe point or scheduler wait. */
+ * program returns to it instead of ending the process (a program that runs past its
+ * time budget is ended through interrupt.h). */
 jmp_buf *vm_fuzz_exit;
-volatile sig_atomic_t vm_fuzz_expired;
-
-void vm_fuzz_check(void)
-{
-    if (vm_fuzz_expired) vm_exit(3);
-}
 #endif
 
 void vm_exit(int status)
