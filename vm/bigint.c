@@ -15,11 +15,27 @@
 size_t big_karatsuba_cutoff = 40;
 
 const volatile sig_atomic_t *big_stop;
+#ifdef SQVM_FUZZ
+void (*big_fuzz_poll)(size_t work);
+#endif
 
 /* Has the embedder asked the long operations to stop? One load when it has not. */
-static inline bool stopping(void)
+static inline bool stopped(void)
 {
     return big_stop && *big_stop;
+}
+
+/* The same, polled from a loop that did about `work` digit operations since its last
+   poll (fuzz builds count them: a budget that ends at the same place everywhere). */
+static inline bool stopping(size_t work)
+{
+#ifdef SQVM_FUZZ
+    if (big_fuzz_poll)
+        big_fuzz_poll(work);
+#else
+    (void)work;
+#endif
+    return stopped();
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -132,7 +148,7 @@ static int mag_cmp(const uint32_t *a, size_t an, const uint32_t *b, size_t bn)
     for (size_t i = an; i-- > 0;) {
         if (a[i] != b[i])
             return a[i] < b[i] ? -1 : 1;
-        if (!(i & 0xFFFF) && stopping())
+        if (!(i & 0xFFFF) && stopping(0x10000))
             return 0;
     }
     return 0;
@@ -248,7 +264,7 @@ static void school_mul(uint32_t *r, const uint32_t *a, size_t an, const uint32_t
         uint64_t bi = b[i], c = 0;
         if (!bi)
             continue;
-        if (stopping())
+        if (stopping(an))
             return;
         for (size_t j = 0; j < an; j++) {
             c += bi * a[j] + r[i + j];
@@ -300,7 +316,7 @@ static void karatsuba(uint32_t *r, const uint32_t *a, size_t an, const uint32_t 
    stop, r is zero (defined digits, so the callers' sums stay well defined). */
 static void mag_mul(uint32_t *r, const uint32_t *a, size_t an, const uint32_t *b, size_t bn)
 {
-    if (stopping())
+    if (stopping(an + bn))
         memset(r, 0, (an + bn) * DIGIT_BYTES);
     else if (bn < big_karatsuba_cutoff || bn < 4)
         school_mul(r, a, an, b, bn);
@@ -324,7 +340,7 @@ static void knuth_div(uint32_t *q, BigInt *r, const uint32_t *a, size_t an,
     uint64_t vtop = (uint32_t)(b[n - 1] << s | (s ? b[n - 2] >> (32 - s) : 0));
     uint64_t vnext = (uint32_t)(b[n - 2] << s | (s && n > 2 ? b[n - 3] >> (32 - s) : 0));
     for (size_t j = an - n + 1; j-- > 0;) {
-        if (stopping())
+        if (stopping(n))
             break;               /* q is zero from here down (the caller zeroed it) */
         uint64_t num = (uint64_t)un[j + n] << 32 | un[j + n - 1];
         uint64_t qhat = num / vtop, rhat = num % vtop;
@@ -402,7 +418,7 @@ void big_divmod_trunc(BigInt *q, BigInt *r, const BigInt *a, const BigInt *b)
         tq.sign = as * bs;
     if (tr.len)
         tr.sign = as;
-    if (stopping()) {
+    if (stopped()) {
         set_zero(&tq);
         set_zero(&tr);
     }
@@ -430,7 +446,7 @@ void big_divmod_floor(BigInt *q, BigInt *r, const BigInt *a, const BigInt *b)
         tq.sign = as * bs;
     if (tr.len)
         tr.sign = bs;
-    if (stopping()) {
+    if (stopped()) {
         set_zero(&tq);
         set_zero(&tr);
     }
@@ -681,7 +697,7 @@ void big_mul(BigInt *r, const BigInt *a, const BigInt *b)
     mag_mul(t.d + za + zb, x, xn, y, yn);
     t.sign = a->sign * b->sign;
     normalize(&t);
-    if (stopping())
+    if (stopped())
         set_zero(&t);
     move_into(r, &t);
 }
@@ -796,7 +812,7 @@ static void newton_sqrt(BigInt *x, const BigInt *a)
 {
     BigInt y;
     big_init(&y);
-    while (!stopping()) {
+    while (!stopping(a->len)) {
         big_divmod_trunc(&y, NULL, a, x);
         big_add(&y, &y, x);
         big_shr(&y, &y, 1);
@@ -831,7 +847,7 @@ void big_sqrt_floor(BigInt *r, const BigInt *a)
         big_shl(&x, &x, k);
     }
     newton_sqrt(&x, a);
-    if (stopping())
+    if (stopped())
         set_zero(&x);
     move_into(r, &x);
 }
@@ -858,7 +874,7 @@ double big_sqrt_double(const BigInt *a)
         big_shl(&chk, &chk, (size_t)(2 * k));
     if (big_cmp(&chk, k > 0 ? a : &x) != 0)
         s.d[0] |= 1;
-    double r = stopping() ? 0.0 : ldexp(big_to_double(&s), k > 5000 ? 5000 : (int)k);
+    double r = stopped() ? 0.0 : ldexp(big_to_double(&s), k > 5000 ? 5000 : (int)k);
     big_free(&x);
     big_free(&s);
     big_free(&chk);
@@ -921,7 +937,7 @@ char *big_to_string(const BigInt *a, int base)
     if (wn)
         memcpy(w, a->d, wn * DIGIT_BYTES);
     while (wn) {
-        if (stopping()) {
+        if (stopping(wn)) {
             free(w);
             free(buf);
             return NULL;
@@ -968,7 +984,7 @@ bool big_from_string(BigInt *b, const char *s, size_t len, int base)
         acc = acc * (uint32_t)base + (uint32_t)v;
         mult *= (uint32_t)base;
         if ((uint64_t)mult * (uint32_t)base > UINT32_MAX) {
-            if (stopping()) {
+            if (stopping(t.len)) {
                 big_free(&t);
                 return false;
             }

@@ -29,6 +29,12 @@ typedef struct BigInt {
 } BigInt;
 
 extern const volatile sig_atomic_t *big_stop;
+#ifdef SQVM_FUZZ
+/* Fuzz builds: called at every poll before *big_stop is read, with about how many digit
+   operations were done since the last one, so that a budget counted in work stops an
+   operation at the same place on every machine. */
+extern void (*big_fuzz_poll)(size_t work);
+#endif
 extern size_t big_karatsuba_cutoff;       /* digits; the tests and --crossover change it */
 
 void big_init(BigInt *b);                 /* zero, no allocation */

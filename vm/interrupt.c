@@ -10,6 +10,23 @@
 #include <unistd.h>
 
 volatile sig_atomic_t interrupt_pending;
+#ifdef SQVM_FUZZ
+uint64_t interrupt_fuzz_fuel;
+
+void interrupt_fuzz_spend(uint64_t units)
+{
+    if (!interrupt_fuzz_fuel) return;
+    if (units >= interrupt_fuzz_fuel) {
+        interrupt_fuzz_fuel = 0;
+        interrupt_pending = INTERRUPT_BUDGET;
+        return;
+    }
+    interrupt_fuzz_fuel -= units;
+}
+
+/* A safe point costs about what 4 digit operations do (under ASan and coverage, as fuzzed). */
+void interrupt_fuzz_spend_work(size_t digit_operations) { interrupt_fuzz_spend(1 + digit_operations / 4); }
+#endif
 
 void interrupt_request(int why)
 {

@@ -4,7 +4,7 @@
 #ifndef SQVM_INTERRUPT_H
 #define SQVM_INTERRUPT_H
 
-#include "common.h"
+#include "vm.h"
 
 #include <signal.h>
 
@@ -30,9 +30,26 @@ void interrupt_request(int why);
  * in which it stopped (a primitive such as "Integer>>*"; NULL: between two), then exit status 130; for the budget vm_exit(3). */
 NORETURN void interrupt_raise(const char *primitive);
 
+#ifdef SQVM_FUZZ
+/* Fuzz builds: a budget counted in safe points and in the LargeInteger loops' polls
+ * (bigint.c's big_fuzz_poll), 0: none, so that a program ends at the same place on
+ * every machine and a campaign with a fixed seed sees the same coverage; a wall-clock
+ * budget stays for what neither counts. While it is set, every safe point polls
+ * (sched_attention stays set). */
+extern uint64_t interrupt_fuzz_fuel;
+void interrupt_fuzz_spend(uint64_t units);  /* at 0 the budget is spent */
+void interrupt_fuzz_spend_work(size_t digit_operations); /* bigint.c's big_fuzz_poll */
+#endif
+
 /* At a safe point or after a wait: end the program if it was asked to. */
 static inline void interrupt_check(void)
 {
+#ifdef SQVM_FUZZ
+    if (interrupt_fuzz_fuel) {
+        interrupt_fuzz_spend(1);
+        sched_attention = 1;
+    }
+#endif
     if (UNLIKELY(interrupt_pending)) interrupt_raise(NULL);
 }
 

@@ -47,6 +47,9 @@ static void check_bytes(size_t bytes)
 
 void largeint_check_digits(size_t digits)
 {
+#ifdef SQVM_FUZZ
+    interrupt_fuzz_spend_work(digits); /* making and filling the result: work the budget counts */
+#endif
     /* make(): a header word, the count word, two digits a word */
     check_bytes(digits > SIZE_MAX / 8 ? SIZE_MAX : 16 + (digits + 1) / 2 * 8);
 }

@@ -23,6 +23,9 @@ Process *vm_boot(const GCConfig *gc, uint64_t allocSampleBytes, size_t stackWord
 {
     gc_init(gc);
     big_stop = &interrupt_pending; /* Ctrl-C and the fuzz budget end long LargeInteger loops */
+#ifdef SQVM_FUZZ
+    big_fuzz_poll = interrupt_fuzz_spend_work;
+#endif
     probes_init(allocSampleBytes);
     interp_init();
     loader_bootstrap();
