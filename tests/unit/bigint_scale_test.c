@@ -164,7 +164,8 @@ void test_mul_against_schoolbook(void)
 static uint32_t *twos(const BigInt *a, size_t n)
 {
     uint32_t *t = calloc(n, sizeof *t);
-    memcpy(t, a->d, a->len * sizeof *t);
+    if (a->len)
+        memcpy(t, a->d, a->len * sizeof *t);
     if (a->sign < 0) {
         uint64_t c = 1;
         for (size_t i = 0; i < n; i++) {
