@@ -65,7 +65,7 @@ VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o $(PROBE_OBJ)
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-sqprof clean install deps unit lang
+.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-sqprof bench-bigint clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -159,6 +159,10 @@ bench-tools:
 # What sqprof costs at 99 and 999 Hz (root; about 5 minutes).
 bench-sqprof: all
 	tests/sqprof/overhead.sh
+
+# Karatsuba against schoolbook multiplication: the crossover behind its cutoff (1.5 minutes).
+bench-bigint: build/bigint_test
+	build/bigint_test --crossover
 
 deps:
 	scripts/deps.sh
