@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* interrupt.h - ending a running program from outside it: Ctrl-C (SIGINT) on the
- * command line, the time budget in the fuzz targets. */
+ * command line, the budget of each input in the fuzz targets. */
 #ifndef SQVM_INTERRUPT_H
 #define SQVM_INTERRUPT_H
 
@@ -26,8 +26,9 @@ void interrupt_install(void);
 /* Async-signal-safe: asks the running program to end (why: INTERRUPT_*). */
 void interrupt_request(int why);
 
-/* Ends the program as asked: for SIGINT the error and backtrace, naming the primitive
- * in which it stopped (a primitive such as "Integer>>*"; NULL: between two), then exit status 130; for the budget vm_exit(3). */
+/* Ends the program as asked: for SIGINT the error and the backtrace, naming the
+ * primitive it stopped inside ("Integer>>*"; NULL: it stopped between two), then exit
+ * status 130; for the fuzz budget vm_exit(3). */
 NORETURN void interrupt_raise(const char *primitive);
 
 #ifdef SQVM_FUZZ
