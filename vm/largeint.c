@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* largeint.c - converts between heap large integers and bigint.c's BigInt. */
+/* largeint.c - large Integer objects: read in place as BigInt operands, made from results, and
+ * the sizes of results checked against the heap before they are computed. */
 #include "largeint.h"
 #include "gc.h"
 #include "interrupt.h"
