@@ -119,6 +119,7 @@ campaign() {
     timeout -k 5 "$((secs + 60))" $NOASLR "$D/fuzz_$t" "${COMMON[@]}" "$@" -max_len="${MAX_LEN[$t]}" \
         -seed_inputs=@"$list" -artifact_prefix="$D/crashes/$t-" "$corpus" >"$log" 2>&1
     rc=$?
+    [ "$seed" = random ] && seed="random: $(grep -ao 'Seed: [0-9]*' "$log" | head -1 | cut -d' ' -f2)"
     if [ "$rc" = 0 ] && ! ls "$D/crashes/$t-"* >/dev/null 2>&1; then
         ok "$t campaign (seed $seed): $(stat "$log" stat::number_of_executed_units) runs, cov $(stat "$log" cov) ft $(stat "$log" ft), $(stat "$log" stat::new_units_added) new units, no finding"
     else
