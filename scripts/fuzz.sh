@@ -12,7 +12,8 @@
 #
 # Inputs: fuzz/regress/TARGET/ holds every input that ever crashed or hung (see its
 # README); the seeds are every .som file under tests/ and vm/lib/ (compile), fuzz/seeds/eval/
-# (eval), and binaries with squeak USDT notes built from fuzz/seeds/usdt/ (elf).
+# (eval), and binaries with squeak USDT notes built from fuzz/seeds/usdt/ and one of the
+# tools' BPF objects (elf).
 # A crash, a sanitizer report, a hang (the targets' watchdog, or the outer timeout) or
 # running out of memory is a FAIL line naming the input, kept in build/fuzz/crashes/ as
 # TARGET-crash-SHA1 or TARGET-hang-SHA1, with its first bytes in hex so that a CI log
@@ -49,7 +50,12 @@ seed_list() {
         elf)
             cc -O1 -o "$D/seeds/elf/usdt" fuzz/seeds/usdt/usdt.c 2>/dev/null
             cc -O1 -s -o "$D/seeds/elf/usdt-stripped" fuzz/seeds/usdt/usdt.c 2>/dev/null
-            ls "$D/seeds/elf/usdt" "$D/seeds/elf/usdt-stripped" ;;
+            ls "$D/seeds/elf/usdt" "$D/seeds/elf/usdt-stripped"
+            # a BPF object, for the walk of its maps' relocations (when the tools are built)
+            if [ -f build/tools/obj/sqalloc.bpf.o ]; then
+                cp build/tools/obj/sqalloc.bpf.o "$D/seeds/elf/sqalloc.bpf.o"
+                echo "$D/seeds/elf/sqalloc.bpf.o"
+            fi ;;
     esac
     [ -d "fuzz/regress/$1" ] && find "fuzz/regress/$1" -type f ! -name '*.md'
 }
