@@ -32,10 +32,10 @@ export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=0
 # that input's coverage); the targets' own watchdog (fuzz/fuzz_watchdog.c) finds hangs.
 COMMON=(-timeout=0 -rss_limit_mb=2048 -detect_leaks=0 -close_fd_mask=1 -print_final_stats=1)
 declare -A MAX_LEN=([compile]=8192 [eval]=4096 [elf]=65536)
-# ci: executions per campaign (the seed inputs count too), about 40 s for the three
+# ci: executions per campaign (the seed inputs count too), about 30 s for the three
 # under ASan on the 2-core build machine, and the outer timeout that reports a hang
 # instead of letting it stall CI.
-declare -A CI_RUNS=([compile]=60000 [eval]=40000 [elf]=100000)
+declare -A CI_RUNS=([compile]=40000 [eval]=30000 [elf]=60000)
 CI_TIMEOUT=120
 # Hash tables keyed by addresses steer the VM: the same campaign wants the same addresses
 # (without setarch, as in some containers, fuzz_eval's coverage may differ slightly).
