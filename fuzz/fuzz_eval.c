@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_eval.c - libFuzzer target: statements evaluated as sqvm -e evaluates them, in one
- * VM for the whole run. Each input gets a fresh main process and three bounds, so that
- * an input that loops, sleeps or allocates forever ends cleanly: 100,000 units of work
+ * VM for the whole run. Each input gets a fresh main process and bounds, so that an
+ * input that loops, sleeps or allocates forever ends cleanly: 100,000 units of work
  * (safe points, LargeInteger digits: the same on every machine, so that a fixed seed
- * gives the same campaign), 200 ms of CPU time and 1 s of wall-clock time for what the
- * units do not count (a timer makes
- * an interrupt request, interrupt.h: the program ends at its next safe point, scheduler
- * wait, or inside a LargeInteger loop), and the VM's 64 MiB heap limit. Smalltalk errors,
- * deadlocks, `system exit:` and an exhausted heap end the program through vm_exit,
- * which returns here in fuzz builds. A crash, a sanitizer report, vm_fatal (an
- * internal error) or a run that the budget does not end (the watchdog: 5 s) is a
- * finding. */
+ * gives the same campaign); behind them 200 ms of CPU time and 1 s of wall-clock time
+ * (timers that make an interrupt request, interrupt.h: the program ends at its next
+ * safe point, scheduler wait, or inside a LargeInteger loop); and the VM's 64 MiB heap
+ * limit. Smalltalk errors, deadlocks, `system exit:` and an exhausted heap end the
+ * program through vm_exit, which returns here in fuzz builds. A crash, a sanitizer
+ * report, vm_fatal (an internal error) or a run that the budgets do not end (the
+ * watchdog: 5 s of CPU time) is a finding. */
 #include "ast.h"
 #include "compiler.h"
 #include "fuzz_vm.h"
