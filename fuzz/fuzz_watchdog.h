@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_watchdog.h - a hang is a finding with its input kept: libFuzzer's own -timeout
- * rides on SIGALRM and ITIMER_REAL, which a target may take over (the VM's scheduler
- * did), and an outer timeout kills the fuzzer before it can save anything. */
+ * counts wall-clock time and rides on SIGALRM and ITIMER_REAL, which a target may take
+ * over (the VM's scheduler once did), and an outer timeout kills the fuzzer before it
+ * can save anything. */
 #ifndef FUZZ_WATCHDOG_H
 #define FUZZ_WATCHDOG_H
 

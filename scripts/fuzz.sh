@@ -27,9 +27,9 @@ make -s -j2 fuzz-build >/dev/null || exit 1
 mkdir -p "$D/crashes" "$D/seeds/elf"
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=0
 
-# Every run's options. -timeout=0: libFuzzer's timeout rides on SIGALRM, which the VM
-# takes over (its handler then ran inside whatever input was running, and counted as
-# that input's coverage); the targets' own watchdog (fuzz/fuzz_watchdog.c) finds hangs.
+# Every run's options. -timeout=0: the targets' own watchdog (fuzz/fuzz_watchdog.c) finds
+# hangs in CPU time; libFuzzer's counts wall-clock time (a loaded machine makes false
+# hangs) and rides on SIGALRM, which the VM's scheduler used to take over.
 COMMON=(-timeout=0 -rss_limit_mb=2048 -detect_leaks=0 -close_fd_mask=1 -print_final_stats=1)
 declare -A MAX_LEN=([compile]=8192 [eval]=4096 [elf]=65536)
 # ci: executions per campaign (the seed inputs count too), about 30 s for the three
