@@ -72,6 +72,8 @@ cli_case cascade-after-parenthesised-send 1 "-e:1:8: error: a cascade must follo
 # heap is the out-of-memory error, decided from its size before it is computed: 2^(2^29)
 # needs 2^24 + 2 digits, 67108888 bytes; its decimal String 19265923 characters.
 cli_case bigint-product-larger-than-heap 1 $'ERROR: out of memory: an object of 67108888 bytes is larger than the --heap limit of 67108864 bytes\n    at Nil>>doIt (-e:1)' -- "$VM" --heap 64m -e '| x | x := 2. 40 timesRepeat: [ x := x * x ]. x'
+# a shift by any small Integer: 1 << 10^11 would take 12.5 GB
+cli_case bigint-shift-larger-than-heap 1 $'ERROR: out of memory: an object of 12500000024 bytes is larger than the --heap limit of 67108864 bytes\n    at Nil>>doIt (-e:1)' -- "$VM" --heap 64m -e '1 << 100000000000'
 cli_case bigint-string-larger-than-heap 1 "ERROR: out of memory: an object of 19265939 bytes is larger than the --heap limit of 16777216 bytes" -- "$VM" --heap 16m -e '| x | x := 1 << 16000000. x := x * x * x * x. x asString size'
 # Ctrl-C, sent for real (tests/cli/sigint.py): a Smalltalk error with the backtrace and
 # status 130, from inside a long primitive, at a safe point, in a Delay, in a forked

@@ -102,15 +102,18 @@ static PrimResult p_int_sqrt(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+/* Any small Integer: a left shift whose result could not fit the heap is the out of
+ * memory error before it is made (shift), a long right shift answers 0 or -1. */
 static bool shift_amount(Value v, int64_t *out)
 {
     if (!is_int(v)) return false;
     *out = int_val(v);
-    return *out > -(1 << 24) && *out < (1 << 24);
+    return true;
 }
 
 static PrimResult shift(Value *a, int64_t s)
 {
+    if (a[0] == int_value(0)) return PRIM_OK; /* 0 << (1 << 40) is 0, no memory needed */
     if (is_int(a[0]) && s >= 0 && s < 62) {
         int64_t x = int_val(a[0]);
         if (x == 0 || (x > 0 && x < (SMALLINT_MAX >> s)) || (x < 0 && x > (SMALLINT_MIN >> s))) {
