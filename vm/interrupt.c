@@ -15,6 +15,7 @@ uint64_t interrupt_fuzz_fuel;
 
 void interrupt_fuzz_spend(uint64_t units)
 {
+    vm_fuzz_clock_ns += units * 1000; /* a unit of work is a microsecond of the fuzz clock */
     if (!interrupt_fuzz_fuel) return;
     if (units >= interrupt_fuzz_fuel) {
         interrupt_fuzz_fuel = 0;

@@ -266,7 +266,13 @@ void sched_io_wake(Process *p)
 static void update_watch(void)
 {
     int top = interp_current->priority;
+#ifdef SQVM_FUZZ
+    /* no wall-clock alarm: a timer is seen at the fuzz clock's time (vm.c), when the
+     * scheduler next picks a process */
+    bool timers = false;
+#else
     bool timers = highest_bit(sched_state.timerWaiters.bits) > top;
+#endif
     io_watch(highest_bit(sched_state.ioWaiters.bits) > top ? WATCH_EVENTS : timers ? WATCH_ALARM : WATCH_NONE);
     if (timers) io_alarm_by(earliest_timer());
 }
@@ -333,6 +339,14 @@ static Process *pick_next(void)
             return p;
         }
         if (!sched_state.numTimers && !io_has_waiters()) deadlock();
+#ifdef SQVM_FUZZ
+        if (!io_has_waiters()) { /* only timers: the fuzz clock jumps to the first (vm.c) */
+            if (earliest_timer() > vm_fuzz_clock_ns) vm_fuzz_clock_ns = earliest_timer();
+            interrupt_check();
+            expire_timers(vm_now_ns());
+            continue;
+        }
+#endif
         io_watch(WATCH_NONE);
         if (sched_state.numTimers) io_alarm_by(earliest_timer());
         io_poll(true);

@@ -58,6 +58,7 @@ NORETURN void vm_object_too_large(size_t bytes, size_t max);
 #ifdef SQVM_FUZZ
 #include <setjmp.h>
 extern jmp_buf *vm_fuzz_exit;              /* where vm_exit returns to, when set */
+extern uint64_t vm_fuzz_clock_ns;          /* what vm_now_ns answers (vm.c) */
 #endif
 
 #endif
