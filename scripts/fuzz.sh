@@ -72,7 +72,7 @@ failed_run() {
     what="crash"
     grep -aq "fuzz watchdog: .* a hang\|ERROR: libFuzzer: timeout" "$log" && what="hang"
     grep -aq "out-of-memory\|out of memory (malloc" "$log" && what="out of memory"
-    [ "$rc" = 124 ] || [ "$rc" = 137 ] && what="hang: no verdict within ${CI_TIMEOUT}s (outer timeout)"
+    [ "$rc" = 124 ] || [ "$rc" = 137 ] && what="hang: no verdict within the outer timeout"
     if [ -n "$art" ] && [ -f "$art" ] && [[ "$art" == "$D/crashes/"* ]] && [ "$what" = hang ]; then
         mv "$art" "${art/crash-/hang-}"
         art=${art/crash-/hang-}
