@@ -75,7 +75,7 @@ VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-sqprof load clean install deps unit lang
+.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-sqprof bench-bigint load clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -112,9 +112,9 @@ $(O)/obj:
 	mkdir -p $@
 
 # ---- Tests ----
-build/bigint_test: tests/unit/bigint_test.c vm/bigint.c vm/bigint.h
+build/bigint_test: tests/unit/bigint_test.c tests/unit/bigint_scale_test.c tests/unit/bigint_check.h vm/bigint.c vm/bigint.h
 	@mkdir -p build
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -Iprobes -o $@ tests/unit/bigint_test.c vm/bigint.c
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -Iprobes -o $@ tests/unit/bigint_test.c tests/unit/bigint_scale_test.c vm/bigint.c -lm
 
 build/float_test: tests/unit/float_test.c vm/common.h probes/debug_offsets.h
 	@mkdir -p build
@@ -172,6 +172,10 @@ bench-sqprof: all
 # Python asyncio and Node.js, in one run; fails if any request failed (about 1 minute).
 load: vm
 	tests/bench/http/load.sh --anchors $(O)/sqvm
+
+# Karatsuba against schoolbook multiplication: the crossover behind its cutoff (1.5 minutes).
+bench-bigint: build/bigint_test
+	build/bigint_test --crossover
 
 deps:
 	scripts/deps.sh

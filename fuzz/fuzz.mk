@@ -3,14 +3,17 @@
 # by the top Makefile:
 #
 #   make fuzz                    build them and run each for FUZZ_TIME seconds (default 60)
-#   make fuzz FUZZ_TIME=600      longer
+#                                from a random seed
+#   make fuzz FUZZ_TIME=1800     longer (the figures in docs/HACKING.md are from 35 minutes)
 #   make fuzz-build              build only: build/fuzz/fuzz_compile, fuzz_eval, fuzz_elf
+#   scripts/fuzz.sh ci           what CI runs: the regression corpus, then fixed-seed runs
 #
 # fuzz_compile: the lexer, parser and compiler on class-file text; fuzz_eval: statements
 # run as -e runs them, with a time and heap budget; fuzz_elf: the tools' ELF, note and
 # symbol reader on arbitrary bytes. The VM is built for them with -DSQVM_FUZZ (vm_exit
-# returns to the harness; a time budget) and without probes. Seeds come from tests/
-# (scripts/fuzz.sh); a crash fails the run and its input is kept in build/fuzz/crashes/.
+# returns to the harness; a budget) and without probes. Seeds come from tests/ and
+# fuzz/seeds/, findings stay in fuzz/regress/ (scripts/fuzz.sh); a crash or a hang (the
+# watchdog, fuzz_watchdog.c) fails the run and its input is kept in build/fuzz/crashes/.
 
 FUZZ_CC ?= clang
 FUZZ_DIR := build/fuzz
@@ -34,6 +37,11 @@ $(FUZZ_DIR)/obj/vm_%.o: vm/%.c | $(FUZZ_DIR)/obj
 $(FUZZ_DIR)/obj/corelib.o: build/gen/corelib.c | $(FUZZ_DIR)/obj
 	$(FUZZ_CC) -std=gnu11 -O0 -c -o $@ $<
 
+# The watchdog thread runs beside every input: its code must not count as coverage, or
+# each input's features would depend on how many of its ticks fell within it.
+$(FUZZ_DIR)/obj/fuzz_watchdog.o: fuzz/fuzz_watchdog.c | $(FUZZ_DIR)/obj
+	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer-no-link,$(FUZZ_CFLAGS)) -MMD -MP -c -o $@ $<
+
 $(FUZZ_DIR)/obj/%.o: fuzz/%.c | $(FUZZ_DIR)/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -43,12 +51,13 @@ $(FUZZ_DIR)/obj/tool_%.o: tools/%.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
 $(FUZZ_DIR)/obj/fuzz_elf.o: fuzz/fuzz_elf.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
 	$(FUZZ_CC) $(FUZZ_TOOL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(FUZZ_DIR)/fuzz_compile: $(FUZZ_DIR)/obj/fuzz_compile.o $(FUZZ_DIR)/obj/fuzz_vm.o $(FUZZ_VM_OBJ)
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lm
-$(FUZZ_DIR)/fuzz_eval: $(FUZZ_DIR)/obj/fuzz_eval.o $(FUZZ_DIR)/obj/fuzz_vm.o $(FUZZ_VM_OBJ)
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lm
-$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DIR)/obj/tool_sqelf.o
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS)
+FUZZ_DOG := $(FUZZ_DIR)/obj/fuzz_watchdog.o
+$(FUZZ_DIR)/fuzz_compile: $(FUZZ_DIR)/obj/fuzz_compile.o $(FUZZ_DIR)/obj/fuzz_vm.o $(FUZZ_DOG) $(FUZZ_VM_OBJ)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lm -pthread
+$(FUZZ_DIR)/fuzz_eval: $(FUZZ_DIR)/obj/fuzz_eval.o $(FUZZ_DIR)/obj/fuzz_vm.o $(FUZZ_DOG) $(FUZZ_VM_OBJ)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lm -pthread
+$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqelf.o
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
 
 $(FUZZ_DIR)/obj:
 	mkdir -p $@

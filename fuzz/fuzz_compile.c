@@ -7,6 +7,7 @@
 #include "ast.h"
 #include "compiler.h"
 #include "fuzz_vm.h"
+#include "fuzz_watchdog.h"
 #include "method.h"
 #include "object.h"
 #include "symbol.h"
@@ -15,14 +16,20 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The class the methods are compiled in, with the input's fields. Its field-name array
+ * is permanent (never freed), so there is one per field count, made once: a new array
+ * per input would grow permanent space without end. */
 static ClassInfo *holder_for(ClassDef *cd, bool meta)
 {
     static ClassInfo *inst, *cls;
+    static Value arrays[2][257];
     ClassInfo **h = meta ? &cls : &inst;
     if (!*h) *h = class_create(meta ? "FuzzHolderClass" : "FuzzHolder", 0);
     int n = meta ? cd->nclassFields : cd->nfields;
     char **names = meta ? cd->classFields : cd->fields;
-    Value a = array_new_perm((size_t)n);
+    Value a = n <= 256 ? arrays[meta][n] : 0;
+    if (!a) a = array_new_perm((size_t)n);
+    if (n <= 256) arrays[meta][n] = a;
     for (int i = 0; i < n; i++) as_obj(a)->slots[i] = sym_intern_cstr(names[i]);
     (*h)->fieldNames = a;
     (*h)->numFields = (uint32_t)n;
@@ -32,8 +39,10 @@ static ClassInfo *holder_for(ClassDef *cd, bool meta)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_vm_boot();
+    fuzz_watchdog_arm(5000);
+    size_t mark = method_fuzz_mark();
     ClassDef *cd = parse_class("fuzz.som", (const char *)data, size);
-    if (!cd) return 0;
+    if (!cd) { fuzz_watchdog_disarm(); return 0; }
     for (int side = 0; side < 2; side++) {
         ClassInfo *h = holder_for(cd, side == 1);
         MethodDef **defs = side ? cd->classMethods : cd->methods;
@@ -44,5 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     ast_free(cd->arena);
+    method_fuzz_release(mark);
+    fuzz_watchdog_disarm();
     return 0;
 }

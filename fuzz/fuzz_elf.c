@@ -8,6 +8,7 @@
  * or a sanitizer report is a finding. */
 #define _GNU_SOURCE
 #include "sqelf.h"
+#include "fuzz_watchdog.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -35,10 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     }
     if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size) return 0;
+    fuzz_watchdog_arm(5000);
     struct sq_probes probes;
     memset(&probes, 0, sizeof probes);
     sq_elf_probes(path, &probes);
     int n = 0;
     sq_elf_walk(path, &visitor, &n);
+    fuzz_watchdog_disarm();
     return 0;
 }

@@ -65,3 +65,30 @@ cli_case object-larger-than-small-heap 1 "an object of 240000016 bytes is larger
 cli_case heap-exhausted 1 "ERROR: out of memory:" -- "$VM" --heap 32M -e '| v | v := Vector new. [ true ] whileTrue: [ v append: (Array new: 1000) ]'
 # (found by fuzz_eval in CI: more than 2^40 slots went to exit(1) without a backtrace)
 cli_case object-beyond-2-40-slots 1 "ERROR: out of memory: an object of 30544608402416 bytes is larger than the --heap limit" -- "$VM" -e 'Array new: 021429000555555555555555555555555555555551-5%5555555525555'
+# (found by fuzz_compile in CI: "(a and: [b]); c" made the parenthesised send the cascade's
+# first message with no receiver, and the compiler read a null Node)
+cli_case cascade-after-parentheses 1 "-e:1:20: error: a cascade must follow a message send" -- "$VM" -e '(true and: [false]); ifTrue: [1]'
+cli_case cascade-after-parenthesised-send 1 "-e:1:8: error: a cascade must follow a message send" -- "$VM" -e '(3 + 4); printString'
+
+# No primitive runs without bound (issue 19). A LargeInteger result that could not fit the
+# heap is the out-of-memory error, decided from its size before it is computed: 2^(2^29)
+# needs 2^24 + 2 digits, 67108888 bytes; its decimal String 19265923 characters.
+cli_case bigint-product-larger-than-heap 1 $'ERROR: out of memory: an object of 67108888 bytes is larger than the --heap limit of 67108864 bytes\n    at Nil>>doIt (-e:1)' -- "$VM" --heap 64m -e '| x | x := 2. 40 timesRepeat: [ x := x * x ]. x'
+# a shift by any small Integer: 1 << 10^11 would take 12.5 GB
+cli_case bigint-shift-larger-than-heap 1 $'ERROR: out of memory: an object of 12500000024 bytes is larger than the --heap limit of 67108864 bytes\n    at Nil>>doIt (-e:1)' -- "$VM" --heap 64m -e '1 << 100000000000'
+cli_case bigint-string-larger-than-heap 1 "ERROR: out of memory: an object of 19265939 bytes is larger than the --heap limit of 16777216 bytes" -- "$VM" --heap 16m -e '| x | x := 1 << 16000000. x := x * x * x * x. x asString size'
+# Ctrl-C, sent for real (tests/cli/sigint.py): a Smalltalk error with the backtrace and
+# status 130, from inside a long primitive, at a safe point, in a Delay, in a forked
+# process, in a loop over LargeIntegers or Doubles (found by fuzz_eval: such a to:do:
+# had no safe point); a second Ctrl-C kills a VM that cannot act on the first.
+SIGINT_PY=tests/cli/sigint.py
+cli_case sigint-in-karatsuba 0 $'exit status 130 within 5 s\nERROR: interrupted (SIGINT) in Integer>>*\n    at Nil>>doIt (-e:1)' -- "$SIGINT_PY" -- "$VM" -e '| x | x := 3. 40 timesRepeat: [ x := x * x ]. x'
+cli_case sigint-squaring-2 0 $'exit status 130 within 5 s\nERROR: interrupted (SIGINT)' -- "$SIGINT_PY" -- "$VM" -e '| x | x := 2. 40 timesRepeat: [ x := x * x ]. x'
+cli_case sigint-printing 0 $'exit status 130 within 5 s\nERROR: interrupted (SIGINT) in Integer>>asString\n    at Nil>>doIt (-e:1)' -- "$SIGINT_PY" -- "$VM" -e '((1 << 16000000) - 1) asString size'
+cli_case sigint-division 0 $'exit status 130 within 5 s\nERROR: interrupted (SIGINT) in Integer>>/\n    at Nil>>doIt (-e:1)' -- "$SIGINT_PY" -- "$VM" -e '((1 << 16000000) - 1) / ((1 << 8000000) - 3)'
+cli_case sigint-safe-point 0 $'exit status 130 within 5 s\nERROR: interrupted (SIGINT)\n    at Nil>>doIt (-e:1)' -- "$SIGINT_PY" -- "$VM" -e '[ true ] whileTrue: [ ]'
+cli_case sigint-delay 0 $'exit status 130 within 5 s\nERROR: interrupted (SIGINT)\n    at Nil>>doIt (-e:1)' -- "$SIGINT_PY" -- "$VM" -e '(Delay forSeconds: 100) wait'
+cli_case sigint-forked-process 0 $'exit status 130 within 5 s\nERROR: interrupted (SIGINT)\n    at [] in Nil>>doIt (-e:1)\n    in process spinner (id 2)' -- "$SIGINT_PY" -- "$VM" -e "[ [ true ] whileTrue: [ ] ] forkNamed: 'spinner'. Semaphore new wait"
+cli_case sigint-to-do-large 0 $'exit status 130 within 5 s\nERROR: interrupted (SIGINT)' -- "$SIGINT_PY" -- "$VM" -e '1 to: (1 << 100) do: [ :i | ]'
+cli_case sigint-to-do-double 0 $'exit status 130 within 5 s\nERROR: interrupted (SIGINT)\n    at Nil>>doIt (-e:1)' -- "$SIGINT_PY" -- "$VM" -e '1.5 to: 1.0e300 do: [ :i | ]'
+cli_case sigint-twice 0 $'still running after the first SIGINT\nkilled by SIGINT within 5 s\nsqvm: interrupted again: exiting' -- "$SIGINT_PY" --twice -- "$VM" -e "[ true ] whileTrue: [ 'x' println ]"

@@ -21,8 +21,8 @@
 #              --listen and --prom under a real Prometheus and node_exporter; faults: VM or tool killed, full
 #              buffers and maps, two tools at once
 #   --all adds: lang and io under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify,
-#              lang with switch dispatch (build/debug/sqvm), and the fuzzers for FUZZ_TIME
-#              (60) seconds each (tests/fuzz.sh)
+#              lang with switch dispatch (build/debug/sqvm), and the fuzz tier (tests/fuzz.sh:
+#              the regression corpus, fixed-seed campaigns)
 # TEST_TIERS="tests/cli.sh ..." limits the sourced tiers (default: all of them).
 set -u
 cd "$(dirname "$0")/.."

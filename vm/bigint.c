@@ -8,7 +8,35 @@
 #include <string.h>
 
 #define DIGIT_BYTES sizeof(uint32_t)
-#define KARATSUBA_CUTOFF 40   /* digits; below this schoolbook multiplication wins */
+
+/* Digits; below this schoolbook multiplication wins (measured: build/bigint_test
+   --crossover, figures in tests/bench/README.md). A variable so that the tests can
+   compare Karatsuba with the library's own schoolbook product at any size. */
+size_t big_karatsuba_cutoff = 40;
+
+const volatile sig_atomic_t *big_stop;
+#ifdef SQVM_FUZZ
+void (*big_fuzz_poll)(size_t work);
+#endif
+
+/* Has the embedder asked the long operations to stop? One load when it has not. */
+static inline bool stopped(void)
+{
+    return big_stop && *big_stop;
+}
+
+/* The same, polled from a loop that did about `work` digit operations since its last
+   poll (fuzz builds count them: a budget that ends at the same place everywhere). */
+static inline bool stopping(size_t work)
+{
+#ifdef SQVM_FUZZ
+    if (big_fuzz_poll)
+        big_fuzz_poll(work);
+#else
+    (void)work;
+#endif
+    return stopped();
+}
 
 /* ---------------------------------------------------------------- memory */
 
@@ -69,7 +97,8 @@ static void move_into(BigInt *dst, BigInt *src)
 {
     if (dst == src)
         return;
-    free(dst->d);
+    if (dst->cap)
+        free(dst->d);
     *dst = *src;
     big_init(src);
 }
@@ -110,14 +139,18 @@ static uint32_t digit_at(const BigInt *b, size_t i)
 
 /* ------------------------------------------------------ raw digit arrays */
 
-/* Compare magnitudes given as normalized digit arrays (no leading zeros). */
+/* Compare magnitudes given as normalized digit arrays (no leading zeros). Two equal
+   numbers of a billion digits take a while: it polls every 64Ki digits. */
 static int mag_cmp(const uint32_t *a, size_t an, const uint32_t *b, size_t bn)
 {
     if (an != bn)
         return an < bn ? -1 : 1;
-    for (size_t i = an; i-- > 0;)
+    for (size_t i = an; i-- > 0;) {
         if (a[i] != b[i])
             return a[i] < b[i] ? -1 : 1;
+        if (!(i & 0xFFFF) && stopping(0x10000))
+            return 0;
+    }
     return 0;
 }
 
@@ -206,8 +239,9 @@ static void mag_mul_add_small(BigInt *t, uint32_t m, uint32_t add)
     }
 }
 
-/* Divide the n-digit magnitude a in place by d; returns the remainder. */
-static uint32_t div_small_inplace(uint32_t *a, size_t n, uint32_t d)
+/* Divide the n-digit magnitude a in place by d; returns the remainder. Inlined where d
+   is a constant (printing in base 10), so the compiler divides by multiplying. */
+static inline __attribute__((always_inline)) uint32_t div_small_inplace(uint32_t *a, size_t n, uint32_t d)
 {
     uint64_t rem = 0;
     for (size_t i = n; i-- > 0;) {
@@ -230,6 +264,8 @@ static void school_mul(uint32_t *r, const uint32_t *a, size_t an, const uint32_t
         uint64_t bi = b[i], c = 0;
         if (!bi)
             continue;
+        if (stopping(an))
+            return;
         for (size_t j = 0; j < an; j++) {
             c += bi * a[j] + r[i + j];
             r[i + j] = (uint32_t)c;
@@ -276,10 +312,13 @@ static void karatsuba(uint32_t *r, const uint32_t *a, size_t an, const uint32_t 
     free(buf);
 }
 
-/* r[0..an+bn) = a*b for an >= bn >= 1; r must not overlap a or b. */
+/* r[0..an+bn) = a*b for an >= bn >= 1; r must not overlap a or b. Once asked to
+   stop, r is zero (defined digits, so the callers' sums stay well defined). */
 static void mag_mul(uint32_t *r, const uint32_t *a, size_t an, const uint32_t *b, size_t bn)
 {
-    if (bn < KARATSUBA_CUTOFF)
+    if (stopping(an + bn))
+        memset(r, 0, (an + bn) * DIGIT_BYTES);
+    else if (bn < big_karatsuba_cutoff || bn < 4)
         school_mul(r, a, an, b, bn);
     else if (bn <= (an + 1) / 2)
         mul_unbalanced(r, a, an, b, bn);
@@ -301,6 +340,8 @@ static void knuth_div(uint32_t *q, BigInt *r, const uint32_t *a, size_t an,
     uint64_t vtop = (uint32_t)(b[n - 1] << s | (s ? b[n - 2] >> (32 - s) : 0));
     uint64_t vnext = (uint32_t)(b[n - 2] << s | (s && n > 2 ? b[n - 3] >> (32 - s) : 0));
     for (size_t j = an - n + 1; j-- > 0;) {
+        if (stopping(n))
+            break;               /* q is zero from here down (the caller zeroed it) */
         uint64_t num = (uint64_t)un[j + n] << 32 | un[j + n - 1];
         uint64_t qhat = num / vtop, rhat = num % vtop;
         while (qhat >> 32 || qhat * vnext > (rhat << 32 | un[j + n - 2])) {
@@ -377,6 +418,10 @@ void big_divmod_trunc(BigInt *q, BigInt *r, const BigInt *a, const BigInt *b)
         tq.sign = as * bs;
     if (tr.len)
         tr.sign = as;
+    if (stopped()) {
+        set_zero(&tq);
+        set_zero(&tr);
+    }
     store(q, &tq);
     store(r, &tr);
 }
@@ -401,6 +446,10 @@ void big_divmod_floor(BigInt *q, BigInt *r, const BigInt *a, const BigInt *b)
         tq.sign = as * bs;
     if (tr.len)
         tr.sign = bs;
+    if (stopped()) {
+        set_zero(&tq);
+        set_zero(&tr);
+    }
     store(q, &tq);
     store(r, &tr);
 }
@@ -417,8 +466,19 @@ void big_init(BigInt *b)
 
 void big_free(BigInt *b)
 {
-    free(b->d);
+    if (b->cap)              /* a view (big_view) owns nothing */
+        free(b->d);
     big_init(b);
+}
+
+void big_view(BigInt *b, int sign, const uint32_t *digits, size_t len)
+{
+    while (len && !digits[len - 1])
+        len--;
+    b->d = (uint32_t *)digits;  /* never written: a view is only ever an operand */
+    b->len = len;
+    b->cap = 0;
+    b->sign = len ? (sign < 0 ? -1 : 1) : 0;
 }
 
 void big_from_i64(BigInt *b, int64_t v)
@@ -602,37 +662,59 @@ void big_sub(BigInt *r, const BigInt *a, const BigInt *b)
     add_signed(r, a, b, -b->sign);
 }
 
+/* Low zero digits only shift the product (a power of two, a shifted value): they are
+   skipped, so (1 << n) * (1 << m) costs what a shift does. */
+static size_t low_zero_digits(const BigInt *a)
+{
+    size_t z = 0;
+    while (z < a->len && !a->d[z])
+        z++;
+    return z;
+}
+
 void big_mul(BigInt *r, const BigInt *a, const BigInt *b)
 {
     if (!a->sign || !b->sign) {
         set_zero(r);
         return;
     }
-    const BigInt *x = a, *y = b;
-    if (x->len < y->len) {
-        x = b;
-        y = a;
+    size_t za = low_zero_digits(a), zb = low_zero_digits(b);
+    const uint32_t *x = a->d + za, *y = b->d + zb;
+    size_t xn = a->len - za, yn = b->len - zb;
+    if (xn < yn) {
+        const uint32_t *t = x;
+        x = y;
+        y = t;
+        size_t tn = xn;
+        xn = yn;
+        yn = tn;
     }
-    BigInt t;
-    tmp_init(&t, x->len + y->len);
-    mag_mul(t.d, x->d, x->len, y->d, y->len);
+    BigInt t;                    /* mag_mul writes all it covers: zero only the rest */
+    big_init(&t);
+    reserve(&t, a->len + b->len);
+    t.len = a->len + b->len;
+    memset(t.d, 0, (za + zb) * DIGIT_BYTES);
+    mag_mul(t.d + za + zb, x, xn, y, yn);
     t.sign = a->sign * b->sign;
     normalize(&t);
+    if (stopped())
+        set_zero(&t);
     move_into(r, &t);
 }
 
 /* ---------------------------------------------------------------- bits */
 
-/* a as an n-digit two's complement array (n > a->len leaves room for the sign). */
-static uint32_t *to_twos(const BigInt *a, size_t n)
+/* Digit i of a in infinite two's complement, digits taken in order from 0: carry
+   starts at 1 and carries the +1 of the negation (~m + 1) along. */
+static inline uint32_t twos_digit(const BigInt *a, size_t i, uint64_t *carry)
 {
-    uint32_t *t = alloc_digits(n);
-    if (a->len)
-        memcpy(t, a->d, a->len * DIGIT_BYTES);
-    memset(t + a->len, 0, (n - a->len) * DIGIT_BYTES);
-    if (a->sign < 0)
-        negate_digits(t, n);
-    return t;
+    uint32_t d = digit_at(a, i);
+    if (a->sign >= 0)
+        return d;
+    *carry += (uint32_t)~d;
+    d = (uint32_t)*carry;
+    *carry >>= 32;
+    return d;
 }
 
 /* Take ownership of the n-digit two's complement array t and store its value in r. */
@@ -654,15 +736,23 @@ static void from_twos(BigInt *r, uint32_t *t, size_t n)
 enum { OP_AND, OP_OR, OP_XOR };
 
 /* One extra digit beyond the longer operand holds pure sign extension, so the
-   finite arrays behave exactly like infinite two's complement. */
+   finite arrays behave exactly like infinite two's complement. The operands are read
+   digit by digit in place (a huge & 255 copies nothing), and an AND with a
+   non-negative operand has no digit beyond that operand's. */
 static void bitop(BigInt *r, const BigInt *a, const BigInt *b, int op)
 {
     size_t n = (a->len > b->len ? a->len : b->len) + 1;
-    uint32_t *x = to_twos(a, n), *y = to_twos(b, n);
-    for (size_t i = 0; i < n; i++)
-        x[i] = op == OP_AND ? x[i] & y[i] : op == OP_OR ? x[i] | y[i] : x[i] ^ y[i];
-    free(y);
-    from_twos(r, x, n);
+    if (op == OP_AND && a->sign >= 0 && a->len + 1 < n)
+        n = a->len + 1;
+    if (op == OP_AND && b->sign >= 0 && b->len + 1 < n)
+        n = b->len + 1;
+    uint32_t *t = alloc_digits(n);
+    uint64_t ca = 1, cb = 1;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x = twos_digit(a, i, &ca), y = twos_digit(b, i, &cb);
+        t[i] = op == OP_AND ? x & y : op == OP_OR ? x | y : x ^ y;
+    }
+    from_twos(r, t, n);
 }
 
 void big_and(BigInt *r, const BigInt *a, const BigInt *b) { bitop(r, a, b, OP_AND); }
@@ -722,7 +812,7 @@ static void newton_sqrt(BigInt *x, const BigInt *a)
 {
     BigInt y;
     big_init(&y);
-    for (;;) {
+    while (!stopping(a->len)) {
         big_divmod_trunc(&y, NULL, a, x);
         big_add(&y, &y, x);
         big_shr(&y, &y, 1);
@@ -757,6 +847,8 @@ void big_sqrt_floor(BigInt *r, const BigInt *a)
         big_shl(&x, &x, k);
     }
     newton_sqrt(&x, a);
+    if (stopped())
+        set_zero(&x);
     move_into(r, &x);
 }
 
@@ -782,7 +874,7 @@ double big_sqrt_double(const BigInt *a)
         big_shl(&chk, &chk, (size_t)(2 * k));
     if (big_cmp(&chk, k > 0 ? a : &x) != 0)
         s.d[0] |= 1;
-    double r = ldexp(big_to_double(&s), k > 5000 ? 5000 : (int)k);
+    double r = stopped() ? 0.0 : ldexp(big_to_double(&s), k > 5000 ? 5000 : (int)k);
     big_free(&x);
     big_free(&s);
     big_free(&chk);
@@ -814,14 +906,23 @@ static uint32_t chunk_power(int base, int *k)
     return p;
 }
 
+size_t big_string_length(const BigInt *a, int base)
+{
+    if (base < 2 || base > 36)
+        return 0;
+    /* a < 2^bits has at most floor(bits / log2(base)) + 1 digits; one more covers the
+       rounding of the division, one the sign */
+    return (size_t)((double)big_bit_length(a) / log2((double)base)) + 3;
+}
+
 /* Repeatedly divide a copy of the magnitude by base^k, emitting k digits per step
-   from the end of the buffer backwards. */
+   from the end of the buffer backwards. Quadratic: it polls once per step. */
 char *big_to_string(const BigInt *a, int base)
 {
     static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
     if (base < 2 || base > 36)
         return NULL;
-    size_t size = big_bit_length(a) + 3;      /* base 2 worst case, sign, NUL */
+    size_t size = big_string_length(a, base) + 1;   /* and the NUL */
     char *buf = malloc(size);
     if (!buf)
         oom();
@@ -836,7 +937,12 @@ char *big_to_string(const BigInt *a, int base)
     if (wn)
         memcpy(w, a->d, wn * DIGIT_BYTES);
     while (wn) {
-        uint32_t rem = div_small_inplace(w, wn, chunk);
+        if (stopping(wn)) {
+            free(w);
+            free(buf);
+            return NULL;
+        }
+        uint32_t rem = base == 10 ? div_small_inplace(w, wn, 1000000000u) : div_small_inplace(w, wn, chunk);
         while (wn && !w[wn - 1])
             wn--;
         for (int i = 0; i < k && (wn || rem); i++) {
@@ -852,7 +958,8 @@ char *big_to_string(const BigInt *a, int base)
 }
 
 /* Accumulate up to k digits in a machine word, then fold into the bignum with one
-   multiply-add, so parsing is linear per chunk rather than per digit. */
+   multiply-add, so parsing is linear per chunk rather than per digit (quadratic in
+   all: it polls once per chunk). */
 bool big_from_string(BigInt *b, const char *s, size_t len, int base)
 {
     set_zero(b);
@@ -877,6 +984,10 @@ bool big_from_string(BigInt *b, const char *s, size_t len, int base)
         acc = acc * (uint32_t)base + (uint32_t)v;
         mult *= (uint32_t)base;
         if ((uint64_t)mult * (uint32_t)base > UINT32_MAX) {
+            if (stopping(t.len)) {
+                big_free(&t);
+                return false;
+            }
             mag_mul_add_small(&t, mult, acc);
             acc = 0;
             mult = 1;

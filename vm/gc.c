@@ -13,6 +13,7 @@
  * is reused by the next object of its class) and a page whose cells all die goes back
  * to the system. See docs/ARCHITECTURE.md. */
 #include "gc.h"
+#include "interrupt.h"
 #include "object.h"
 #include "probes.h"
 #include "vm.h"
@@ -251,6 +252,12 @@ void *gc_alloc_slow(size_t bytes)
     if (heap.cfg.stress) gc_pending = true;
     char *p = gc_top;
     if (bytes > MAX_CELL || bytes > heap.cfg.youngBytes / 8) {
+#ifdef SQVM_FUZZ
+        /* filling a large object is work the fuzz budget counts (about what 16 bytes
+         * cost against a safe point), paid before it is done: a program that makes
+         * huge objects ends at the same place on every machine */
+        interrupt_fuzz_spend(bytes / 16);
+#endif
         gc_stats_data.bytesAllocated += bytes;
         p = old_alloc(bytes);
     } else if ((size_t)(heap.edenLimit - gc_top) >= bytes) {

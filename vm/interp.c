@@ -941,7 +941,12 @@ static Value run(Process *p)
         Value le;
         if (!num_binop(NUM_ADD, *v, int_value(1), v) || !num_binop(NUM_LE, *v, limit, &le))
             interp_error("to:do: needs numbers (got a %s)", class_of(*v)->name);
-        ip += le == G.trueObj ? 4 - off : 4;
+        if (le == G.trueObj) {
+            ip += 4 - off;
+            LOOP_SAFE_POINT(); /* a loop over large integers or Doubles is a loop too */
+        } else {
+            ip += 4;
+        }
         DISPATCH();
     }
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* largeint.c - converts between heap large integers and bigint.c's BigInt. */
+/* largeint.c - large Integer objects: read in place as BigInt operands, made from results, and
+ * the sizes of results checked against the heap before they are computed. */
 #include "largeint.h"
+#include "gc.h"
+#include "interrupt.h"
 #include "vm.h"
 
 static Value make(const BigInt *b, bool perm)
@@ -22,12 +25,46 @@ Value largeint_from_big(const BigInt *b) { return normalize(b, false); }
 
 bool is_integer(Value v) { return is_int(v) || is_largeint(v); }
 
-void largeint_to_big(Value v, BigInt *b)
+void largeint_view(Value v, BigInt *b, uint32_t small[2])
 {
-    if (is_int(v)) { big_from_i64(b, int_val(v)); return; }
+    if (is_int(v)) {
+        int64_t i = int_val(v);
+        uint64_t m = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+        small[0] = (uint32_t)m;
+        small[1] = (uint32_t)(m >> 32);
+        big_view(b, i < 0 ? -1 : 1, small, 2);
+        return;
+    }
     Obj *o = as_obj(v);
-    size_t len = (size_t)(o->slots[0] >> 1);
-    big_from_digits(b, (o->slots[0] & 1) ? -1 : 1, (const uint32_t *)&o->slots[1], len);
+    big_view(b, (o->slots[0] & 1) ? -1 : 1, (const uint32_t *)&o->slots[1], (size_t)(o->slots[0] >> 1));
+}
+
+/* An object of `bytes` (header included) larger than the heap may hold. */
+static void check_bytes(size_t bytes)
+{
+    size_t max = gc_heap_limit();
+    if (max && bytes > max) vm_object_too_large(bytes, max);
+}
+
+void largeint_check_digits(size_t digits)
+{
+#ifdef SQVM_FUZZ
+    interrupt_fuzz_spend_work(digits); /* making and filling the result: work the budget counts */
+#endif
+    /* make(): a header word, the count word, two digits a word */
+    check_bytes(digits > SIZE_MAX / 8 ? SIZE_MAX : 16 + (digits + 1) / 2 * 8);
+}
+
+void largeint_check_chars(size_t chars)
+{
+    check_bytes(chars > SIZE_MAX - 16 ? SIZE_MAX : 16 + chars);
+}
+
+void largeint_check_interrupt(BigInt *r, const char *what)
+{
+    if (!interrupt_pending) return;
+    if (r) big_free(r);
+    interrupt_raise(what);
 }
 
 Value largeint_parse(const char *s, size_t len, int base, bool *ok)
@@ -35,6 +72,7 @@ Value largeint_parse(const char *s, size_t len, int base, bool *ok)
     BigInt b;
     big_init(&b);
     *ok = big_from_string(&b, s, len, base);
+    largeint_check_interrupt(&b, "Integer class>>fromString:");
     Value v = *ok ? normalize(&b, false) : G.nil;
     big_free(&b);
     return v;
@@ -44,7 +82,9 @@ Value largeint_parse_perm(const char *s, size_t len)
 {
     BigInt b;
     big_init(&b);
-    if (!big_from_string(&b, s, len, 10)) vm_fatal("bad integer literal %.*s", (int)len, s);
+    bool ok = big_from_string(&b, s, len, 10);
+    largeint_check_interrupt(&b, "an integer literal");
+    if (!ok) vm_fatal("bad integer literal %.*s", (int)len, s);
     Value v = normalize(&b, true);
     big_free(&b);
     return v;

@@ -4,6 +4,7 @@
 #include "compiler.h"
 #include "gc.h"
 #include "interp.h"
+#include "interrupt.h"
 #include "loader.h"
 #include "prims.h"
 #include "probes.h"
@@ -166,6 +167,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < ncp; k++) add_class_path(cpArgs[k]);
     if (!cpFromFile && !ncp) loader_add_path(".", false);
     Process *p = vm_boot(&gcfg, allocSample, stackBytes / sizeof(Value));
+    interrupt_install();
     if (SQ_ENABLED(VM_START)) probe_vm_start();
     if (disasm) {
         ClassInfo *c = loader_load_class(disasm);

@@ -88,6 +88,10 @@ struct Method {
 };
 
 Method *method_new(void);
+#ifdef SQVM_FUZZ
+size_t method_fuzz_mark(void);           /* the number of methods made so far */
+void method_fuzz_release(size_t mark);   /* frees every method made since mark */
+#endif
 /* Quick methods on (untraced) or off (traced: they run as activations). */
 void method_set_quick_enabled(bool on);
 /* Sets quick and prim of a method whose quickKind the compiler found. */

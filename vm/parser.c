@@ -477,8 +477,10 @@ static Node *parse_expression_body(Parser *p)
         mark_inlining(e);
         return e;
     }
-    /* Cascade: the last send's receiver is evaluated once, every message goes to it. */
-    if (e->kind != N_SEND) fail_at(p, p->tok.line, p->tok.col, "a cascade must follow a message send");
+    /* Cascade: the last send's receiver is evaluated once, every message goes to it.
+     * A parenthesised send is a primary, not a message: "(a and: [b]); c" has no
+     * message to cascade from (as Squeak says), and must not lose its receiver. */
+    if (e->kind != N_SEND || e == recv) fail_at(p, p->tok.line, p->tok.col, "a cascade must follow a message send");
     Node *c = node(p, N_CASCADE, e->line, e->col);
     c->recv = e->recv;
     e->recv = NULL;

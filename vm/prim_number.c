@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* prim_number.c - Integer (small and large) and Double primitives. */
+#include "interp.h"
 #include "largeint.h"
 #include "prims.h"
 #include "symbol.h"
@@ -61,11 +62,12 @@ BINOP(p_ne, NUM_NE, "<> needs a number")
 static PrimResult with_big(Value *a, void (*f)(BigInt *, const BigInt *))
 {
     BigInt x, r;
-    big_init(&x); big_init(&r);
-    largeint_to_big(a[0], &x);
+    uint32_t small[2];
+    largeint_view(a[0], &x, small);
+    big_init(&r);
     f(&r, &x);
     a[0] = largeint_from_big(&r);
-    big_free(&x); big_free(&r);
+    big_free(&r);
     return PRIM_OK;
 }
 
@@ -96,26 +98,33 @@ static PrimResult p_int_sqrt(Value *a, uint32_t n)
         return PRIM_OK;
     }
     BigInt x, r, sq;
-    big_init(&x); big_init(&r); big_init(&sq);
-    largeint_to_big(a[0], &x);
-    if (x.sign < 0) { big_free(&x); a[0] = double_new(NAN); return PRIM_OK; } /* as Double>>sqrt */
+    uint32_t small[2];
+    largeint_view(a[0], &x, small);
+    if (x.sign < 0) { a[0] = double_new(NAN); return PRIM_OK; } /* as Double>>sqrt */
+    big_init(&r); big_init(&sq);
     big_sqrt_floor(&r, &x);
     big_mul(&sq, &r, &r);
-    if (big_cmp(&sq, &x) == 0) a[0] = largeint_from_big(&r);
-    else a[0] = double_new(big_sqrt_double(&x));
-    big_free(&x); big_free(&r); big_free(&sq);
+    bool exact = big_cmp(&sq, &x) == 0;
+    big_free(&sq);
+    double d = exact ? 0.0 : big_sqrt_double(&x);
+    largeint_check_interrupt(&r, "Integer>>sqrt");
+    a[0] = exact ? largeint_from_big(&r) : double_new(d);
+    big_free(&r);
     return PRIM_OK;
 }
 
+/* Any small Integer: a left shift whose result could not fit the heap is the out of
+ * memory error before it is made (shift), a long right shift answers 0 or -1. */
 static bool shift_amount(Value v, int64_t *out)
 {
     if (!is_int(v)) return false;
     *out = int_val(v);
-    return *out > -(1 << 24) && *out < (1 << 24);
+    return true;
 }
 
 static PrimResult shift(Value *a, int64_t s)
 {
+    if (a[0] == int_value(0)) return PRIM_OK; /* 0 << (1 << 40) is 0, no memory needed */
     if (is_int(a[0]) && s >= 0 && s < 62) {
         int64_t x = int_val(a[0]);
         if (x == 0 || (x > 0 && x < (SMALLINT_MAX >> s)) || (x < 0 && x > (SMALLINT_MIN >> s))) {
@@ -128,12 +137,14 @@ static PrimResult shift(Value *a, int64_t s)
         return PRIM_OK;
     }
     BigInt x, r;
-    big_init(&x); big_init(&r);
-    largeint_to_big(a[0], &x);
+    uint32_t small[2];
+    largeint_view(a[0], &x, small);
+    if (s > 0) largeint_check_digits(x.len + (size_t)s / 32 + 1);
+    big_init(&r);
     if (s >= 0) big_shl(&r, &x, (size_t)s);
     else big_shr(&r, &x, (size_t)-s);
     a[0] = largeint_from_big(&r);
-    big_free(&x); big_free(&r);
+    big_free(&r);
     return PRIM_OK;
 }
 
@@ -177,12 +188,16 @@ static PrimResult to_string_base(Value *a, int base)
         return PRIM_OK;
     }
     BigInt x;
-    big_init(&x);
-    largeint_to_big(a[0], &x);
-    char *s = big_to_string(&x, base);
+    uint32_t small[2];
+    largeint_view(a[0], &x, small);
+    largeint_check_chars(big_string_length(&x, base)); /* the String must fit the heap */
+    char *s = big_to_string(&x, base); /* quadratic: an interrupt ends it (NULL) */
+    if (!s) {
+        largeint_check_interrupt(NULL, method_print_name(interp_prim));
+        vm_fatal("printing an Integer in base %d failed", base);
+    }
     a[0] = str_from_cstr(s);
     free(s);
-    big_free(&x);
     return PRIM_OK;
 }
 
@@ -200,10 +215,9 @@ static PrimResult p_int_asDouble(Value *a, uint32_t n)
     (void)n;
     if (is_int(a[0])) { a[0] = double_new((double)int_val(a[0])); return PRIM_OK; }
     BigInt x;
-    big_init(&x);
-    largeint_to_big(a[0], &x);
+    uint32_t small[2];
+    largeint_view(a[0], &x, small);
     a[0] = double_new(big_to_double(&x));
-    big_free(&x);
     return PRIM_OK;
 }
 
@@ -221,14 +235,12 @@ static PrimResult p_self(Value *a, uint32_t n) { (void)a; (void)n; return PRIM_O
 static PrimResult p_as32signed(Value *a, uint32_t n)
 {
     (void)n;
-    if (!is_int(a[0])) {
-        BigInt x, m, r;
-        big_init(&x); big_init(&m); big_init(&r);
-        largeint_to_big(a[0], &x);
-        big_from_i64(&m, 0xffffffffll);
-        big_and(&r, &x, &m);
-        a[0] = int_value((int32_t)(uint32_t)big_to_i64(&r));
-        big_free(&x); big_free(&m); big_free(&r);
+    if (!is_int(a[0])) { /* the low 32 bits of the two's complement: -m ends in 0 - m's */
+        BigInt x;
+        uint32_t small[2];
+        largeint_view(a[0], &x, small);
+        uint32_t low = x.len ? x.d[0] : 0;
+        a[0] = int_value((int32_t)(x.sign < 0 ? 0u - low : low));
         return PRIM_OK;
     }
     a[0] = int_value((int32_t)(uint32_t)(uint64_t)int_val(a[0]));
@@ -250,10 +262,9 @@ static PrimResult p_int_hash(Value *a, uint32_t n)
     (void)n;
     if (is_int(a[0])) return PRIM_OK;
     BigInt x;
-    big_init(&x);
-    largeint_to_big(a[0], &x);
+    uint32_t small[2];
+    largeint_view(a[0], &x, small);
     a[0] = int_value((int64_t)(big_hash(&x) & 0x3fffffffffffffffull));
-    big_free(&x);
     return PRIM_OK;
 }
 

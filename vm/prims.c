@@ -77,10 +77,9 @@ static bool to_double(Value v, double *d)
     if (is_double(v)) { *d = double_val(v); return true; }
     if (is_largeint(v)) {
         BigInt b;
-        big_init(&b);
-        largeint_to_big(v, &b);
+        uint32_t small[2];
+        largeint_view(v, &b, small);
         *d = big_to_double(&b);
-        big_free(&b);
         return true;
     }
     return false;
@@ -121,36 +120,59 @@ static bool double_op(int op, double x, double y, Value *out)
     }
 }
 
+/* What an interrupted operation was, for its error message. */
+static const char *const big_op_names[] = {
+    [NUM_ADD] = "Integer>>+", [NUM_SUB] = "Integer>>-", [NUM_MUL] = "Integer>>*", [NUM_DIV] = "Integer>>/",
+    [NUM_MOD] = "Integer>>%", [NUM_LT] = "Integer>><", [NUM_GT] = "Integer>>>", [NUM_LE] = "Integer>><=",
+    [NUM_GE] = "Integer>>>=", [NUM_EQ] = "Integer>>=", [NUM_NE] = "Integer>><>", [NUM_AND] = "Integer>>&",
+    [NUM_FDIV] = "Integer>>//", [NUM_REM] = "Integer>>rem:", [NUM_OR] = "Integer>>bitOr:",
+    [NUM_XOR] = "Integer>>bitXor:",
+};
+
+/* The most digits the result of x op y can have, known before it is computed. */
+static size_t big_result_digits(int op, const BigInt *x, const BigInt *y)
+{
+    size_t longer = x->len > y->len ? x->len : y->len;
+    if (op == NUM_MUL) return x->len + y->len;
+    if (op == NUM_DIV || op == NUM_MOD || op == NUM_REM) return longer;
+    return longer + 1;
+}
+
+/* a op b where one is a large integer. The operands are read where they are (views of
+ * the heap objects); a result that could not fit the heap is the out-of-memory error
+ * before anything is computed; an interrupt ends the long loops (bigint.c). */
 static bool big_op(int op, Value a, Value b, Value *out)
 {
     BigInt x, y, r;
-    big_init(&x); big_init(&y); big_init(&r);
-    largeint_to_big(a, &x);
-    largeint_to_big(b, &y);
-    bool ok = true, isBool = false;
-    int cmp = 0;
+    uint32_t xs[2], ys[2];
+    largeint_view(a, &x, xs);
+    largeint_view(b, &y, ys);
+    big_init(&r);
+    if (op >= NUM_LT && op <= NUM_NE) {
+        int cmp = big_cmp(&x, &y);
+        largeint_check_interrupt(&r, big_op_names[op]);
+        *out = bool_value(op == NUM_LT ? cmp < 0 : op == NUM_GT ? cmp > 0 : op == NUM_LE ? cmp <= 0
+                          : op == NUM_GE ? cmp >= 0 : op == NUM_EQ ? cmp == 0 : cmp != 0);
+        return true;
+    }
+    if ((op == NUM_DIV || op == NUM_MOD || op == NUM_REM) && y.sign == 0) return false;
+    largeint_check_digits(big_result_digits(op, &x, &y));
     switch (op) {
     case NUM_ADD: big_add(&r, &x, &y); break;
     case NUM_SUB: big_sub(&r, &x, &y); break;
     case NUM_MUL: big_mul(&r, &x, &y); break;
-    case NUM_DIV: if (y.sign == 0) ok = false; else big_divmod_trunc(&r, NULL, &x, &y); break;
-    case NUM_MOD: if (y.sign == 0) ok = false; else big_divmod_floor(NULL, &r, &x, &y); break;
-    case NUM_REM: if (y.sign == 0) ok = false; else big_divmod_trunc(NULL, &r, &x, &y); break;
+    case NUM_DIV: big_divmod_trunc(&r, NULL, &x, &y); break;
+    case NUM_MOD: big_divmod_floor(NULL, &r, &x, &y); break;
+    case NUM_REM: big_divmod_trunc(NULL, &r, &x, &y); break;
     case NUM_AND: big_and(&r, &x, &y); break;
     case NUM_OR: big_or(&r, &x, &y); break;
     case NUM_XOR: big_xor(&r, &x, &y); break;
-    default: isBool = true; cmp = big_cmp(&x, &y); break;
+    default: return false;
     }
-    if (ok && isBool) {
-        bool v = op == NUM_LT ? cmp < 0 : op == NUM_GT ? cmp > 0 : op == NUM_LE ? cmp <= 0
-               : op == NUM_GE ? cmp >= 0 : op == NUM_EQ ? cmp == 0 : cmp != 0;
-        if (op == NUM_FDIV) ok = false;
-        else *out = bool_value(v);
-    } else if (ok) {
-        *out = largeint_from_big(&r);
-    }
-    big_free(&x); big_free(&y); big_free(&r);
-    return ok;
+    largeint_check_interrupt(&r, big_op_names[op]);
+    *out = largeint_from_big(&r);
+    big_free(&r);
+    return true;
 }
 
 /* a op b for numbers; answers false when the operands are not numbers or on division by zero. */

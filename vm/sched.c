@@ -11,6 +11,7 @@
  * some waiter outranks it. */
 #include "sched.h"
 #include "gc.h"
+#include "interrupt.h"
 #include "io.h"
 #include "loader.h"
 #include "prims.h"
@@ -268,7 +269,13 @@ void sched_io_wake(Process *p)
 static void update_watch(void)
 {
     int top = interp_current->priority;
+#ifdef SQVM_FUZZ
+    /* no wall-clock alarm: a timer is seen at the fuzz clock's time (vm.c), when the
+     * scheduler next picks a process */
+    bool timers = false;
+#else
     bool timers = highest_bit(sched_state.timerWaiters.bits) > top;
+#endif
     io_watch(highest_bit(sched_state.ioWaiters.bits) > top ? WATCH_EVENTS : timers ? WATCH_ALARM : WATCH_NONE);
     if (timers) io_alarm_by(earliest_timer());
 }
@@ -335,12 +342,18 @@ static Process *pick_next(void)
             return p;
         }
         if (!sched_state.numTimers && !io_has_waiters()) deadlock();
+#ifdef SQVM_FUZZ
+        if (!io_has_waiters()) { /* only timers: the fuzz clock jumps to the first (vm.c) */
+            if (earliest_timer() > vm_fuzz_clock_ns) vm_fuzz_clock_ns = earliest_timer();
+            interrupt_check();
+            expire_timers(vm_now_ns());
+            continue;
+        }
+#endif
         io_watch(WATCH_NONE);
         if (sched_state.numTimers) io_alarm_by(earliest_timer());
         io_poll(true);
-#ifdef SQVM_FUZZ
-        vm_fuzz_check();
-#endif
+        interrupt_check();
         if (sched_state.numTimers) expire_timers(vm_now_ns());
     }
 }
@@ -375,9 +388,7 @@ static PrimResult ready_and_maybe_preempt(Process *p, Value *args, int why)
 bool sched_poll(void)
 {
     sched_attention = 0;
-#ifdef SQVM_FUZZ
-    vm_fuzz_check();
-#endif
+    interrupt_check();
     io_watch_rearm();
     check_events();
     Process *cur = interp_current;

@@ -16,6 +16,7 @@
  * does (a ^, an error, a retry of an outer handler) simply takes over from there. */
 #include "unwind.h"
 #include "gc.h"
+#include "interrupt.h"
 #include "loader.h"
 #include "sched.h"
 #include "symbol.h"
@@ -222,6 +223,9 @@ static bool is_exception_class(ClassInfo *c)
 
 bool unwind_signal(Value *args, const char *className, const char *msg)
 {
+#ifdef SQVM_FUZZ
+    interrupt_fuzz_spend(50); /* the message, the lookups, the signal: a VM error is work */
+#endif
     Process *p = interp_current;
     if (!p || !p->fp || !p->fp->method) return false;
     ClassInfo *c = loader_load_class(className ? className : "Error");

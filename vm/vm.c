@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* vm.c - start-up, fatal errors, checked allocation and exiting. */
 #include "vm.h"
+#include "bigint.h"
 #include "gc.h"
 #include "interp.h"
+#include "interrupt.h"
 #include "loader.h"
 #include "probes.h"
 #include "request.h"
@@ -20,6 +22,10 @@ SqVMCounters vm_counters;
 Process *vm_boot(const GCConfig *gc, uint64_t allocSampleBytes, size_t stackWords)
 {
     gc_init(gc);
+    big_stop = &interrupt_pending; /* Ctrl-C and the fuzz budget end long LargeInteger loops */
+#ifdef SQVM_FUZZ
+    big_fuzz_poll = interrupt_fuzz_spend_work;
+#endif
     probes_init(allocSampleBytes);
     interp_init();
     loader_bootstrap();
@@ -51,15 +57,9 @@ void vm_out_of_memory(const char *what)
 
 #ifdef SQVM_FUZZ
 /* Fuzz builds (fuzz/): the harness runs many programs in one process, so the end of a
- * program returns to it instead of ending the process, and a program that runs past
- * its time budget ends at the next safe point or scheduler wait. */
+ * program returns to it instead of ending the process (a program that runs past its
+ * time budget is ended through interrupt.h). */
 jmp_buf *vm_fuzz_exit;
-volatile sig_atomic_t vm_fuzz_expired;
-
-void vm_fuzz_check(void)
-{
-    if (vm_fuzz_expired) vm_exit(3);
-}
 #endif
 
 void vm_exit(int status)
@@ -74,12 +74,22 @@ void vm_exit(int status)
     exit(status);
 }
 
+#ifdef SQVM_FUZZ
+/* Fuzz builds run on a clock of their own: work moves it (interrupt.c: a unit of the
+ * budget is a microsecond) and an idle scheduler jumps it to the earliest timer
+ * (sched.c) instead of sleeping, so a program with Delays takes the same path on a
+ * loaded machine as on an idle one, and ends at once. */
+uint64_t vm_fuzz_clock_ns = 1000000000ull;
+
+uint64_t vm_now_ns(void) { return vm_fuzz_clock_ns; }
+#else
 uint64_t vm_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+#endif
 
 void *vm_xmalloc(size_t n)
 {

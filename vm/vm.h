@@ -31,9 +31,9 @@ void *vm_xrealloc(void *p, size_t n);
 char *vm_xstrdup(const char *s);
 
 /* What the interpreter must look at when it reaches a safe point: a collection
- * that allocation asked for (gc.c), or a process that may preempt the running one
- * (set by the event loop's watcher thread, io.c; a signal handler may set it too). One
- * word, so that a safe point tests both with one
+ * that allocation asked for (gc.c), a process that may preempt the running one (set
+ * by the event loop's watcher thread, io.c), or an interrupt (interrupt.h: Ctrl-C, the
+ * fuzz budget). One word, so that a safe point tests both with one
  * load; each flag is written as its own byte. */
 typedef union VMAttention {
     struct {
@@ -53,10 +53,8 @@ NORETURN void vm_object_too_large(size_t bytes, size_t max);
 
 #ifdef SQVM_FUZZ
 #include <setjmp.h>
-#include <signal.h>
 extern jmp_buf *vm_fuzz_exit;              /* where vm_exit returns to, when set */
-extern volatile sig_atomic_t vm_fuzz_expired;
-void vm_fuzz_check(void);                  /* vm_exit(3) once the budget is spent */
+extern uint64_t vm_fuzz_clock_ns;          /* what vm_now_ns answers (vm.c) */
 #endif
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* bigint_test.c - unit tests for vm/bigint.c: exact values (expected literals computed with Python) plus randomized differential checks. */
-#include "bigint.h"
+#include "bigint_check.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int n_pass, n_fail;
+int n_pass, n_fail;
 
 /* Count one check; print a line describing it when it fails. */
-static void report(bool ok, int line, const char *fmt, ...)
+void report(bool ok, int line, const char *fmt, ...)
 {
     if (ok) {
         n_pass++;
@@ -25,10 +25,9 @@ static void report(bool ok, int line, const char *fmt, ...)
     va_end(ap);
     putchar('\n');
 }
-#define CHECK(c, ...) report((c), __LINE__, __VA_ARGS__)
 
 /* Normalization invariant every result must satisfy. */
-static bool valid(const BigInt *x)
+bool valid(const BigInt *x)
 {
     if (x->sign < -1 || x->sign > 1 || x->len > x->cap)
         return false;
@@ -70,7 +69,7 @@ static void check_str_(int line, const BigInt *x, int base, const char *exp, con
 #define CHECK_STR(x, base, exp, what) check_str_(__LINE__, (x), (base), (exp), (what))
 
 /* Value equality plus normalization of both, printing both in hex on failure. */
-static void check_eq_(int line, const BigInt *x, const BigInt *y, const char *what)
+void check_eq_(int line, const BigInt *x, const BigInt *y, const char *what)
 {
     bool ok = valid(x) && valid(y) && big_cmp(x, y) == 0;
     if (ok) {
@@ -82,7 +81,6 @@ static void check_eq_(int line, const BigInt *x, const BigInt *y, const char *wh
     free(sx);
     free(sy);
 }
-#define CHECK_EQ(x, y, what) check_eq_(__LINE__, (x), (y), (what))
 
 typedef struct {
     int a, b;
@@ -1012,7 +1010,7 @@ static void test_big_values(void)
 
 static uint64_t rng_state = 0x243F6A8885A308D3ull;
 
-static uint64_t xorshift(void)
+uint64_t xorshift(void)
 {
     rng_state ^= rng_state << 13;
     rng_state ^= rng_state >> 7;
@@ -1035,82 +1033,6 @@ static void rand_big(BigInt *b, size_t maxlen)
         }
     }
     big_from_digits(b, (xorshift() & 1) ? -1 : 1, dg, n);
-}
-
-/* Independent reference multiplication (plain schoolbook on the public digit arrays). */
-static void ref_mul(BigInt *r, const BigInt *a, const BigInt *b)
-{
-    size_t n = a->len + b->len;
-    uint32_t *t = calloc(n ? n : 1, sizeof *t);
-    for (size_t i = 0; i < a->len; i++) {
-        uint64_t c = 0;
-        for (size_t j = 0; j < b->len; j++) {
-            c += (uint64_t)a->d[i] * b->d[j] + t[i + j];
-            t[i + j] = (uint32_t)c;
-            c >>= 32;
-        }
-        t[i + b->len] = (uint32_t)c;
-    }
-    big_from_digits(r, a->sign * b->sign < 0 ? -1 : 1, t, n);
-    free(t);
-}
-
-static void test_karatsuba(void)
-{
-    static const size_t sizes[][2] = {{40, 40}, {41, 40}, {80, 79}, {100, 45}, {300, 41}, {300, 150},
-                                      {257, 256}, {500, 500}, {1000, 3}, {81, 40}, {79, 40}, {600, 250}};
-    BigInt a, b, r, e;
-    big_init(&a);
-    big_init(&b);
-    big_init(&r);
-    big_init(&e);
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        for (int rep = 0; rep < 3; rep++) {
-            uint32_t *da = malloc(sizes[i][0] * sizeof *da);
-            for (size_t k = 0; k < sizes[i][0]; k++)     /* rep 2: all ones, worst-case carries */
-                da[k] = rep == 2 ? 0xFFFFFFFFu : (k % 5 == 1 ? 0 : (uint32_t)xorshift());
-            da[sizes[i][0] - 1] |= 1;
-            big_from_digits(&a, 1, da, sizes[i][0]);
-            free(da);
-            uint32_t *dg = malloc(sizes[i][1] * sizeof *dg);
-            for (size_t k = 0; k < sizes[i][1]; k++)
-                dg[k] = rep == 2 ? 0xFFFFFFFFu : (uint32_t)xorshift();
-            dg[sizes[i][1] - 1] |= 1;
-            big_from_digits(&b, rep == 1 ? -1 : 1, dg, sizes[i][1]);
-            free(dg);
-            big_mul(&r, &a, &b);
-            ref_mul(&e, &a, &b);
-            char what[64];
-            snprintf(what, sizeof what, "mul %zux%zu digits (rep %d)", a.len, b.len, rep);
-            CHECK_EQ(&r, &e, what);
-            big_mul(&r, &b, &a);
-            CHECK_EQ(&r, &e, what);
-            /* and division undoes it */
-            BigInt q, m;
-            big_init(&q);
-            big_init(&m);
-            big_divmod_floor(&q, &m, &e, &b);
-            CHECK_EQ(&q, &a, "(a*b) // b == a");
-            CHECK(m.sign == 0, "(a*b) \\\\ b == 0");
-            big_free(&q);
-            big_free(&m);
-        }
-    }
-    /* squaring of an all-ones number: (2^(32n)-1)^2 */
-    for (size_t n = 38; n <= 130; n += 23) {
-        uint32_t *dg = malloc(n * sizeof *dg);
-        for (size_t k = 0; k < n; k++)
-            dg[k] = 0xFFFFFFFFu;
-        big_from_digits(&a, 1, dg, n);
-        free(dg);
-        big_mul(&r, &a, &a);
-        ref_mul(&e, &a, &a);
-        CHECK_EQ(&r, &e, "all-ones square");
-    }
-    big_free(&a);
-    big_free(&b);
-    big_free(&r);
-    big_free(&e);
 }
 
 static void i128_str(__int128 v, char *buf)
@@ -1393,8 +1315,10 @@ static void test_random_doubles(void)
     big_free(&b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--crossover") == 0)
+        return bigint_crossover();
     test_table();
     test_shift_table();
     test_division_signs();
@@ -1405,6 +1329,11 @@ int main(void)
     test_misc();
     test_big_values();
     test_karatsuba();
+    test_mul_against_schoolbook();
+    test_bitops_reference();
+    test_string_length();
+    test_views();
+    test_stop();
     test_random_i64();
     test_random_identities();
     test_random_doubles();
