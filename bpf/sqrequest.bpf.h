@@ -15,6 +15,8 @@
 #ifndef SQREQUEST_BPF_H
 #define SQREQUEST_BPF_H
 
+#include "sqvm.bpf.h"
+
 struct sq_request_key {
 	__u32 pid;
 	__u32 pad;

@@ -408,19 +408,29 @@ def check_scrapes(prom):
 
 
 
+def wait_first_samples(prom, pid, what):
+    """Until both jobs have scraped VM pid once."""
+    for job in ("sqstat", "node"):
+        wait_for(f"the {job} job's first sample of {what}",
+                 lambda: prom.value("sqvm_allocations_total" + series(job, pid)) is not None, 20)
+
+
+def wait_samples_after(prom, pid, t, what):
+    """Until both jobs have a sample of VM pid taken well after t (the file that
+    node_exporter reads is rewritten every 0.5 s)."""
+    for job in ("sqstat", "node"):
+        wait_for(f"the {job} job's sample after {what}", lambda: (prom.value(
+            "timestamp(sqvm_allocations_total" + series(job, pid) + ")") or 0) > t + 0.6, 10)
+
+
 def run_requests(procs, a, prom):
     """Requests.som in a VM of its own, up to the scrapes after its 'done'."""
     go, stop = os.path.join(a.tmp, "req.go"), os.path.join(a.tmp, "req.stop")
     vm = procs.start("requests", [a.vm, os.path.join(a.dir, "Requests.som"), go, stop])
-    for job in ("sqstat", "node"):
-        wait_for(f"the {job} job's first sample of the requests VM",
-                 lambda: prom.value("sqvm_allocations_total" + series(job, vm.pid)) is not None, 20)
+    wait_first_samples(prom, vm.pid, "the requests VM")
     open(go, "w").close()
     wait_for("the requests' end", lambda: "done" in procs.text("requests", "err"), 20)
-    t_done = time.time()
-    for job in ("sqstat", "node"):
-        wait_for(f"the {job} job's sample after the requests", lambda: (prom.value(
-            "timestamp(sqvm_allocations_total" + series(job, vm.pid) + ")") or 0) > t_done + 0.6, 10)
+    wait_samples_after(prom, vm.pid, time.time(), "the requests")
     return vm, stop
 
 
@@ -515,16 +525,11 @@ def check_promtool(a, sq_port, textdir):
 def run_workload(procs, a, prom):
     go, stop = os.path.join(a.tmp, "go"), os.path.join(a.tmp, "stop")
     vm = procs.start("paced", [a.vm, "--young", "256K", "--gc-stats", os.path.join(a.dir, "Paced.som"), go, stop])
-    for job in ("sqstat", "node"):
-        wait_for(f"the {job} job's first sample of the VM",
-                 lambda: prom.value("sqvm_allocations_total" + series(job, vm.pid)) is not None, 20)
+    wait_first_samples(prom, vm.pid, "the VM")
     t_go = time.time()
     open(go, "w").close()
     wait_for("the workload's end", lambda: "done" in procs.text("paced", "err"), 30)
-    t_done = time.time()
-    for job in ("sqstat", "node"):
-        wait_for(f"the {job} job's sample after the end", lambda: (prom.value(
-            "timestamp(sqvm_allocations_total" + series(job, vm.pid) + ")") or 0) > t_done + 0.6, 10)
+    wait_samples_after(prom, vm.pid, time.time(), "the end")
     return vm, stop, t_go
 
 
