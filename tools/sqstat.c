@@ -13,8 +13,9 @@
  *
  * As an exporter (--listen, --prom) it also attaches to the GC probes' ends and the
  * request probes, whose pauses and latencies (per route and status) the BPF program
- * buckets into histograms per VM; the metrics are those totals and histograms in Prometheus's format (tools/sqmetrics.h), served over HTTP
- * (tools/sqhttp.h) as every scrape asks, read from the VMs at that moment. */
+ * buckets into histograms per VM; the metrics are those totals and histograms in
+ * Prometheus's format (tools/sqmetrics.h), served over HTTP (tools/sqhttp.h) as every
+ * scrape asks, read from the VMs at that moment. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -567,15 +568,21 @@ static void write_gc_pauses(FILE *f, const struct hists *h)
 
 /* A request histogram's place in the output: by VM, route and code. */
 struct request_series {
-	const char *route;
+	const char *name;		/* the route's; NULL: lost (the process is gone) */
+	char addr[24];			/* then its address, so that two routes stay two series */
 	int code;			/* SQSTAT_CODE_OTHER: "other" */
 	const struct sqstat_hist *h;
 };
 
+static const char *route_of(const struct request_series *r)
+{
+	return r->name ? r->name : r->addr;
+}
+
 static int by_route_code(const void *a, const void *b)
 {
 	const struct request_series *x = a, *y = b;
-	int c = strcmp(x->route, y->route);
+	int c = strcmp(route_of(x), route_of(y));
 
 	return c ? c : (x->code > y->code) - (x->code < y->code);
 }
@@ -587,13 +594,14 @@ static size_t requests_of(const struct hists *h, pid_t pid, int names_fd, struct
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct sqstat_hist_key *k = &h->keys[i];
-		const char *route;
 
 		if ((pid_t)k->pid != pid || k->family != SQSTAT_REQUEST)
 			continue;
-		route = sq_map_name(names_fd, pid, k->label, NULL);
-		out[n++] = (struct request_series){ route ? route : "?", k->kind == SQSTAT_CODE_OTHER ? SQSTAT_CODE_OTHER :
-						    (int)k->kind + SQSTAT_CODE_MIN, &h->vals[i] };
+		out[n] = (struct request_series){ .name = sq_map_name(names_fd, pid, k->label, NULL), .h = &h->vals[i],
+						  .code = k->kind == SQSTAT_CODE_OTHER ? SQSTAT_CODE_OTHER
+						  : (int)k->kind + SQSTAT_CODE_MIN };
+		snprintf(out[n].addr, sizeof(out[n].addr), "0x%llx", (unsigned long long)k->label);
+		n++;
 	}
 	qsort(out, n, sizeof(*out), by_route_code);
 	return n;
@@ -621,7 +629,7 @@ static void write_requests(FILE *f, const struct hists *h, int names_fd)
 				snprintf(code, sizeof(code), "other");
 			else
 				snprintf(code, sizeof(code), "%d", rs[r].code);
-			l[2] = (struct sqm_label){ "route", rs[r].route };
+			l[2] = (struct sqm_label){ "route", route_of(&rs[r]) };
 			l[3] = (struct sqm_label){ "code", code };
 			sqm_log2_us_histogram(f, "sqvm_request_duration_seconds", l, 4, (const uint64_t *)rs[r].h->slots,
 					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h->sum_ns);
