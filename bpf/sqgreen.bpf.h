@@ -10,11 +10,11 @@
  *   process__exit       -> gone
  *
  * sq_green_move() puts a process in a state and answers the one it leaves and how long
- * it was in it, so that a tool charges every nanosecond to exactly one state. Include it
- * after sqvm.bpf.h. */
+ * it was in it, so that a tool charges every nanosecond to exactly one state. */
 #ifndef SQGREEN_BPF_H
 #define SQGREEN_BPF_H
 
+#include "sqvm.bpf.h"
 #include "sqgreen.h"
 
 #define SQ_GREEN_MAX_PROCS 65536

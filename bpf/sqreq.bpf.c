@@ -10,6 +10,7 @@
  * took most of it (CPU samples, and waits by the method that waited). */
 #include "sqvm.bpf.h"
 #include "sqgreen.bpf.h"
+#include "sqrequest.bpf.h"
 #include "sqreq.h"
 
 const volatile bool records = false;	/* --slowest */
@@ -24,10 +25,9 @@ struct {
 	__type(value, struct sqreq_route);
 } routes SEC(".maps");
 
-/* The request a process has open (its latest: a request begun while another is open in
- * the same process is not followed, and counted in nested). */
+/* The request a process has open (bpf/sqrequest.bpf.h pairs begins and ends). */
 struct open_req {
-	__u64 id, route, begin_ns;
+	struct sq_request req;
 	__u64 state_ns[SQ_GREEN_NSTATES];
 	__u64 allocations, bytes;	/* while it ran, up to the last mark */
 	__u64 mark_objects, mark_bytes;	/* the VM's totals when it last began to run */
@@ -40,7 +40,7 @@ struct open_req {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SQREQ_MAX_OPEN);
-	__type(key, struct sq_green_key);
+	__type(key, struct sq_request_key);
 	__type(value, struct open_req);
 } open_reqs SEC(".maps");
 
@@ -62,7 +62,7 @@ __u64 unseen = 0;	/* requests ended that began before tracing did */
 
 static __always_inline struct open_req *open_of(__u32 pid, __u64 id)
 {
-	struct sq_green_key k = { .pid = pid, .id = id };
+	struct sq_request_key k = sq_request_key(pid, id);
 
 	return bpf_map_lookup_elem(&open_reqs, &k);
 }
@@ -163,13 +163,11 @@ int BPF_USDT(request_begin, __u64 id, char *route, __u64 process)
 {
 	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), prev;
 	__u32 pid = pt >> 32, tid = (__u32)pt;
-	struct sq_green_key k = { .pid = pid, .id = process };
-	struct open_req fresh = { .id = id, .route = (__u64)route, .begin_ns = now };
+	struct sq_request_key k = sq_request_key(pid, process);
+	struct open_req fresh = { .req = { .id = id, .route = (__u64)route, .begin_ns = now } };
 
-	if (open_of(pid, process)) {
-		__sync_fetch_and_add(&nested, 1);
+	if (!sq_request_may_begin(&open_reqs, &k, &nested))
 		return 0;
-	}
 	/* The process that begins a request runs: so the tool learns it if it attached
 	 * while the process was running. Its time before now is no request's. */
 	sq_green_activate(tid, process, &prev);
@@ -196,10 +194,10 @@ static __always_inline void record(__u32 pid, __u64 process, struct open_req *r,
 	}
 	e->pid = pid;
 	e->status = status;
-	e->id = r->id;
-	e->route = r->route;
+	e->id = r->req.id;
+	e->route = r->req.route;
 	e->process = process;
-	e->begin_ns = r->begin_ns;
+	e->begin_ns = r->req.begin_ns;
 	e->latency_ns = lat;
 	for (int i = 0; i < SQ_GREEN_NSTATES; i++)
 		e->state_ns[i] = r->state_ns[i];
@@ -212,7 +210,7 @@ static __always_inline void record(__u32 pid, __u64 process, struct open_req *r,
 
 static __always_inline void aggregate(__u32 pid, struct open_req *r, int status, __u64 lat)
 {
-	struct sqreq_key k = { .pid = pid, .route = r->route };
+	struct sqreq_key k = { .pid = pid, .route = r->req.route };
 	struct sqreq_route *s;
 	bool created = false;
 	__u32 zero = 0;
@@ -226,7 +224,7 @@ static __always_inline void aggregate(__u32 pid, struct open_req *r, int status,
 		return;
 	}
 	if (created)
-		sq_remember_name(pid, r->route, (const void *)r->route);
+		sq_remember_name(pid, r->req.route, (const void *)r->req.route);
 	__sync_fetch_and_add(&s->count, 1);
 	if (status >= 500 || status < 0)
 		__sync_fetch_and_add(&s->errors, 1);
@@ -255,25 +253,23 @@ int BPF_USDT(request_end, __u64 id, char *route, __u64 process, int status)
 	__u64 now = bpf_ktime_get_ns(), lat;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct sq_green_key k = { .pid = pid, .id = process };
+	struct sq_request_key rk = sq_request_key(pid, process);
 	struct sq_green *g;
-	struct open_req *r = open_of(pid, process);
+	struct open_req *r = sq_request_ending(&open_reqs, &rk, id, &unseen);
 
-	if (!r || r->id != id) {
-		if (!r)
-			__sync_fetch_and_add(&unseen, 1);
+	if (!r)
 		return 0;
-	}
 	/* Its time up to now, in the state it is in (it may be another process that ends
 	 * it, while the owner waits), and its allocations if it runs. */
 	g = bpf_map_lookup_elem(&green_states, &k);
 	move(pid, process, g ? g->state : SQ_GREEN_UNKNOWN, now);
 	if (r->marked)
 		alloc_edge(pid, r, false);
-	lat = now - r->begin_ns;
+	lat = now - r->req.begin_ns;
 	aggregate(pid, r, status, lat);
 	if (records)
 		record(pid, process, r, status, lat);
-	bpf_map_delete_elem(&open_reqs, &k);
+	bpf_map_delete_elem(&open_reqs, &rk);
 	return 0;
 }
 
@@ -325,7 +321,7 @@ int BPF_USDT(io_wait, __u64 id, char *name, int fd, int op, __u64 timeout)
 SEC("usdt")
 int BPF_USDT(process_exit, __u64 id, char *name)
 {
-	struct sq_green_key k = { .pid = bpf_get_current_pid_tgid() >> 32, .id = id };
+	struct sq_request_key k = sq_request_key(bpf_get_current_pid_tgid() >> 32, id);
 
 	stop_into(id, SQ_GREEN_NSTATES, false);
 	bpf_map_delete_elem(&open_reqs, &k);	/* request__end (status -1) came first */

@@ -2,11 +2,13 @@
 /* sqstat.bpf.c - tells sqstat at once when an sqvm process starts (with the address of
  * its debug offsets) and when it exits (with its final totals, read from its memory as
  * it exits, so that even a VM that lives less than one refresh is counted); for the
- * exporter, buckets the GC pauses of every VM (the hists map). The running
+ * exporter, buckets the GC pauses and the request latencies (per route and status) of
+ * every VM (the hists map). The running
  * VMs' rates come from counters the VM keeps itself (SqVMCounters), which user space
  * reads from their memory: counting every call or allocation here would slow every VM
  * on the host by 10 to 1000 times. */
 #include "sqvm.bpf.h"
+#include "sqrequest.bpf.h"
 #include "sqstat.h"
 
 struct {
@@ -35,8 +37,18 @@ struct {
 	__type(value, struct sqstat_hist);
 } hists SEC(".maps");
 
+/* The request each green process has open (bpf/sqrequest.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SQSTAT_MAX_OPEN);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sq_request_key);
+	__type(value, struct sq_request);
+} open_requests SEC(".maps");
+
 __u64 lost = 0;
-__u64 lost_observations = 0;	/* the hists map was full */
+__u64 lost_observations = 0;	/* the hists map was full, or the open_requests map */
+__u64 nested = 0, unseen = 0;	/* requests not followed (bpf/sqrequest.bpf.h) */
 
 /* The VM's counters and the collector's words (SQSTAT_GC_WORDS), from its memory. */
 static __always_inline bool read_raw(const SqDebugOffsets *d, struct sqstat_raw *r)
@@ -137,6 +149,44 @@ SEC("usdt")
 int BPF_USDT(gc_full_end, __u64 seq, __u64 pause_ns)
 {
 	observe(SQSTAT_GC_PAUSE, 1, 0, pause_ns);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(request_begin, __u64 id, char *route, __u64 process)
+{
+	struct sq_request_key k = sq_request_key(bpf_get_current_pid_tgid() >> 32, process);
+	struct sq_request r = { .id = id, .route = (__u64)route, .begin_ns = bpf_ktime_get_ns() };
+
+	if (sq_request_may_begin(&open_requests, &k, &nested) &&
+	    bpf_map_update_elem(&open_requests, &k, &r, BPF_ANY))
+		__sync_fetch_and_add(&lost_observations, 1);
+	return 0;
+}
+
+/* The latency from request__begin, by route (its name kept for user space) and status. */
+SEC("usdt")
+int BPF_USDT(request_end, __u64 id, char *route, __u64 process, int status)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct sq_request_key k = sq_request_key(pid, process);
+	struct sq_request *r = sq_request_ending(&open_requests, &k, id, &unseen);
+
+	if (!r)
+		return 0;
+	sq_remember_name(pid, r->route, (const void *)r->route);
+	observe(SQSTAT_REQUEST, SQSTAT_CODE(status), r->route, now - r->begin_ns);
+	bpf_map_delete_elem(&open_requests, &k);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(process_exit, __u64 id, char *name)
+{
+	struct sq_request_key k = sq_request_key(bpf_get_current_pid_tgid() >> 32, id);
+
+	bpf_map_delete_elem(&open_requests, &k);
 	return 0;
 }
 

@@ -44,14 +44,26 @@ struct sqstat_event {
 	char cmdline[SQSTAT_CMDLINE];
 };
 
-/* Latency histograms, bucketed here as the GC probes fire, for the exporter
+/* Latency histograms, bucketed here as the GC and request probes fire, for the exporter
  * (--listen, --prom): one per VM, family and kind (and, for families that have one, a
  * label: the address of a name the VM keeps, resolved through the names map). A family
  * is one Prometheus histogram: adding one is its probe program calling observe() in the
  * BPF program, and one function writing it in tools/sqstat.c. */
 enum sqstat_family {
 	SQSTAT_GC_PAUSE = 1,		/* sqvm_gc_pause_seconds; kind 0 young, 1 full */
+	SQSTAT_REQUEST = 2,		/* sqvm_request_duration_seconds; kind: the status
+					 * (SQSTAT_CODE), label: the route */
 };
+
+/* request__end's status as a histogram's kind: -2 to 999 as themselves (HTTP's codes,
+ * and the probe's -1 and -2), any other value as one kind, "other", so that a program
+ * cannot make more than 1,003 histograms of a route. */
+#define SQSTAT_CODE_MIN (-2)
+#define SQSTAT_CODE_MAX 999
+#define SQSTAT_CODE_OTHER (SQSTAT_CODE_MAX - SQSTAT_CODE_MIN + 1)
+#define SQSTAT_CODE(status) \
+	((status) >= SQSTAT_CODE_MIN && (status) <= SQSTAT_CODE_MAX ? (__u16)((status) - SQSTAT_CODE_MIN) \
+								     : (__u16)SQSTAT_CODE_OTHER)
 
 struct sqstat_hist_key {
 	__u32 pid;
@@ -68,6 +80,7 @@ struct sqstat_hist {
 };
 
 #define SQSTAT_MAX_HISTS 8192
+#define SQSTAT_MAX_OPEN 65536		/* requests open at once, in all VMs */
 /* Buckets exported, up to 2^25 us (33.6 s); slower ones count in +Inf only. */
 #define SQSTAT_BUCKETS 26
 

@@ -2,9 +2,10 @@
 # tests/prom.sh - sqstat as a Prometheus exporter against the real thing: Debian's
 # Prometheus scrapes `sqstat --listen` and node_exporter, whose textfile collector reads
 # `sqstat --prom`'s file, while tests/prom/Paced.som makes a known 5,000 calls and
-# objects a second; the driver (tests/prom/promtest.py) asks Prometheus for rates,
-# totals and the young-GC p99 over its HTTP API, and drives the exporter's HTTP server
-# with well-behaved, slow and malformed clients. Sourced by tests/run.sh (its
+# objects a second, and tests/prom/Requests.som known requests per route and status;
+# the driver (tests/prom/promtest.py) asks Prometheus for rates, totals, the young-GC
+# p99 and the requests' counts and quantiles over its HTTP API, and drives the
+# exporter's HTTP server with well-behaved, slow and malformed clients. Sourced by tests/run.sh (its
 # pass/fail/skip, $VM, $TMP). Needs root. Every server listens on a port the kernel
 # picks, on 127.0.0.1; everything stops with the driver, which runs under a timeout.
 

@@ -81,6 +81,13 @@ sp_row() { # file method field
 # Is x within [lo, hi]? (decimals allowed)
 sp_between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x != "" && x + 0 >= lo && x + 0 <= hi) }'; }
 
+# Without go, a case that needs go tool pprof: skipped here, failed on CI (deps.sh
+# installs golang-go there, so its absence is a broken set-up, not a reason to pass).
+sp_no_go() { # case name
+    local why="go is not installed (Debian's golang-go: scripts/deps.sh)"
+    if [ "${CI:-}" = true ]; then fail "$1" "$why"; else skip "$1" "$why"; fi
+}
+
 # ---- pprof files, read by pprof itself -------------------------------------------
 
 # What `go tool pprof -raw` reads of a file, as JSON (tests/sqprof/pprofraw.py).
@@ -238,7 +245,7 @@ $(head -5 "$SP_TMP/spin-rt.out")"; fi
             pass "sqprof --pprof, read by go tool pprof: cpu/nanoseconds every 1001001 ns, labels pid, cmdline, process=main on every sample, -top: hot ${top%%%*}%"
         else fail "sqprof --pprof (go tool pprof)" "'$got', top '$top': $(head -c 600 <<<"$raw")"; fi
     else
-        skip "sqprof --pprof (go tool pprof)" "go is not installed (Debian's golang-go: scripts/deps.sh)"
+        sp_no_go "sqprof --pprof (go tool pprof)"
     fi
 
     # A real viewer: npm's speedscope (scripts/deps.sh puts it in build/deps/) in headless
@@ -467,7 +474,7 @@ sp_alloc() {
             pass "sqprof --alloc --pprof, read by go tool pprof: alloc_space/bytes, period 4096 (--alloc-sample), $total bytes, -top: x:y: 100%"
         else fail "sqprof --alloc --pprof (go tool pprof)" "'$got', top '$top': $(head -c 600 <<<"$raw")"; fi
     else
-        skip "sqprof --alloc --pprof (go tool pprof)" "go is not installed (Debian's golang-go: scripts/deps.sh)"
+        sp_no_go "sqprof --alloc --pprof (go tool pprof)"
     fi
 }
 
@@ -519,7 +526,7 @@ sp_every() {
     else fail "sqprof --every (time_nanos, duration_nanos, period)" "$bad"; fi
 
     if ! sp_have_go; then
-        skip "sqprof --every (go tool pprof)" "go is not installed (Debian's golang-go: scripts/deps.sh)"
+        sp_no_go "sqprof --every (go tool pprof)"
         return
     fi
     # go tool pprof reads each one: every sample labeled pid, cmdline and its green

@@ -31,9 +31,9 @@ static size_t slot_of(pid_t pid, __u64 addr, size_t mask)
 	return (size_t)(h >> 17) & mask;
 }
 
-static bool grow(void)
+/* The table moved into one of ncap slots, without the entries of pid skip (0: none). */
+static bool rehash(size_t ncap, pid_t skip)
 {
-	size_t ncap = cap ? 2 * cap : 1024;
 	struct entry *n = calloc(ncap, sizeof(*n));
 
 	if (!n)
@@ -41,6 +41,11 @@ static bool grow(void)
 	for (size_t i = 0; i < cap; i++) {
 		if (!table[i].used)
 			continue;
+		if (skip && table[i].pid == skip) {
+			free(table[i].name);
+			used--;
+			continue;
+		}
 		size_t j = slot_of(table[i].pid, table[i].addr, ncap - 1);
 		while (n[j].used)
 			j = (j + 1) & (ncap - 1);
@@ -50,6 +55,11 @@ static bool grow(void)
 	table = n;
 	cap = ncap;
 	return true;
+}
+
+static bool grow(void)
+{
+	return rehash(cap ? 2 * cap : 1024, 0);
 }
 
 static struct entry *find(pid_t pid, __u64 addr)
@@ -204,6 +214,12 @@ void sq_names_each(void (*fn)(void *ctx, pid_t pid, __u64 addr, const char *name
 	for (size_t i = 0; i < cap; i++)
 		if (table[i].used && table[i].name)
 			fn(ctx, table[i].pid, table[i].addr, table[i].name);
+}
+
+void sq_names_forget(pid_t pid)
+{
+	if (cap && pid)
+		rehash(cap, pid);	/* out of memory: they stay, as they would have */
 }
 
 void sq_names_free(void)

@@ -47,6 +47,10 @@ __u64 sq_names_unknown(void);
 /* Calls fn for every name known (not the unknown ones), in no particular order. */
 void sq_names_each(void (*fn)(void *ctx, pid_t pid, __u64 addr, const char *name), void *ctx);
 
+/* Forgets the names of process pid (it has exited: a new process may get its PID, and
+ * hold other names at the same addresses). For tools that outlive many VMs. */
+void sq_names_forget(pid_t pid);
+
 void sq_names_free(void);
 
 #endif

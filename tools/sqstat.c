@@ -11,10 +11,11 @@
  * starts is seen at once, from its first moment, and a VM that exits is counted up to
  * its end, with the totals it had as it exited, however short it lived.
  *
- * As an exporter (--listen, --prom) it also attaches to the GC probes' ends, whose
- * pauses the BPF program buckets into histograms per VM; the metrics are those totals
- * and histograms in Prometheus's format (tools/sqmetrics.h), served over HTTP
- * (tools/sqhttp.h) as every scrape asks, read from the VMs at that moment. */
+ * As an exporter (--listen, --prom) it also attaches to the GC probes' ends and the
+ * request probes, whose pauses and latencies (per route and status) the BPF program
+ * buckets into histograms per VM; the metrics are those totals and histograms in
+ * Prometheus's format (tools/sqmetrics.h), served over HTTP (tools/sqhttp.h) as every
+ * scrape asks, read from the VMs at that moment. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +35,7 @@
 #include "sqloop.h"
 #include "sqmem.h"
 #include "sqmetrics.h"
+#include "sqnames.h"
 #include "sqoutput.h"
 #include "sqstat.h"
 #include "sqstat.skel.h"
@@ -564,6 +566,78 @@ static void write_gc_pauses(FILE *f, const struct hists *h)
 	}
 }
 
+/* A request histogram's place in the output: by VM, route and code. */
+struct request_series {
+	const char *name;		/* the route's; NULL: lost (the process is gone) */
+	char addr[24];			/* then its address, so that two routes stay two series */
+	int code;			/* SQSTAT_CODE_OTHER: "other" */
+	const struct sqstat_hist *h;
+};
+
+static const char *route_of(const struct request_series *r)
+{
+	return r->name ? r->name : r->addr;
+}
+
+static int by_route_code(const void *a, const void *b)
+{
+	const struct request_series *x = a, *y = b;
+	int c = strcmp(route_of(x), route_of(y));
+
+	return c ? c : (x->code > y->code) - (x->code < y->code);
+}
+
+/* The request histograms of VM pid in h, sorted by route and code; their count. */
+static size_t requests_of(const struct hists *h, pid_t pid, int names_fd, struct request_series *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		const struct sqstat_hist_key *k = &h->keys[i];
+
+		if ((pid_t)k->pid != pid || k->family != SQSTAT_REQUEST)
+			continue;
+		out[n] = (struct request_series){ .name = sq_map_name(names_fd, pid, k->label, NULL), .h = &h->vals[i],
+						  .code = k->kind == SQSTAT_CODE_OTHER ? SQSTAT_CODE_OTHER
+						  : (int)k->kind + SQSTAT_CODE_MIN };
+		snprintf(out[n].addr, sizeof(out[n].addr), "0x%llx", (unsigned long long)k->label);
+		n++;
+	}
+	qsort(out, n, sizeof(*out), by_route_code);
+	return n;
+}
+
+/* sqvm_request_duration_seconds{route,code}: the requests that began and ended since
+ * sqstat began (bpf/sqrequest.bpf.h pairs them), by route and request__end's status
+ * (promhttp's label name for it: code). */
+static void write_requests(FILE *f, const struct hists *h, int names_fd)
+{
+	struct request_series *rs = calloc(h->n ? h->n : 1, sizeof(*rs));
+	struct sqm_label l[4];
+	char pid[16], code[16];
+
+	sqm_family(f, "sqvm_request_duration_seconds", "histogram",
+		   "Requests (Probe beginRequest: to endRequest:status:), by route and status.");
+	for (int i = 0; rs && i < nvms; i++) {
+		size_t n;
+		if (vms[i].exited)
+			continue;
+		n = requests_of(h, vms[i].vm.pid, names_fd, rs);
+		vm_labels(&vms[i], pid, sizeof(pid), l);
+		for (size_t r = 0; r < n; r++) {
+			if (rs[r].code == SQSTAT_CODE_OTHER)
+				snprintf(code, sizeof(code), "other");
+			else
+				snprintf(code, sizeof(code), "%d", rs[r].code);
+			l[2] = (struct sqm_label){ "route", route_of(&rs[r]) };
+			l[3] = (struct sqm_label){ "code", code };
+			sqm_log2_us_histogram(f, "sqvm_request_duration_seconds", l, 4, (const uint64_t *)rs[r].h->slots,
+					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h->sum_ns);
+		}
+	}
+	free(rs);
+}
+
 static void write_start_times(FILE *f)
 {
 	struct sqm_label l[2];
@@ -587,6 +661,7 @@ static void write_metrics(FILE *f, struct sqstat_bpf *skel)
 
 	write_counters(f);
 	write_gc_pauses(f, &h);
+	write_requests(f, &h, skel ? bpf_map__fd(skel->maps.names) : -1);
 	write_start_times(f);
 	if (skel) {
 		sqm_family(f, "sqstat_lost_observations_total", "counter",
@@ -597,16 +672,32 @@ static void write_metrics(FILE *f, struct sqstat_bpf *skel)
 	free(h.vals);
 }
 
-/* The histograms of VMs gone from the table go from the kernel map too. */
-static void forget_hists(int fd, pid_t pid)
+/* The entries of VM pid in a kernel map whose keys begin with the PID. */
+static void forget_keys(const struct bpf_map *map, pid_t pid)
 {
-	size_t n;
-	struct sqstat_hist_key *keys = fd >= 0 ? sq_map_keys(fd, sizeof(*keys), SQSTAT_MAX_HISTS, &n) : NULL;
+	size_t n, size = bpf_map__key_size(map);
+	int fd = bpf_map__fd(map);
+	char *keys = fd >= 0 ? sq_map_keys(fd, size, bpf_map__max_entries(map), &n) : NULL;
 
-	for (size_t i = 0; keys && i < n; i++)
-		if ((pid_t)keys[i].pid == pid)
-			bpf_map_delete_elem(fd, &keys[i]);
+	for (size_t i = 0; keys && i < n; i++) {
+		__u32 kpid;
+		memcpy(&kpid, keys + i * size, sizeof(kpid));
+		if ((pid_t)kpid == pid)
+			bpf_map_delete_elem(fd, keys + i * size);
+	}
 	free(keys);
+}
+
+/* A VM gone from the table: its histograms, the requests it left open (killed, it ended
+ * none) and its names go from the kernel's maps and the names cache, so that an
+ * exporter that runs for months holds only the living VMs', and a new VM that gets the
+ * same PID starts afresh. */
+static void forget_vm(struct sqstat_bpf *skel, pid_t pid)
+{
+	forget_keys(skel->maps.hists, pid);
+	forget_keys(skel->maps.open_requests, pid);
+	forget_keys(skel->maps.names, pid);
+	sq_names_forget(pid);
 }
 
 /* --prom: the metrics written to a temporary file beside FILE and renamed over it, so
@@ -678,7 +769,7 @@ static int refresh(void *ctx, bool last)
 	/* the next interval starts here; exited VMs were shown once */
 	for (int i = 0; i < nvms; i++) {
 		if (vms[i].exited) {
-			forget_hists(bpf_map__fd(skel->maps.hists), vms[i].vm.pid);
+			forget_vm(skel, vms[i].vm.pid);
 			continue;
 		}
 		vms[i].prev = vms[i].cur;
@@ -740,6 +831,12 @@ static int attach(struct sqstat_bpf *skel, bool exporter)
 		err = sq_attach(&env.c, skel->progs.gc_young_end, "gc__incremental__end");
 	if (!err && exporter)
 		err = sq_attach(&env.c, skel->progs.gc_full_end, "gc__full__end");
+	if (!err && exporter)
+		err = sq_attach(&env.c, skel->progs.request_begin, "request__begin");
+	if (!err && exporter)
+		err = sq_attach(&env.c, skel->progs.request_end, "request__end");
+	if (!err && exporter)
+		err = sq_attach(&env.c, skel->progs.process_exit, "process__exit");
 	return err;
 }
 
@@ -781,9 +878,12 @@ int main(int argc, char **argv)
 	}
 	sq_skip_unused_maps(skel->skeleton);
 	exporter = env.listen || env.prom;
-	if (!exporter) {	/* the table has no histograms: no GC probe to turn on */
+	if (!exporter) {	/* the table has no histograms: no GC or request probe to turn on */
 		bpf_program__set_autoload(skel->progs.gc_young_end, false);
 		bpf_program__set_autoload(skel->progs.gc_full_end, false);
+		bpf_program__set_autoload(skel->progs.request_begin, false);
+		bpf_program__set_autoload(skel->progs.request_end, false);
+		bpf_program__set_autoload(skel->progs.process_exit, false);
 	}
 	err = sqstat_bpf__load(skel);
 	if (err) {

@@ -301,7 +301,8 @@ int sq_scan_vms(pid_t *pids, int max, dev_t only_dev, ino_t only_ino)
 	return n;
 }
 
-void sq_comm(pid_t pid, char *buf, size_t len)
+/* The process's command name (/proc/PID/comm), "?" if gone: sq_cmdline's fallback. */
+static void comm_of(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
@@ -340,7 +341,7 @@ void sq_cmdline(pid_t pid, char *buf, size_t len)
 		close(fd);
 	}
 	if (n <= 0)
-		sq_comm(pid, buf, len);
+		comm_of(pid, buf, len);
 	else
 		sq_cmdline_text(buf, len, raw, (size_t)n);
 }

@@ -46,9 +46,6 @@ int sq_add_target(struct sq_common *c, const char *path, const char *shown);
  * Returns how many were stored into pids (at most max). */
 int sq_scan_vms(pid_t *pids, int max, dev_t only_dev, ino_t only_ino);
 
-/* The process's command name (/proc/PID/comm), "?" if gone. */
-void sq_comm(pid_t pid, char *buf, size_t len);
-
 /* The process's command line as one line of text (/proc/PID/cmdline, cut at 511 bytes:
  * its arguments separated by spaces, control characters made spaces); its command name
  * if that cannot be read, "?" if it is gone. */

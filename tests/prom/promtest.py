@@ -12,6 +12,9 @@ samples a second apart of a counter that steps ten times a second), the totals (
 40,000 more at the end than before the start, through both paths), and the young-GC
 p99 (histogram_quantile), which must be exactly what Prometheus's rule gives on the
 buckets sqstat serves; the histogram's count and sum must equal the VM's own counters.
+A second VM (tests/prom/Requests.som) makes a known number of requests per route and
+status: sqvm_request_duration_seconds must count exactly those, and its quantiles must
+be the rule's on sqstat's buckets.
 It also drives the HTTP server directly: every status it answers, keep-alive,
 pipelining, HEAD, concurrent scrapers, slow and malformed clients that must not wedge
 it, and VMs that come and go.
@@ -34,6 +37,10 @@ import urllib.parse
 import urllib.request
 
 CALLS = 40000          # Paced.som: 80 rounds of 500
+# Requests.som: (route, code) -> requests; a /slow one takes at least 20 ms
+REQUESTS = {("GET /fast", "200"): 30, ("GET /slow", "200"): 12, ("GET /item", "200"): 7,
+            ("GET /item", "404"): 3, ("GET /gone", "-1"): 1}
+SLOW_S = 0.020
 RATE = 5000.0          # per second
 RATE_TOLERANCE = 0.15
 CTYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -401,6 +408,80 @@ def check_scrapes(prom):
 
 
 
+def wait_first_samples(prom, pid, what):
+    """Until both jobs have scraped VM pid once."""
+    for job in ("sqstat", "node"):
+        wait_for(f"the {job} job's first sample of {what}",
+                 lambda: prom.value("sqvm_allocations_total" + series(job, pid)) is not None, 20)
+
+
+def wait_samples_after(prom, pid, t, what):
+    """Until both jobs have a sample of VM pid taken well after t (the file that
+    node_exporter reads is rewritten every 0.5 s)."""
+    for job in ("sqstat", "node"):
+        wait_for(f"the {job} job's sample after {what}", lambda: (prom.value(
+            "timestamp(sqvm_allocations_total" + series(job, pid) + ")") or 0) > t + 0.6, 10)
+
+
+def run_requests(procs, a, prom):
+    """Requests.som in a VM of its own, up to the scrapes after its 'done'."""
+    go, stop = os.path.join(a.tmp, "req.go"), os.path.join(a.tmp, "req.stop")
+    vm = procs.start("requests", [a.vm, os.path.join(a.dir, "Requests.som"), go, stop])
+    wait_first_samples(prom, vm.pid, "the requests VM")
+    open(go, "w").close()
+    wait_for("the requests' end", lambda: "done" in procs.text("requests", "err"), 20)
+    wait_samples_after(prom, vm.pid, time.time(), "the requests")
+    return vm, stop
+
+
+def request_buckets(samples, route=None):
+    """[(le, cumulative count)] of the request histogram in sqstat's own samples, summed
+    over the codes (and the routes, if route is None), le ascending."""
+    by_le = {}
+    for n, l, v in samples:
+        if n == "sqvm_request_duration_seconds_bucket" and route in (None, l["route"]):
+            by_le[float(l["le"])] = by_le.get(float(l["le"]), 0.0) + float(v)
+    return sorted(by_le.items())
+
+
+def check_requests(prom, pid, sq_port):
+    """sqvm_request_duration_seconds: exact counts per route and code (through both
+    paths), histogram_quantile equal to the rule on sqstat's buckets, and the /slow
+    requests' durations above their Delay."""
+    samples = [(n, l, v) for n, l, v in parse_metrics(get(sq_port)[2].decode()) if l.get("pid") == str(pid)]
+    counts = {(l["route"], l["code"]): int(v) for n, l, v in samples if n == "sqvm_request_duration_seconds_count"}
+    check(f"sqstat: sqvm_request_duration_seconds_count per route and code exactly as Requests.som made them "
+          f"({len(REQUESTS)} series; the abandoned request's code -1)", counts == REQUESTS, counts)
+    for job in ("sqstat", "node"):
+        got = {(r["metric"]["route"], r["metric"]["code"]): float(r["value"][1]) for r in prom.query(
+            f'sqvm_request_duration_seconds_count{series(job, pid)}')}
+        per_route = {r["metric"]["route"]: float(r["value"][1]) for r in prom.query(
+            f'sum by (route) (sqvm_request_duration_seconds_count{series(job, pid)})')}
+        want_route = {}
+        for (route, _), n in REQUESTS.items():
+            want_route[route] = want_route.get(route, 0) + n
+        check(f"prometheus, {job} job: the request counts per route and code, and summed by route "
+              f"(GET /item: 10)", got == {k: float(v) for k, v in REQUESTS.items()} and
+              per_route == {k: float(v) for k, v in want_route.items()}, f"{got} {per_route}")
+    bad = []
+    for route, q in (("GET /fast", 0.5), ("GET /slow", 0.9), ("GET /item", 0.99), (None, 0.5), (None, 0.95)):
+        want = quantile(q, request_buckets(samples, route))
+        sel = f'job="sqstat",pid="{pid}"' + (f',route="{route}"' if route else "")
+        got = prom.value(f"histogram_quantile({q}, sum by (le) (sqvm_request_duration_seconds_bucket{{{sel}}}))")
+        if got is None or want is None or not got > 0 or abs(got - want) > 1e-12 * want:
+            bad.append((route, q, got, want))
+    check("prometheus: histogram_quantile of the request durations (per route, and over all of them) equals "
+          "the rule on sqstat's buckets", not bad, bad)
+    slow = request_buckets(samples, "GET /slow")
+    below = [n for le, n in slow if le < SLOW_S]
+    ssum = prom.value(f'sqvm_request_duration_seconds_sum{{job="sqstat",pid="{pid}",route="GET /slow"}}')
+    p50 = prom.value(f'histogram_quantile(0.5, sqvm_request_duration_seconds_bucket{{job="sqstat",pid="{pid}",'
+                     f'route="GET /slow"}})')
+    check("prometheus: no /slow request in a bucket below its 20 ms Delay, their _sum at least 12 x 20 ms, "
+          "their median above 16.384 ms", below and max(below) == 0 and ssum is not None and ssum >= 12 * SLOW_S
+          and p50 is not None and p50 > 0.016384, f"below {below} sum {ssum} p50 {p50}")
+
+
 def check_come_and_go(procs, a, sq_port):
     """A VM with quotes, a backslash and a newline in its command line: escaped in its
     labels; once it exits its series go, and the exporter stays."""
@@ -444,16 +525,11 @@ def check_promtool(a, sq_port, textdir):
 def run_workload(procs, a, prom):
     go, stop = os.path.join(a.tmp, "go"), os.path.join(a.tmp, "stop")
     vm = procs.start("paced", [a.vm, "--young", "256K", "--gc-stats", os.path.join(a.dir, "Paced.som"), go, stop])
-    for job in ("sqstat", "node"):
-        wait_for(f"the {job} job's first sample of the VM",
-                 lambda: prom.value("sqvm_allocations_total" + series(job, vm.pid)) is not None, 20)
+    wait_first_samples(prom, vm.pid, "the VM")
     t_go = time.time()
     open(go, "w").close()
     wait_for("the workload's end", lambda: "done" in procs.text("paced", "err"), 30)
-    t_done = time.time()
-    for job in ("sqstat", "node"):
-        wait_for(f"the {job} job's sample after the end", lambda: (prom.value(
-            "timestamp(sqvm_allocations_total" + series(job, vm.pid) + ")") or 0) > t_done + 0.6, 10)
+    wait_samples_after(prom, vm.pid, time.time(), "the end")
     return vm, stop, t_go
 
 
@@ -477,8 +553,12 @@ def main():
         check_rates(prom, vm.pid, t_go)
         count = check_gc(prom, vm.pid, sq_port)
         check_scrapes(prom)
+        rvm, rstop = run_requests(procs, a, prom)
+        check_requests(prom, rvm.pid, sq_port)
         check_come_and_go(procs, a, sq_port)
         check_promtool(a, sq_port, textdir)
+        open(rstop, "w").close()
+        rvm.wait(timeout=10)
         ended = slow.closed_by_server(timeout=max(0.5, t_slow + 12 - time.time()))
         check(f"http a request that never ends: closed by the server after its 10 s "
               f"({time.time() - t_slow:.1f} s after it began)", ended and time.time() - t_slow >= 9.5)
