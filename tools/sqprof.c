@@ -988,8 +988,9 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 	if (sq_loop_restart_timer(loop))
 		return -1;
 	period = start = sq_mono_ns();
-	/* Periods end on the timer's grid (start + k * every), not a period after the last
-	 * wake-up: a late wake-up would otherwise push the next end past the next tick. */
+	/* Periods begin and end on the timer's grid (start + k * every), not at the wake-ups
+	 * that write them: a late wake-up would otherwise push the next end past the next
+	 * tick, or start the next period within the second of this one (one file's name). */
 	period_end = start + env.every_ns;
 	start_wall_ns = wall_ns();
 	deadline = env.duration_ns ? start + env.duration_ns : 0;
@@ -1006,14 +1007,18 @@ static int sample(struct sqprof_bpf *skel, struct sq_loop *loop, struct sqp_info
 		if (wake != SQ_WAKE_TICK || (deadline && now + 1000000 >= deadline))
 			break;
 		if (env.every_ns && now + 1000000 >= period_end) {
-			if (flush_period(skel, start_wall_ns, now - period)) {
+			/* A period lasts from one point of the grid to the next (or to the last
+			 * one reached, if wake-ups were missed): starts a whole period apart
+			 * never share the second that names their files. */
+			while (period_end + env.every_ns <= now + 1000000)
+				period_end += env.every_ns;
+			if (flush_period(skel, start_wall_ns, period_end - period)) {
 				sqp_wall_stop(&wall);
 				return -1;
 			}
-			start_wall_ns += now - period;
-			period = now;
-			while (period_end <= now + 1000000)
-				period_end += env.every_ns;
+			start_wall_ns += period_end - period;
+			period = period_end;
+			period_end += env.every_ns;
 		}
 		if (!env.c.pid)
 			scan_vms(skel);
