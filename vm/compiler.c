@@ -63,7 +63,7 @@ static Var *find_var(Scope *s, const char *name)
 static int find_field(ClassInfo *holder, const char *name)
 {
     Value names = holder->fieldNames;
-    if (names == G.nil) return -1;
+    if (names == VM.nil) return -1;
     for (size_t i = array_len(names); i-- > 0;)
         if (!strcmp(sym_cstr(as_obj(names)->slots[i]), name)) return (int)i;
     return -1;
@@ -834,8 +834,8 @@ static void detect_quick(Method *m)
     } else if (n == 2 && k[1] == OP_RETURN_LOCAL && (k[0] == OP_PUSH_TRUE || k[0] == OP_PUSH_FALSE || k[0] == OP_PUSH_NIL ||
                                                      k[0] == OP_PUSH_0 || k[0] == OP_PUSH_1)) {
         m->quickKind = QUICK_CONST;
-        m->quickValue = k[0] == OP_PUSH_TRUE ? G.trueObj : k[0] == OP_PUSH_FALSE ? G.falseObj
-                      : k[0] == OP_PUSH_NIL ? G.nil : int_value(k[0] == OP_PUSH_1);
+        m->quickValue = k[0] == OP_PUSH_TRUE ? VM.trueObj : k[0] == OP_PUSH_FALSE ? VM.falseObj
+                      : k[0] == OP_PUSH_NIL ? VM.nil : int_value(k[0] == OP_PUSH_1);
     } else if (n == 3 && k[0] == OP_PUSH_INT8 && k[2] == OP_RETURN_LOCAL) {
         m->quickKind = QUICK_CONST;
         m->quickValue = int_value((int8_t)k[1]);

@@ -257,9 +257,9 @@ static Value parse_array_element(Parser *p)
     }
     case T_IDENT: {
         Value v;
-        if (t->len == 3 && memcmp(t->start, "nil", 3) == 0) v = G.nil;
-        else if (t->len == 4 && memcmp(t->start, "true", 4) == 0) v = G.trueObj;
-        else if (t->len == 5 && memcmp(t->start, "false", 5) == 0) v = G.falseObj;
+        if (t->len == 3 && memcmp(t->start, "nil", 3) == 0) v = VM.nil;
+        else if (t->len == 4 && memcmp(t->start, "true", 4) == 0) v = VM.trueObj;
+        else if (t->len == 5 && memcmp(t->start, "false", 5) == 0) v = VM.falseObj;
         else v = sym_intern(t->start, t->len);
         advance(p);
         return v;
