@@ -121,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         interrupt_fuzz_fuel = FUEL;
         sched_attention = 1;
         arm_budget(true);
-        Value args[1] = {G.nil};
+        Value args[1] = {VM.nil};
         Value result = interp_run_method(p, m, args);
         args[0] = result;
         interp_run_send(p, sym_intern_cstr("asString"), args, 0);

@@ -23,7 +23,7 @@ cli_case eval 0 "7" -- "$VM" -e '3 + 4'
 cli_case eval-large 0 "1267650600228229401496703205376" -- "$VM" -e '1 << 100'
 cli_case eval-statements 0 "321" -- "$VM" -e '| a | a := Array new: 3. a at: 1 put: 3; at: 2 put: 2; at: 3 put: 1. a inject: 0 into: [ :s :e | s * 10 + e ]'
 cli_case eval-syntax-error 1 "-e:1:5: error: expected an expression" -- "$VM" -e '3 + )'
-cli_case no-such-class 1 "ERROR: Tried loading 'NoSuchClass' as a class, but failed." -- "$VM" -cp tests/lang/lib NoSuchClass
+cli_case no-such-class 1 "ERROR: Tried loading 'NoSuchClass' as a class, but failed." -- "$VM" -cp tests/lang/support NoSuchClass
 cli_case class-by-path 0 "rectangles kept: 100" -- "$VM" examples/Workload.som 2
 cli_case class-by-name 0 "points walked: 100000" -- "$VM" -cp examples Workload 2
 cli_case gc-stats 0 "gc: " -- "$VM" --gc-stats -e 'system fullGC'

@@ -28,7 +28,7 @@ io_case() {
     dir=$(mktemp -d "$TMP/io.XXXXXX")
     "$setup" "$dir"
     # shellcheck disable=SC2086
-    timeout 60 "$@" "$vm" $flags -cp tests/lang/lib "$som" "$dir" >"$TMP/io.out.raw" 2>&1 </dev/null
+    timeout 60 "$@" "$vm" $flags -cp tests/lang/support "$som" "$dir" >"$TMP/io.out.raw" 2>&1 </dev/null
     status=$?
     io_check "$label" "${som%.som}" "$dir" "$status"
     rm -rf "$dir"

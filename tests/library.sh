@@ -46,7 +46,7 @@ library_selector_pattern() { # selector -> grep -E pattern
 library_tier() {
     local f cls side sel missing=0 checked=0 list sels report=""
     local tests
-    tests=$(ls tests/lang/*/*.som tests/*/*.som | grep -v -e '^tests/lang/lib/' -e '^tests/bench/')
+    tests=$(ls tests/lang/*/*.som tests/*/*.som | grep -v -e '^tests/lang/support/' -e '^tests/bench/')
     for f in vm/lib/*.som; do
         cls=$(basename "$f" .som)
         for side in "$cls" "$cls class"; do

@@ -116,7 +116,7 @@ bpftrace_counts_test() {
     vmabs=$(readlink -f "$VM")
     go="$TMP/counts.go"
     rm -f "$go"
-    "$VM" --young 200M --alloc-sample 64K -cp tests/lang/lib tests/probes/Counts.som "$go" >"$TMP/counts.vm" 2>&1 &
+    "$VM" --young 200M --alloc-sample 64K -cp tests/lang/support tests/probes/Counts.som "$go" >"$TMP/counts.vm" 2>&1 &
     pid=$!
     # BEGIN fires once every probe is attached ("Attaching N probes..." prints before)
     bpftrace -p "$pid" -e "
@@ -222,7 +222,7 @@ bpftrace_unwind_test() {
     vmabs=$(readlink -f "$VM")
     go="$TMP/unwind.go"
     rm -f "$go"
-    "$VM" -cp tests/lang/lib tests/probes/Unwind.som "$go" >"$TMP/unwind.vm" 2>&1 &
+    "$VM" -cp tests/lang/support tests/probes/Unwind.som "$go" >"$TMP/unwind.vm" 2>&1 &
     pid=$!
     bpftrace -p "$pid" -e "
         BEGIN { printf(\"--ready--\\n\"); }

@@ -119,7 +119,7 @@ run_lang_test() { # vm extra-flags som-file label
     fi
     [ -f "$base.status" ] && want_status=$(cat "$base.status")
     local out="$TMP/out" status
-    timeout 120 "$vm" $flags -cp tests/lang/lib "$som" >"$out" 2>&1 </dev/null
+    timeout 120 "$vm" $flags -cp tests/lang/support "$som" >"$out" 2>&1 </dev/null
     status=$?
     if [ -f "$base.prefix" ]; then
         local prefix
@@ -145,7 +145,7 @@ $(diff "$base.expected" "$out" | head -30)"
 lang_tier() { # vm flags tag
     local som
     for som in tests/lang/*/*.som; do
-        case "$som" in tests/lang/lib/*) continue ;; esac
+        case "$som" in tests/lang/support/*) continue ;; esac
         [ -n "$FILTER" ] && [[ "$som" != *"$FILTER"* ]] && continue
         run_lang_test "$1" "$2" "$som" "$3${som#tests/lang/}"
     done

@@ -33,7 +33,7 @@ Obj *obj_alloc_slow(uint32_t classIndex, unsigned format, size_t numSlots);
 static inline void obj_fill_body(Obj *o, unsigned format, size_t numSlots)
 {
     if (format == FMT_FIXED || format == FMT_INDEXABLE) {
-        Value nil = G.nil;
+        Value nil = VM.nil;
         for (size_t i = 0; i < numSlots; i++) o->slots[i] = nil;
         if (!numSlots) o->slots[0] = 0;
     } else {

@@ -23,6 +23,37 @@ typedef enum {
 
 typedef enum { REF_UNRESOLVED, REF_VAR, REF_FIELD, REF_GLOBAL } RefKind;
 
+/* The control-flow sends compiled as jumps: the one list of inlined selectors.
+ * X(selector, form, recv, arg0, arg1): the send is inlined when each operand marked
+ * 0 or 1 is a literal block of that many parameters (-1: any expression); a receiver
+ * block that must be literal is inlined with the arguments. The form names the code
+ * compiler.c generates; the selectors that share one generate the same code. */
+#define INLINED_SENDS(X)                              \
+    X("ifTrue:",         INLINE_IF_TRUE,      -1, 0, -1) \
+    X("ifFalse:",        INLINE_IF_FALSE,     -1, 0, -1) \
+    X("ifTrue:ifFalse:", INLINE_IF_TRUE,      -1, 0, 0)  \
+    X("ifFalse:ifTrue:", INLINE_IF_FALSE,     -1, 0, 0)  \
+    X("and:",            INLINE_AND,          -1, 0, -1) \
+    X("&&",              INLINE_AND,          -1, 0, -1) \
+    X("or:",             INLINE_OR,           -1, 0, -1) \
+    X("||",              INLINE_OR,           -1, 0, -1) \
+    X("ifNil:",          INLINE_IF_NIL,       -1, 0, -1) \
+    X("ifNil:ifNotNil:", INLINE_IF_NIL,       -1, 0, 0)  \
+    X("ifNotNil:",       INLINE_IF_NOT_NIL,   -1, 0, -1) \
+    X("ifNotNil:ifNil:", INLINE_IF_NOT_NIL,   -1, 0, 0)  \
+    X("whileTrue:",      INLINE_WHILE_TRUE,   0, 0, -1)  \
+    X("whileTrue",       INLINE_WHILE_TRUE,   0, -1, -1) \
+    X("whileFalse:",     INLINE_WHILE_FALSE,  0, 0, -1)  \
+    X("whileFalse",      INLINE_WHILE_FALSE,  0, -1, -1) \
+    X("to:do:",          INLINE_TO_DO,        -1, -1, 1) \
+    X("timesRepeat:",    INLINE_TIMES_REPEAT, -1, 0, -1)
+
+typedef enum {
+    INLINE_NONE,          /* an ordinary send */
+    INLINE_IF_TRUE, INLINE_IF_FALSE, INLINE_AND, INLINE_OR, INLINE_IF_NIL, INLINE_IF_NOT_NIL,
+    INLINE_WHILE_TRUE, INLINE_WHILE_FALSE, INLINE_TO_DO, INLINE_TIMES_REPEAT
+} InlineForm;
+
 typedef struct Node Node;
 struct Node {
     NodeKind kind;
@@ -37,7 +68,7 @@ struct Node {
     Node **args;          /* N_SEND arguments; N_CASCADE messages (sends without receiver) */
     int nargs;
     bool isSuper;         /* N_SEND to super */
-    bool inlined;         /* N_SEND compiled as control flow */
+    InlineForm inlined;   /* N_SEND compiled as control flow, or INLINE_NONE */
     Scope *scope;         /* N_BLOCK */
 };
 

@@ -63,7 +63,7 @@ static Var *find_var(Scope *s, const char *name)
 static int find_field(ClassInfo *holder, const char *name)
 {
     Value names = holder->fieldNames;
-    if (names == G.nil) return -1;
+    if (names == VM.nil) return -1;
     for (size_t i = array_len(names); i-- > 0;)
         if (!strcmp(sym_cstr(as_obj(names)->slots[i]), name)) return (int)i;
     return -1;
@@ -112,7 +112,7 @@ static void uninline_if_captured(Compiler *c, Node *n, Scope *s)
     bool any = declares_captured(n->recv);
     for (int i = 0; i < n->nargs; i++) any |= declares_captured(n->args[i]);
     if (!any) return;
-    n->inlined = false;
+    n->inlined = INLINE_NONE;
     Node *blocks[3] = {n->recv, n->nargs > 0 ? n->args[0] : NULL, n->nargs > 1 ? n->args[1] : NULL};
     for (int i = 0; i < 3; i++)
         if (blocks[i] && blocks[i]->kind == N_BLOCK && blocks[i]->scope->inlined) {
@@ -409,10 +409,8 @@ static void gen_inline_block(Compiler *c, Fn *fn, Node *blk, bool value)
     if (value && s->nbody == 0) emit_op(fn, OP_PUSH_NIL, 1);
 }
 
-static bool sel_is(Node *n, const char *s) { return !strcmp(sym_cstr(n->lit), s); }
-
-static bool is_and(Node *n) { return n->kind == N_SEND && n->inlined && (sel_is(n, "and:") || sel_is(n, "&&")); }
-static bool is_or(Node *n) { return n->kind == N_SEND && n->inlined && (sel_is(n, "or:") || sel_is(n, "||")); }
+static bool is_and(Node *n) { return n->kind == N_SEND && n->inlined == INLINE_AND; }
+static bool is_or(Node *n) { return n->kind == N_SEND && n->inlined == INLINE_OR; }
 
 static void gen_jump_if(Compiler *c, Fn *fn, Node *n, bool when, Jumps *out);
 
@@ -602,17 +600,19 @@ static void gen_times_repeat(Compiler *c, Fn *fn, Node *n, bool value)
 
 static void gen_inlined_send(Compiler *c, Fn *fn, Node *n, bool value)
 {
-    if (sel_is(n, "ifTrue:") || sel_is(n, "ifTrue:ifFalse:")) gen_if(c, fn, n, true, value);
-    else if (sel_is(n, "ifFalse:") || sel_is(n, "ifFalse:ifTrue:")) gen_if(c, fn, n, false, value);
-    else if (sel_is(n, "and:") || sel_is(n, "&&")) gen_and_or(c, fn, n, true, value);
-    else if (sel_is(n, "or:") || sel_is(n, "||")) gen_and_or(c, fn, n, false, value);
-    else if (sel_is(n, "ifNil:") || sel_is(n, "ifNil:ifNotNil:")) gen_if_nil(c, fn, n, true, value);
-    else if (sel_is(n, "ifNotNil:") || sel_is(n, "ifNotNil:ifNil:")) gen_if_nil(c, fn, n, false, value);
-    else if (sel_is(n, "whileTrue:") || sel_is(n, "whileTrue")) gen_while(c, fn, n, true, value);
-    else if (sel_is(n, "whileFalse:") || sel_is(n, "whileFalse")) gen_while(c, fn, n, false, value);
-    else if (sel_is(n, "to:do:")) gen_to_do(c, fn, n, value);
-    else if (sel_is(n, "timesRepeat:")) gen_times_repeat(c, fn, n, value);
-    else cfail(c, n, "internal: unknown inlined selector");
+    switch (n->inlined) {
+    case INLINE_IF_TRUE: gen_if(c, fn, n, true, value); break;
+    case INLINE_IF_FALSE: gen_if(c, fn, n, false, value); break;
+    case INLINE_AND: gen_and_or(c, fn, n, true, value); break;
+    case INLINE_OR: gen_and_or(c, fn, n, false, value); break;
+    case INLINE_IF_NIL: gen_if_nil(c, fn, n, true, value); break;
+    case INLINE_IF_NOT_NIL: gen_if_nil(c, fn, n, false, value); break;
+    case INLINE_WHILE_TRUE: gen_while(c, fn, n, true, value); break;
+    case INLINE_WHILE_FALSE: gen_while(c, fn, n, false, value); break;
+    case INLINE_TO_DO: gen_to_do(c, fn, n, value); break;
+    case INLINE_TIMES_REPEAT: gen_times_repeat(c, fn, n, value); break;
+    case INLINE_NONE: cfail(c, n, "internal: unknown inlined selector");
+    }
 }
 
 /* Binary sends with an arithmetic fast path in the interpreter. */
@@ -834,8 +834,8 @@ static void detect_quick(Method *m)
     } else if (n == 2 && k[1] == OP_RETURN_LOCAL && (k[0] == OP_PUSH_TRUE || k[0] == OP_PUSH_FALSE || k[0] == OP_PUSH_NIL ||
                                                      k[0] == OP_PUSH_0 || k[0] == OP_PUSH_1)) {
         m->quickKind = QUICK_CONST;
-        m->quickValue = k[0] == OP_PUSH_TRUE ? G.trueObj : k[0] == OP_PUSH_FALSE ? G.falseObj
-                      : k[0] == OP_PUSH_NIL ? G.nil : int_value(k[0] == OP_PUSH_1);
+        m->quickValue = k[0] == OP_PUSH_TRUE ? VM.trueObj : k[0] == OP_PUSH_FALSE ? VM.falseObj
+                      : k[0] == OP_PUSH_NIL ? VM.nil : int_value(k[0] == OP_PUSH_1);
     } else if (n == 3 && k[0] == OP_PUSH_INT8 && k[2] == OP_RETURN_LOCAL) {
         m->quickKind = QUICK_CONST;
         m->quickValue = int_value((int8_t)k[1]);

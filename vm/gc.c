@@ -693,7 +693,7 @@ static bool valid_header(const Obj *o)
 {
     uint32_t ci = obj_class_index(o);
     if (o->hdr & GCF_FORWARDED) return false;
-    return ci > 0 && ci < G.numClasses && G.classes[ci] != NULL;
+    return ci > 0 && ci < VM.numClasses && VM.classes[ci] != NULL;
 }
 
 static void verify_obj(Obj *o, bool old)

@@ -48,7 +48,7 @@ uint32_t globals_index(Value name)
         cap = cap ? cap * 2 : 256;
         globals = vm_xrealloc(globals, cap * sizeof(Global));
     }
-    globals[count] = (Global){name, G.nil, false};
+    globals[count] = (Global){name, VM.nil, false};
     hashIdx[j] = ++count;
     if (count * 2 > hashCap) rehash();
     return count - 1;

@@ -11,6 +11,8 @@ typedef struct Global {
     bool defined;
 } Global;
 
+/* The Smalltalk namespace (what "system global: #Name" reads), indexed by
+ * globals_index; the VM's own state is VM (object.h). */
 extern Global *globals;
 
 /* The index of name's entry, creating an undefined one (compiled code keeps the index). */

@@ -98,16 +98,16 @@ static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Metho
     f->method = m;
     f->ip = m->code;
     f->args = args;
-    if (closure == G.nil) {
+    if (closure == VM.nil) {
         f->self = args[0];
-        f->ctx = G.nil;
+        f->ctx = VM.nil;
     } else {
         f->self = as_obj(closure)->slots[BLK_SELF];
         f->ctx = as_obj(closure)->slots[BLK_CTX];
     }
     f->closure = closure;
     f->serial = ++vm_counters.activations; /* unique: every activation counts */
-    Value nil = G.nil;
+    Value nil = VM.nil;
     for (uint32_t i = 0; i < m->nlocals; i++) f->locals[i] = nil;
     f->sp = f->locals + m->nlocals;
     if (m->flags & MF_HAS_CTX) {
@@ -173,7 +173,7 @@ PrimResult interp_send(Value *args, uint32_t nargs, Value selector, ClassInfo *l
         if (r != PRIM_FAIL || !m->code) return r;
     }
     if (!m->code) return prim_fail(args, "no primitive implementation");
-    activate(interp_current, m, args, nargs, G.nil);
+    activate(interp_current, m, args, nargs, VM.nil);
     return PRIM_ACTIVATED;
 }
 
@@ -330,7 +330,7 @@ static void route_plain_send(Opcode op)
 /* Does class index ci answer sel with the VM's own primitive (if the class is loaded)? */
 static bool answers_with_primitive(uint32_t ci, Value sel)
 {
-    ClassInfo *c = ci < G.numClasses ? G.classes[ci] : NULL;
+    ClassInfo *c = ci < VM.numClasses ? VM.classes[ci] : NULL;
     if (!c || !c->loaded) return true;
     Method *m = class_lookup(c, sel);
     return m && !m->code && m->prim == prims_find(m->holder, sel);
@@ -580,7 +580,7 @@ static inline uint16_t read_u16(const uint8_t *p)
             if (c_) ip += off_;                                          \
             DISPATCH();                                                  \
         }                                                                \
-        *sp++ = c_ ? G.trueObj : G.falseObj;                             \
+        *sp++ = c_ ? VM.trueObj : VM.falseObj;                             \
         DISPATCH();                                                      \
     } while (0)
 
@@ -710,9 +710,9 @@ static Value run(Process *p)
     LOOP_TOP()
     {
     CASE(PUSH_SELF) *sp++ = fp->self; DISPATCH();
-    CASE(PUSH_NIL) *sp++ = G.nil; DISPATCH();
-    CASE(PUSH_TRUE) *sp++ = G.trueObj; DISPATCH();
-    CASE(PUSH_FALSE) *sp++ = G.falseObj; DISPATCH();
+    CASE(PUSH_NIL) *sp++ = VM.nil; DISPATCH();
+    CASE(PUSH_TRUE) *sp++ = VM.trueObj; DISPATCH();
+    CASE(PUSH_FALSE) *sp++ = VM.falseObj; DISPATCH();
     CASE(PUSH_0) *sp++ = int_value(0); DISPATCH();
     CASE(PUSH_1) *sp++ = int_value(1); DISPATCH();
     CASE(PUSH_INT8) *sp++ = int_value((int8_t)READ8()); DISPATCH();
@@ -767,7 +767,7 @@ static Value run(Process *p)
         b->slots[BLK_METHOD] = ptr_value(bm);
         b->slots[BLK_CTX] = fp->ctx;
         b->slots[BLK_SELF] = fp->self;
-        if (fp->closure == G.nil) {
+        if (fp->closure == VM.nil) {
             b->slots[BLK_HOME] = ptr_value(fp);
             b->slots[BLK_SERIAL] = int_value((int64_t)fp->serial);
         } else {
@@ -789,7 +789,7 @@ static Value run(Process *p)
         if (LIKELY(site->cachedClass == cls)) {
             m = site->cachedMethod;
         } else {
-            m = interp_lookup(G.classes[cls], site->selector);
+            m = interp_lookup(VM.classes[cls], site->selector);
             if (UNLIKELY(!m)) { SAVE(); m = prepare_dnu(args, &nargs, site->selector); sp = args + nargs + 1; goto invoke; }
             site->cachedClass = cls;
             site->cachedMethod = m;
@@ -830,7 +830,7 @@ static Value run(Process *p)
             if (!m->code) { prim_fail(args, "no fallback"); }
         }
         SAVE();
-        push_frame(p, m, args, nargs, G.nil);
+        push_frame(p, m, args, nargs, VM.nil);
         LOAD();
         ACTIVATION_SAFE_POINT();
         DISPATCH();
@@ -853,15 +853,15 @@ static Value run(Process *p)
     /* false && x is false; true && aBoolean is aBoolean (anything else: the send) */
     CASE(SEND_AND) {
         Value a = sp[-2], b = sp[-1];
-        if (a == G.falseObj || (a == G.trueObj && (b == G.trueObj || b == G.falseObj))) {
-            sp[-2] = a == G.falseObj ? a : b; sp--; ip += 2; DISPATCH();
+        if (a == VM.falseObj || (a == VM.trueObj && (b == VM.trueObj || b == VM.falseObj))) {
+            sp[-2] = a == VM.falseObj ? a : b; sp--; ip += 2; DISPATCH();
         }
         goto send;
     }
     CASE(SEND_OR) {
         Value a = sp[-2], b = sp[-1];
-        if (a == G.trueObj || (a == G.falseObj && (b == G.trueObj || b == G.falseObj))) {
-            sp[-2] = a == G.trueObj ? a : b; sp--; ip += 2; DISPATCH();
+        if (a == VM.trueObj || (a == VM.falseObj && (b == VM.trueObj || b == VM.falseObj))) {
+            sp[-2] = a == VM.trueObj ? a : b; sp--; ip += 2; DISPATCH();
         }
         goto send;
     }
@@ -896,7 +896,7 @@ static Value run(Process *p)
         }
         goto send;
     }
-    CASE(IDENTICAL) sp[-2] = values_identical(sp[-2], sp[-1]) ? G.trueObj : G.falseObj; sp--; DISPATCH();
+    CASE(IDENTICAL) sp[-2] = values_identical(sp[-2], sp[-1]) ? VM.trueObj : VM.falseObj; sp--; DISPATCH();
 
     CASE(JUMP) { uint16_t off = READ16(); ip += off; DISPATCH(); }
     CASE(JUMP_BACK) {
@@ -908,19 +908,19 @@ static Value run(Process *p)
     CASE(JUMP_IF_TRUE) {
         uint16_t off = READ16();
         Value c = *--sp;
-        if (c == G.trueObj) ip += off;
-        else if (UNLIKELY(c != G.falseObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
+        if (c == VM.trueObj) ip += off;
+        else if (UNLIKELY(c != VM.falseObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
         DISPATCH();
     }
     CASE(JUMP_IF_FALSE) {
         uint16_t off = READ16();
         Value c = *--sp;
-        if (c == G.falseObj) ip += off;
-        else if (UNLIKELY(c != G.trueObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
+        if (c == VM.falseObj) ip += off;
+        else if (UNLIKELY(c != VM.trueObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
         DISPATCH();
     }
-    CASE(JUMP_IF_NIL) { uint16_t off = READ16(); if (*--sp == G.nil) ip += off; DISPATCH(); }
-    CASE(JUMP_IF_NOT_NIL) { uint16_t off = READ16(); if (*--sp != G.nil) ip += off; DISPATCH(); }
+    CASE(JUMP_IF_NIL) { uint16_t off = READ16(); if (*--sp == VM.nil) ip += off; DISPATCH(); }
+    CASE(JUMP_IF_NOT_NIL) { uint16_t off = READ16(); if (*--sp != VM.nil) ip += off; DISPATCH(); }
     CASE(FOR_NEXT) {
         Value *v = &fp->locals[ip[0]];
         Value limit = fp->locals[ip[1]];
@@ -941,7 +941,7 @@ static Value run(Process *p)
         Value le;
         if (!num_binop(NUM_ADD, *v, int_value(1), v) || !num_binop(NUM_LE, *v, limit, &le))
             interp_error("to:do: needs numbers (got a %s)", class_of(*v)->name);
-        if (le == G.trueObj) {
+        if (le == VM.trueObj) {
             ip += 4 - off;
             LOOP_SAFE_POINT(); /* a loop over large integers or Doubles is a loop too */
         } else {
@@ -1065,7 +1065,7 @@ static Value *start_stack(Process *p, Value *args, uint32_t nargs)
 {
     Frame *base = (Frame *)p->stackBase;
     memset(base, 0, sizeof(Frame));
-    base->self = base->ctx = base->closure = G.nil;
+    base->self = base->ctx = base->closure = VM.nil;
     for (uint32_t i = 0; i <= nargs; i++) base->locals[i] = args[i];
     base->sp = base->locals + nargs + 1;
     p->fp = base;
@@ -1087,7 +1087,7 @@ Value interp_run_method(Process *p, Method *m, Value *args)
 {
     Process *saved = interp_current;
     interp_current = p;
-    activate(p, m, start_stack(p, args, m->nargs), m->nargs, G.nil);
+    activate(p, m, start_stack(p, args, m->nargs), m->nargs, VM.nil);
     Value result = run(p);
     interp_current = saved;
     return result;

@@ -200,7 +200,7 @@ PrimResult io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
 {
     IOEntry *e = &loop.fds[fd];
     int dir = io_op_dir(op);
-    args[0] = G.trueObj;
+    args[0] = VM.trueObj;
     if (!e->pollable) return PRIM_OK;
     if (e->ready & (1u << dir)) {
         e->ready &= (uint8_t)~(1u << dir);

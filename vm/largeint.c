@@ -73,7 +73,7 @@ Value largeint_parse(const char *s, size_t len, int base, bool *ok)
     big_init(&b);
     *ok = big_from_string(&b, s, len, base);
     largeint_check_interrupt(&b, "Integer class>>fromString:");
-    Value v = *ok ? normalize(&b, false) : G.nil;
+    Value v = *ok ? normalize(&b, false) : VM.nil;
     big_free(&b);
     return v;
 }

@@ -60,8 +60,8 @@ static char *read_file(const char *path, size_t *len)
 
 static ClassInfo *find_class_named(const char *name)
 {
-    for (uint32_t i = 1; i < G.numClasses; i++)
-        if (G.classes[i] && !G.classes[i]->isMeta && !strcmp(G.classes[i]->name, name)) return G.classes[i];
+    for (uint32_t i = 1; i < VM.numClasses; i++)
+        if (VM.classes[i] && !VM.classes[i]->isMeta && !strcmp(VM.classes[i]->name, name)) return VM.classes[i];
     return NULL;
 }
 
@@ -80,7 +80,7 @@ static ClassInfo *meta_of(ClassInfo *c)
 
 static Value field_names(ClassInfo *super, char **names, int n, bool hiddenIndex)
 {
-    size_t inherited = super && super->fieldNames != G.nil ? array_len(super->fieldNames) : 0;
+    size_t inherited = super && super->fieldNames != VM.nil ? array_len(super->fieldNames) : 0;
     size_t total = inherited + (size_t)n + (hiddenIndex ? 1 : 0);
     Value a = array_new_perm(total);
     size_t k = 0;
@@ -225,24 +225,24 @@ static const struct { uint32_t index; const char *name; } coreClasses[] = {
 
 static void scan_class_roots(GCVisitFn visit)
 {
-    for (uint32_t i = 1; i < G.numClasses; i++) {
-        ClassInfo *c = G.classes[i];
+    for (uint32_t i = 1; i < VM.numClasses; i++) {
+        ClassInfo *c = VM.classes[i];
         if (!c) continue;
         visit(&c->methodsArray);
         visit(&c->fieldNames);
         visit(&c->classObj);
     }
-    visit(&G.nil);
-    visit(&G.trueObj);
-    visit(&G.falseObj);
-    visit(&G.systemObj);
-    visit(&G.zero);
-    visit(&G.negativeZero);
+    visit(&VM.nil);
+    visit(&VM.trueObj);
+    visit(&VM.falseObj);
+    visit(&VM.systemObj);
+    visit(&VM.zero);
+    visit(&VM.negativeZero);
 }
 
 void loader_bootstrap(void)
 {
-    G.nil = obj_value(obj_new_perm(CLS_NIL, FMT_FIXED, 0));
+    VM.nil = obj_value(obj_new_perm(CLS_NIL, FMT_FIXED, 0));
     globals_init();
     sym_init();
     for (size_t i = 0; i < sizeof coreClasses / sizeof coreClasses[0]; i++)
@@ -251,25 +251,25 @@ void loader_bootstrap(void)
     /* Metaclasses inherit the hidden class-index field from Class before Class.som loads. */
     class_at(CLS_CLASS)->fieldNames = field_names(NULL, NULL, 0, true);
     class_at(CLS_CLASS)->numFields = 1;
-    G.trueObj = obj_value(obj_new_perm(CLS_TRUE, FMT_FIXED, 0));
-    G.falseObj = obj_value(obj_new_perm(CLS_FALSE, FMT_FIXED, 0));
-    G.systemObj = obj_value(obj_new_perm(CLS_SYSTEM, FMT_FIXED, 0));
+    VM.trueObj = obj_value(obj_new_perm(CLS_TRUE, FMT_FIXED, 0));
+    VM.falseObj = obj_value(obj_new_perm(CLS_FALSE, FMT_FIXED, 0));
+    VM.systemObj = obj_value(obj_new_perm(CLS_SYSTEM, FMT_FIXED, 0));
     const double zeros[2] = {0.0, -0.0};
     Obj *z = obj_new_perm(CLS_DOUBLE, FMT_WORDS, 1), *nz = obj_new_perm(CLS_DOUBLE, FMT_WORDS, 1);
     memcpy(&z->slots[0], &zeros[0], 8);
     memcpy(&nz->slots[0], &zeros[1], 8);
-    G.zero = obj_value(z);
-    G.negativeZero = obj_value(nz);
+    VM.zero = obj_value(z);
+    VM.negativeZero = obj_value(nz);
     gc_add_root_scanner(scan_class_roots, false);
     for (size_t i = 0; i < sizeof coreClasses / sizeof coreClasses[0]; i++)
         if (!loader_load_class(coreClasses[i].name)) vm_fatal("core class %s missing", coreClasses[i].name);
     class_set_super(ctx, class_at(CLS_OBJECT));
     meta_of(ctx)->super = class_at(CLS_OBJECT)->meta;
     ctx->loaded = true;
-    globals_define(sym_intern_cstr("nil"), G.nil);
-    globals_define(sym_intern_cstr("true"), G.trueObj);
-    globals_define(sym_intern_cstr("false"), G.falseObj);
-    globals_define(sym_intern_cstr("system"), G.systemObj);
+    globals_define(sym_intern_cstr("nil"), VM.nil);
+    globals_define(sym_intern_cstr("true"), VM.trueObj);
+    globals_define(sym_intern_cstr("false"), VM.falseObj);
+    globals_define(sym_intern_cstr("system"), VM.systemObj);
     /* Processor: the one ProcessorScheduler */
     ClassInfo *ps = loader_load_class("ProcessorScheduler");
     if (!ps) vm_fatal("core class ProcessorScheduler missing");

@@ -96,7 +96,7 @@ static int eval_expression(Process *p, const char *text)
     ast_free(arena);
     if (!m) return 1;
     /* run directly: the method is not added to Nil, so reflection does not see it */
-    Value args[1] = {G.nil};
+    Value args[1] = {VM.nil};
     Value result = interp_run_method(p, m, args);
     args[0] = result;
     interp_run_send(p, sym_intern_cstr("println"), args, 0);
@@ -185,7 +185,7 @@ int main(int argc, char **argv)
     as_obj(args)->slots[0] = str_new_perm(className, strlen(className));
     for (int k = i + 1; k < argc; k++) as_obj(args)->slots[k - i] = str_new_perm(argv[k], strlen(argv[k]));
     prims_system_init(args);
-    Value sendArgs[2] = {G.systemObj, args};
+    Value sendArgs[2] = {VM.systemObj, args};
     interp_run_send(p, SYM.initialize, sendArgs, 1);
     free(classNameBuf);
     free(cpFromFile);

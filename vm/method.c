@@ -60,7 +60,7 @@ Method *method_new(void)
     static bool registered;
     if (!registered) { gc_add_root_scanner(scan_roots, true); registered = true; }
     Method *m = vm_xcalloc(1, sizeof(Method));
-    m->mirror = G.nil;
+    m->mirror = VM.nil;
     if (numAll == capAll) {
         capAll = capAll ? capAll * 2 : 1024;
         all = vm_xrealloc(all, capAll * sizeof(Method *));
@@ -93,7 +93,7 @@ void method_fuzz_release(size_t mark)
 /* The Smalltalk-side Method (or Primitive) object: one slot holding the Method*. */
 Value method_mirror(Method *m)
 {
-    if (m->mirror == G.nil) {
+    if (m->mirror == VM.nil) {
         bool isPrim = (m->prim && !m->quickKind) || (!m->code && !(m->flags & MF_BLOCK));
         Obj *o = obj_new_perm(isPrim ? CLS_PRIMITIVE : CLS_METHOD,
                               FMT_FIXED, 1);

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-VMGlobals G;
+VMState VM;
 
 /* ---- Allocation ---- */
 
@@ -140,7 +140,7 @@ Value double_new_perm(double d)
 {
     Value v;
     if (float_encode(d, &v)) return v;
-    if (d == 0) return signbit(d) ? G.negativeZero : G.zero;
+    if (d == 0) return signbit(d) ? VM.negativeZero : VM.zero;
     Obj *o = obj_new_perm(CLS_DOUBLE, FMT_WORDS, 1);
     memcpy(&o->slots[0], &d, 8);
     return obj_value(o);
@@ -148,7 +148,7 @@ Value double_new_perm(double d)
 
 Value double_new_boxed(double d)
 {
-    if (d == 0) return signbit(d) ? G.negativeZero : G.zero;
+    if (d == 0) return signbit(d) ? VM.negativeZero : VM.zero;
     Obj *o = obj_new(CLS_DOUBLE, FMT_WORDS, 1);
     memcpy(&o->slots[0], &d, 8);
     return obj_value(o);
@@ -171,13 +171,13 @@ Value obj_shallow_copy(Value v)
 
 ClassInfo *class_create(const char *name, uint32_t fixedIndex)
 {
-    uint32_t idx = fixedIndex ? fixedIndex : (G.numClasses < CLS_FIRST_USER ? CLS_FIRST_USER : G.numClasses);
-    if (idx >= G.capClasses) {
-        uint32_t ncap = G.capClasses ? G.capClasses * 2 : 256;
+    uint32_t idx = fixedIndex ? fixedIndex : (VM.numClasses < CLS_FIRST_USER ? CLS_FIRST_USER : VM.numClasses);
+    if (idx >= VM.capClasses) {
+        uint32_t ncap = VM.capClasses ? VM.capClasses * 2 : 256;
         while (ncap <= idx) ncap *= 2;
-        G.classes = vm_xrealloc(G.classes, ncap * sizeof(ClassInfo *));
-        memset(G.classes + G.capClasses, 0, (ncap - G.capClasses) * sizeof(ClassInfo *));
-        G.capClasses = ncap;
+        VM.classes = vm_xrealloc(VM.classes, ncap * sizeof(ClassInfo *));
+        memset(VM.classes + VM.capClasses, 0, (ncap - VM.capClasses) * sizeof(ClassInfo *));
+        VM.capClasses = ncap;
     }
     if (idx > HDR_CLASS_MASK) vm_fatal("too many classes");
     ClassInfo *c = vm_xcalloc(1, sizeof(ClassInfo));
@@ -186,11 +186,11 @@ ClassInfo *class_create(const char *name, uint32_t fixedIndex)
     c->name = sym_cstr(c->nameSym);
     c->base = c;
     c->instFormat = FMT_FIXED;
-    c->fieldNames = G.nil;
-    c->methodsArray = G.nil;
-    c->classObj = G.nil;
-    G.classes[idx] = c;
-    if (idx >= G.numClasses) G.numClasses = idx + 1;
+    c->fieldNames = VM.nil;
+    c->methodsArray = VM.nil;
+    c->classObj = VM.nil;
+    VM.classes[idx] = c;
+    if (idx >= VM.numClasses) VM.numClasses = idx + 1;
     return c;
 }
 
@@ -227,7 +227,7 @@ void class_add_method(ClassInfo *c, Method *m)
     if (!t->keys[j]) t->count++;
     t->keys[j] = m->selector;
     t->values[j] = m;
-    c->methodsArray = G.nil;
+    c->methodsArray = VM.nil;
 }
 
 Method *class_local_method(ClassInfo *c, Value selector)
@@ -252,11 +252,11 @@ ClassInfo *class_from_object(Value v)
 {
     if (!is_ptr(v)) return NULL;
     uint32_t ci = obj_class_index(as_obj(v));
-    ClassInfo *k = G.classes[ci];
+    ClassInfo *k = VM.classes[ci];
     if (!(ci == CLS_METACLASS || (k && k->isMeta))) return NULL;
     Value idx = as_obj(v)->slots[0];
-    if (!is_int(idx) || (uint64_t)int_val(idx) >= G.numClasses) return NULL;
-    return G.classes[int_val(idx)];
+    if (!is_int(idx) || (uint64_t)int_val(idx) >= VM.numClasses) return NULL;
+    return VM.classes[int_val(idx)];
 }
 
 bool class_is_subclass(ClassInfo *c, ClassInfo *ancestor)

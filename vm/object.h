@@ -104,25 +104,27 @@ enum { CTX_OUTER = 0 };
 /* Method mirror objects: slot 0 is the Method* (as a fake small integer). */
 
 
-/* The VM-wide state that is not per-process. */
-typedef struct VMGlobals {
+/* The VM-wide state that is not per-process: the class table and the permanent
+ * objects. Not to be confused with globals (globals.h, the Smalltalk namespace) or
+ * SYM (symbol.h, the interned selectors the VM sends). */
+typedef struct VMState {
     ClassInfo **classes;
     uint32_t numClasses, capClasses;
     Value nil, trueObj, falseObj, systemObj;
     Value zero, negativeZero; /* the Doubles +0.0 and -0.0: permanent boxes */
-} VMGlobals;
+} VMState;
 
-extern VMGlobals G;
+extern VMState VM;
 
-static inline ClassInfo *class_at(uint32_t i) { return G.classes[i]; }
+static inline ClassInfo *class_at(uint32_t i) { return VM.classes[i]; }
 /* An immediate's class without a branch: tag 01 or 11 is Integer, 10 is Double. */
 _Static_assert(CLS_DOUBLE == CLS_INTEGER + 1, "class_index_of relies on Double following Integer");
 static inline uint32_t class_index_of(Value v)
 {
     return (v & VALUE_TAG_MASK) ? CLS_DOUBLE - (uint32_t)(v & 1) : obj_class_index(as_obj(v));
 }
-static inline ClassInfo *class_of(Value v) { return G.classes[class_index_of(v)]; }
-static inline Value bool_value(bool b) { return b ? G.trueObj : G.falseObj; }
+static inline ClassInfo *class_of(Value v) { return VM.classes[class_index_of(v)]; }
+static inline Value bool_value(bool b) { return b ? VM.trueObj : VM.falseObj; }
 
 /* ---- Constructors (all allocate in the collected heap unless "perm") ---- */
 Obj *obj_new(uint32_t classIndex, unsigned format, size_t numSlots);

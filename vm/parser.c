@@ -257,9 +257,9 @@ static Value parse_array_element(Parser *p)
     }
     case T_IDENT: {
         Value v;
-        if (t->len == 3 && memcmp(t->start, "nil", 3) == 0) v = G.nil;
-        else if (t->len == 4 && memcmp(t->start, "true", 4) == 0) v = G.trueObj;
-        else if (t->len == 5 && memcmp(t->start, "false", 5) == 0) v = G.falseObj;
+        if (t->len == 3 && memcmp(t->start, "nil", 3) == 0) v = VM.nil;
+        else if (t->len == 4 && memcmp(t->start, "true", 4) == 0) v = VM.trueObj;
+        else if (t->len == 5 && memcmp(t->start, "false", 5) == 0) v = VM.falseObj;
         else v = sym_intern(t->start, t->len);
         advance(p);
         return v;
@@ -572,10 +572,16 @@ static void inline_block(Node *n)
     s->inlined = true;
 }
 
-static bool sel_is(Node *s, const char *name)
-{
-    return strcmp(sym_cstr(s->lit), name) == 0;
-}
+/* ast.h's INLINED_SENDS as a table, searched by selector name. */
+static const struct {
+    const char *selector;
+    InlineForm form;
+    int8_t recv, arg0, arg1;  /* block parameters required, or -1 */
+} inlined_sends[] = {
+#define INLINED_SEND(sel, form, recv, arg0, arg1) {sel, form, recv, arg0, arg1},
+    INLINED_SENDS(INLINED_SEND)
+#undef INLINED_SEND
+};
 
 /* Control-flow sends with literal block arguments become jumps (compiler.c emits them).
  * && and || with a literal block are and: and or:; the ifNil: family is inlined
@@ -584,33 +590,18 @@ static bool sel_is(Node *s, const char *name)
 static void mark_inlining(Node *s)
 {
     if (s->kind != N_SEND || s->isSuper) return;
-    bool ok = false;
-    if ((sel_is(s, "ifTrue:") || sel_is(s, "ifFalse:") || sel_is(s, "and:") || sel_is(s, "or:") ||
-         sel_is(s, "&&") || sel_is(s, "||") || sel_is(s, "ifNil:") || sel_is(s, "ifNotNil:")) &&
-        is_block(s->args[0], 0))
-        ok = true;
-    else if ((sel_is(s, "ifNil:ifNotNil:") || sel_is(s, "ifNotNil:ifNil:")) && is_block(s->args[0], 0) &&
-             is_block(s->args[1], 0))
-        ok = true;
-    else if ((sel_is(s, "ifTrue:ifFalse:") || sel_is(s, "ifFalse:ifTrue:")) && is_block(s->args[0], 0) &&
-             is_block(s->args[1], 0))
-        ok = true;
-    else if ((sel_is(s, "whileTrue:") || sel_is(s, "whileFalse:")) && is_block(s->recv, 0) &&
-             is_block(s->args[0], 0))
-        ok = true;
-    else if ((sel_is(s, "whileTrue") || sel_is(s, "whileFalse")) && is_block(s->recv, 0))
-        ok = true;
-    else if (sel_is(s, "to:do:") && is_block(s->args[1], 1))
-        ok = true;
-    else if (sel_is(s, "timesRepeat:") && is_block(s->args[0], 0))
-        ok = true;
-    if (!ok) return;
-    s->inlined = true;
-    if (s->recv && s->recv->kind == N_BLOCK && (sel_is(s, "whileTrue:") || sel_is(s, "whileFalse:") ||
-                                                sel_is(s, "whileTrue") || sel_is(s, "whileFalse")))
-        inline_block(s->recv);
-    for (int i = 0; i < s->nargs; i++)
-        if (s->args[i]->kind == N_BLOCK) inline_block(s->args[i]);
+    const char *name = sym_cstr(s->lit);
+    size_t i = 0, n = sizeof inlined_sends / sizeof inlined_sends[0];
+    while (i < n && strcmp(inlined_sends[i].selector, name) != 0) i++;
+    if (i == n) return;
+    if ((inlined_sends[i].recv >= 0 && !is_block(s->recv, inlined_sends[i].recv)) ||
+        (inlined_sends[i].arg0 >= 0 && !is_block(s->args[0], inlined_sends[i].arg0)) ||
+        (inlined_sends[i].arg1 >= 0 && !is_block(s->args[1], inlined_sends[i].arg1)))
+        return;
+    s->inlined = inlined_sends[i].form;
+    if (inlined_sends[i].recv >= 0) inline_block(s->recv);
+    for (int a = 0; a < s->nargs; a++)
+        if (s->args[a]->kind == N_BLOCK) inline_block(s->args[a]);
 }
 
 /* ---- Methods and classes ---- */

@@ -66,15 +66,15 @@ static PrimResult p_next_handler(Value *a, uint32_t n)
     Obj *e = as_obj(a[0]);
     Frame *after = NULL;
     uint64_t afterSerial = 0;
-    if (e->slots[EXC_HANDLER_FRAME] != G.nil) {
-        if (!is_int(e->slots[EXC_HANDLER_FRAME]) || !is_int(e->slots[EXC_HANDLER_SERIAL])) { a[0] = G.nil; return PRIM_OK; }
+    if (e->slots[EXC_HANDLER_FRAME] != VM.nil) {
+        if (!is_int(e->slots[EXC_HANDLER_FRAME]) || !is_int(e->slots[EXC_HANDLER_SERIAL])) { a[0] = VM.nil; return PRIM_OK; }
         after = value_ptr(e->slots[EXC_HANDLER_FRAME]);
         afterSerial = (uint64_t)int_val(e->slots[EXC_HANDLER_SERIAL]);
     }
     Frame *x = find_handler(interp_current->fp, after, afterSerial);
     if (!x) {
-        e->slots[EXC_HANDLER_FRAME] = e->slots[EXC_HANDLER_SERIAL] = e->slots[EXC_HANDLER_BLOCK] = G.nil;
-        a[0] = G.nil;
+        e->slots[EXC_HANDLER_FRAME] = e->slots[EXC_HANDLER_SERIAL] = e->slots[EXC_HANDLER_BLOCK] = VM.nil;
+        a[0] = VM.nil;
         return PRIM_OK;
     }
     e->slots[EXC_HANDLER_FRAME] = ptr_value(x);
@@ -113,7 +113,7 @@ static PrimResult p_retry(Value *a, uint32_t n)
     (void)n;
     Frame *x = handling_on_do(a[0]);
     if (!x) return prim_fail(a, "retry: the exception is not being handled");
-    return unwind_to(x, G.nil, UNWIND_RESTART);
+    return unwind_to(x, VM.nil, UNWIND_RESTART);
 }
 
 static PrimResult p_retry_using(Value *a, uint32_t n)

@@ -123,7 +123,7 @@ static PrimResult p_close(Value *a, uint32_t n)
     (void)n;
     int fd = io_fd_of(a[0]);
     if (fd < 0) return answer_errno(a, 0);
-    as_obj(a[0])->slots[IOH_FD] = G.nil;
+    as_obj(a[0])->slots[IOH_FD] = VM.nil;
     return answer_errno(a, -io_close(fd));
 }
 
@@ -140,7 +140,7 @@ static PrimResult p_read(Value *a, uint32_t n)
     do got = want ? read(fd, buf, want) : 0; while (got < 0 && errno == EINTR);
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         io_not_ready(fd, IO_DIR_READ);
-        a[0] = G.nil;
+        a[0] = VM.nil;
         return PRIM_OK;
     }
     if (got < 0) return answer_errno(a, errno);
@@ -169,7 +169,7 @@ static PrimResult p_write(Value *a, uint32_t n)
     do put = sock ? send(fd, p, left, MSG_NOSIGNAL) : write(fd, p, left); while (put < 0 && errno == EINTR);
     if (put < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         io_not_ready(fd, IO_DIR_WRITE);
-        a[0] = G.nil;
+        a[0] = VM.nil;
         return PRIM_OK;
     }
     if (put < 0) return answer_errno(a, errno);
@@ -391,7 +391,7 @@ static PrimResult p_accept(Value *a, uint32_t n)
     }
     if (conn < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         io_not_ready(fd, IO_DIR_READ);
-        a[0] = G.nil;
+        a[0] = VM.nil;
         return PRIM_OK;
     }
     if (conn < 0) return answer_errno(a, errno);

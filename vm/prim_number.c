@@ -289,7 +289,7 @@ static PrimResult p_int_fromString(Value *a, uint32_t n)
     if (len > 1 && s[0] == '+' && s[1] >= '0' && s[1] <= '9') s++, len--;
     bool ok;
     Value v = largeint_parse(s, len, 10, &ok);
-    a[0] = ok ? v : G.nil;
+    a[0] = ok ? v : VM.nil;
     return PRIM_OK;
 }
 

@@ -45,7 +45,7 @@ static PrimResult p_halt(Value *a, uint32_t n)
  * (writing it would turn one class into another). -1 for other objects. */
 static int hidden_slot(ClassInfo *c)
 {
-    if (c->fieldNames == G.nil) return -1;
+    if (c->fieldNames == VM.nil) return -1;
     Value hidden = sym_intern_cstr("(class index)");
     for (uint32_t i = 0; i < c->numFields && i < array_len(c->fieldNames); i++)
         if (as_obj(c->fieldNames)->slots[i] == hidden) return (int)i;
@@ -57,7 +57,7 @@ static PrimResult p_inspect(Value *a, uint32_t n)
     (void)n;
     ClassInfo *c = class_of(a[0]);
     printf("instance of %s\n", c->name); /* SOM's Object>>asString */
-    if (is_ptr(a[0]) && c->instFormat == FMT_FIXED && c->fieldNames != G.nil)
+    if (is_ptr(a[0]) && c->instFormat == FMT_FIXED && c->fieldNames != VM.nil)
         for (uint32_t i = 0; i < c->numFields; i++)
             if ((int)i != hidden_slot(c)) printf("  %s: %s\n", sym_cstr(as_obj(c->fieldNames)->slots[i]),
                    class_of(as_obj(a[0])->slots[i])->name);
@@ -173,7 +173,7 @@ static PrimResult p_instVarAtPut(Value *a, uint32_t n)
 static int field_named(Value obj, Value name)
 {
     ClassInfo *c = class_of(obj);
-    if (!is_ptr(obj) || c->fieldNames == G.nil || !is_string_like(name)) return -1;
+    if (!is_ptr(obj) || c->fieldNames == VM.nil || !is_string_like(name)) return -1;
     int hidden = hidden_slot(c);
     for (uint32_t i = 0; i < c->numFields; i++)
         if ((int)i != hidden && !strcmp(sym_cstr(as_obj(c->fieldNames)->slots[i]), str_bytes(name))) return (int)i;
@@ -206,13 +206,13 @@ static PrimResult p_instVarNamedPut(Value *a, uint32_t n)
 static PrimResult logical(Value *a, Value decides)
 {
     if (a[0] != decides) return PRIM_OK; /* false && x, true || x */
-    if (a[1] == G.trueObj || a[1] == G.falseObj) { a[0] = a[1]; return PRIM_OK; }
+    if (a[1] == VM.trueObj || a[1] == VM.falseObj) { a[0] = a[1]; return PRIM_OK; }
     a[0] = a[1];
     return interp_send(a, 0, sym_intern_cstr("value"), NULL);
 }
 
-static PrimResult p_bool_and(Value *a, uint32_t n) { (void)n; return logical(a, G.trueObj); }
-static PrimResult p_bool_or(Value *a, uint32_t n) { (void)n; return logical(a, G.falseObj); }
+static PrimResult p_bool_and(Value *a, uint32_t n) { (void)n; return logical(a, VM.trueObj); }
+static PrimResult p_bool_or(Value *a, uint32_t n) { (void)n; return logical(a, VM.falseObj); }
 
 /* ---- Class ---- */
 
@@ -269,7 +269,7 @@ static PrimResult p_superclass(Value *a, uint32_t n)
     (void)n;
     ClassInfo *c = rcvr_class(a);
     if (!c) return prim_fail(a, "not a class");
-    a[0] = c->super ? c->super->classObj : G.nil;
+    a[0] = c->super ? c->super->classObj : VM.nil;
     return PRIM_OK;
 }
 
@@ -280,7 +280,7 @@ static PrimResult p_fields(Value *a, uint32_t n)
     if (!c) return prim_fail(a, "not a class");
     /* The hidden class-index field of class objects is not a source-level field. */
     size_t skip = (c->isMeta || c->index == CLS_CLASS || c->index == CLS_METACLASS) ? 1 : 0;
-    size_t total = c->fieldNames == G.nil ? 0 : array_len(c->fieldNames);
+    size_t total = c->fieldNames == VM.nil ? 0 : array_len(c->fieldNames);
     if (total < skip) skip = total;
     Value r = array_new(total - skip);
     for (size_t i = skip; i < total; i++) as_obj(r)->slots[i - skip] = as_obj(c->fieldNames)->slots[i];
@@ -339,7 +339,7 @@ static PrimResult p_hasMethod(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-static PrimResult p_true(Value *a, uint32_t n) { (void)n; a[0] = G.trueObj; return PRIM_OK; }
+static PrimResult p_true(Value *a, uint32_t n) { (void)n; a[0] = VM.trueObj; return PRIM_OK; }
 
 /* ---- Array ---- */
 
@@ -383,12 +383,12 @@ static PrimResult p_storeAll(Value *a, uint32_t n)
     static Value valueSel;
     if (!valueSel) valueSel = sym_intern_cstr("value");
     Method *m = class_lookup(class_of(a[1]), valueSel);
-    if (!m || m->quick != QUICK_SELF) { a[0] = G.falseObj; return PRIM_OK; }
+    if (!m || m->quick != QUICK_SELF) { a[0] = VM.falseObj; return PRIM_OK; }
     Obj *o = as_obj(a[0]);
     size_t len = obj_num_slots(o);
     for (size_t i = 0; i < len; i++) o->slots[i] = a[1];
     if (len) gc_write_barrier(o, a[1]);
-    a[0] = G.trueObj;
+    a[0] = VM.trueObj;
     return PRIM_OK;
 }
 
@@ -469,7 +469,7 @@ static PrimResult p_invoke(Value *a, uint32_t n)
         PrimResult r = m->prim(a, count);
         if (r != PRIM_FAIL || !m->code) return r;
     }
-    return interp_activate(m, a, G.nil);
+    return interp_activate(m, a, VM.nil);
 }
 
 /* ---- Symbol ---- */

@@ -43,7 +43,7 @@ static PrimResult p_id(Value *a, uint32_t n)
 {
     (void)n;
     Process *p = rcvr_process(a);
-    a[0] = p ? int_value((int64_t)p->id) : G.nil;
+    a[0] = p ? int_value((int64_t)p->id) : VM.nil;
     return PRIM_OK;
 }
 

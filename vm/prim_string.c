@@ -172,7 +172,7 @@ static PrimResult p_asDouble(Value *a, uint32_t n)
     char *end;
     const char *s = str_bytes(a[0]);
     double d = strtod(s, &end);
-    a[0] = (end == s || *end) ? G.nil : double_new(d);
+    a[0] = (end == s || *end) ? VM.nil : double_new(d);
     return PRIM_OK;
 }
 

@@ -35,7 +35,7 @@ static PrimResult p_global(Value *a, uint32_t n)
     (void)n;
     if (!is_symbol(a[1])) return prim_fail(a, "global: needs a Symbol");
     Value v;
-    a[0] = globals_lookup(a[1], &v) ? v : G.nil;
+    a[0] = globals_lookup(a[1], &v) ? v : VM.nil;
     return PRIM_OK;
 }
 
@@ -60,7 +60,7 @@ static PrimResult p_load(Value *a, uint32_t n)
     (void)n;
     if (!is_string_like(a[1])) return prim_fail(a, "load: needs a Symbol");
     ClassInfo *c = loader_load_class(str_bytes(a[1]));
-    a[0] = c ? c->classObj : G.nil;
+    a[0] = c ? c->classObj : VM.nil;
     return PRIM_OK;
 }
 
@@ -124,7 +124,7 @@ static PrimResult p_full_gc(Value *a, uint32_t n)
 {
     (void)n;
     gc_full_collect();
-    a[0] = G.trueObj;
+    a[0] = VM.trueObj;
     return PRIM_OK;
 }
 
@@ -132,7 +132,7 @@ static PrimResult p_young_gc(Value *a, uint32_t n)
 {
     (void)n;
     gc_young_collect();
-    a[0] = G.trueObj;
+    a[0] = VM.trueObj;
     return PRIM_OK;
 }
 
@@ -167,14 +167,14 @@ static PrimResult p_load_file(Value *a, uint32_t n)
     (void)n;
     if (!is_string_like(a[1])) return prim_fail(a, "loadFile: needs a String");
     FILE *f = fopen(str_bytes(a[1]), "rb");
-    if (!f) { a[0] = G.nil; return PRIM_OK; }
+    if (!f) { a[0] = VM.nil; return PRIM_OK; }
     size_t cap = 4096, len = 0, r;
     char *buf = vm_xmalloc(cap);
     while ((r = fread(buf + len, 1, cap - len, f)) > 0)
         if ((len += r) == cap) buf = vm_xrealloc(buf, cap *= 2);
     bool failed = ferror(f);
     fclose(f);
-    a[0] = failed ? G.nil : str_new(buf, len);
+    a[0] = failed ? VM.nil : str_new(buf, len);
     free(buf);
     return PRIM_OK;
 }

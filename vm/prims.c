@@ -51,7 +51,7 @@ static void describe(Value v, char *buf, size_t n)
     else if (is_double(v)) snprintf(buf, n, "%g", double_val(v));
     else if (obj_class_index(as_obj(v)) == CLS_STRING) snprintf(buf, n, "'%.40s'", str_bytes(v));
     else if (obj_class_index(as_obj(v)) == CLS_SYMBOL) snprintf(buf, n, "#%.40s", str_bytes(v));
-    else if (v == G.nil) snprintf(buf, n, "nil");
+    else if (v == VM.nil) snprintf(buf, n, "nil");
     else if (class_from_object(v)) snprintf(buf, n, "%s", class_from_object(v)->name);
     else snprintf(buf, n, "instance of %s", class_of(v)->name);
 }
@@ -217,8 +217,8 @@ bool num_binop(int op, Value a, Value b, Value *out)
     }
     double x, y;
     if (!to_double(a, &x) || !to_double(b, &y)) {
-        if (op == NUM_EQ) { *out = G.falseObj; return is_integer(a) || is_double(a); }
-        if (op == NUM_NE) { *out = G.trueObj; return is_integer(a) || is_double(a); }
+        if (op == NUM_EQ) { *out = VM.falseObj; return is_integer(a) || is_double(a); }
+        if (op == NUM_NE) { *out = VM.trueObj; return is_integer(a) || is_double(a); }
         return false;
     }
     if (op == NUM_AND || op == NUM_OR || op == NUM_XOR) return false;

@@ -24,8 +24,8 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .version = SQVM_DEBUG_VERSION,
     .size = sizeof(SqDebugOffsets),
     .current_process = (uint64_t)(uintptr_t)&interp_current,
-    .class_table = (uint64_t)(uintptr_t)&G.classes,
-    .class_count = (uint64_t)(uintptr_t)&G.numClasses,
+    .class_table = (uint64_t)(uintptr_t)&VM.classes,
+    .class_count = (uint64_t)(uintptr_t)&VM.numClasses,
     .process_fp = offsetof(Process, fp),
     .process_stack_base = offsetof(Process, stackBase),
     .frame_caller = offsetof(Frame, caller),
@@ -139,7 +139,7 @@ static void allocating_method(const char **cls, const char **sel)
 
 void probe_object_alloc(Obj *o)
 {
-    const char *name = G.classes[obj_class_index(o)]->name, *acls, *asel;
+    const char *name = VM.classes[obj_class_index(o)]->name, *acls, *asel;
     allocating_method(&acls, &asel);
     SQUEAK_OBJECT_ALLOC(name, (uint64_t)obj_alloc_bytes(obj_num_slots(o)), acls, asel);
 }
@@ -198,7 +198,7 @@ void probe_alloc_sample(Obj *o, size_t bytes)
 {
     probes_sample_due = false;
     if (!SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) return;
-    const char *name = G.classes[obj_class_index(o)]->name, *acls, *asel;
+    const char *name = VM.classes[obj_class_index(o)]->name, *acls, *asel;
     allocating_method(&acls, &asel);
     /* in a register: USDT argument specs cannot be RIP-relative for libbpf */
     uint64_t weight = sampler.weight;

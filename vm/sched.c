@@ -94,7 +94,7 @@ Process *sched_all_processes(void) { return sched_all; }
 
 const char *sched_process_name(Process *p)
 {
-    if (p->obj == G.nil || p->obj == 0) return p->isMain ? "main" : "";
+    if (p->obj == VM.nil || p->obj == 0) return p->isMain ? "main" : "";
     Value n = as_obj(p->obj)->slots[PROC_NAME];
     return is_string_like(n) ? str_bytes(n) : "";
 }
@@ -103,7 +103,7 @@ Process *sched_process_of(Value procObj)
 {
     if (!is_ptr(procObj) || obj_class_index(as_obj(procObj)) != sched_state.processClass->index) return NULL;
     Value h = as_obj(procObj)->slots[PROC_HANDLE];
-    return h == G.nil || !is_int(h) ? NULL : value_ptr(h);
+    return h == VM.nil || !is_int(h) ? NULL : value_ptr(h);
 }
 
 static int highest_bit(const uint64_t bits[2])
@@ -242,7 +242,7 @@ static void expire_timers(uint64_t now)
             fire_io_ready(p, 1);
             io_cancel(p);
             p->ioFd = -1;
-            set_wait_result(p, G.falseObj);
+            set_wait_result(p, VM.falseObj);
             counts_remove(&sched_state.ioWaiters, p->priority);
             make_ready(p, false, READY_IO);
         } else {
@@ -256,7 +256,7 @@ void sched_io_wake(Process *p)
     timer_remove(p);
     fire_io_ready(p, 0);
     p->ioFd = -1;
-    set_wait_result(p, G.trueObj);
+    set_wait_result(p, VM.trueObj);
     counts_remove(&sched_state.ioWaiters, p->priority);
     make_ready(p, false, READY_IO);
 }
@@ -406,7 +406,7 @@ bool sched_poll(void)
 
 static void init_sched_fields(Process *p)
 {
-    p->obj = p->waitingOn = G.nil;
+    p->obj = p->waitingOn = VM.nil;
     p->id = ++sched_state.nextId;
     p->timerSlot = -1;
     p->ioFd = -1;
@@ -478,25 +478,25 @@ void sched_main_object(void)
 static void remove_from_semaphore(Process *p)
 {
     Obj *sem = as_obj(p->waitingOn);
-    Value prev = G.nil;
-    for (Value v = sem->slots[SEM_FIRST]; v != G.nil; prev = v, v = as_obj(v)->slots[PROC_NEXT_LINK]) {
+    Value prev = VM.nil;
+    for (Value v = sem->slots[SEM_FIRST]; v != VM.nil; prev = v, v = as_obj(v)->slots[PROC_NEXT_LINK]) {
         if (v != p->obj) continue;
         Value next = as_obj(v)->slots[PROC_NEXT_LINK];
-        if (prev == G.nil) sem->slots[SEM_FIRST] = next;
+        if (prev == VM.nil) sem->slots[SEM_FIRST] = next;
         else { as_obj(prev)->slots[PROC_NEXT_LINK] = next; gc_write_barrier(as_obj(prev), next); }
         gc_write_barrier(sem, next);
         if (sem->slots[SEM_LAST] == v) { sem->slots[SEM_LAST] = prev; gc_write_barrier(sem, prev); }
         break;
     }
-    as_obj(p->obj)->slots[PROC_NEXT_LINK] = G.nil;
-    p->waitingOn = G.nil;
+    as_obj(p->obj)->slots[PROC_NEXT_LINK] = VM.nil;
+    p->waitingOn = VM.nil;
 }
 
 /* Takes p off whatever list, heap or descriptor holds it. */
 static void detach(Process *p)
 {
     if (p->state == PS_READY) unready(p);
-    else if (p->state == PS_WAITING && p->waitingOn != G.nil) remove_from_semaphore(p);
+    else if (p->state == PS_WAITING && p->waitingOn != VM.nil) remove_from_semaphore(p);
     if (p->state == PS_IO) {
         io_cancel(p);
         p->ioFd = -1;
@@ -512,7 +512,7 @@ static void end_process(Process *p)
     detach(p);
     p->state = PS_TERMINATED;
     unlink_all(p);
-    if (p->obj != G.nil) as_obj(p->obj)->slots[PROC_HANDLE] = G.nil;
+    if (p->obj != VM.nil) as_obj(p->obj)->slots[PROC_HANDLE] = VM.nil;
     if (sched_state.numSpare < 64 && p->stackWords == sched_state.forkStackWords) sched_state.spareStacks[sched_state.numSpare++] = p->stackBase;
     else munmap(p->stackBase, p->stackWords * sizeof(Value));
     free(p);
@@ -546,7 +546,7 @@ Value sched_new_process(Value block)
     /* bottom frame holding the block, then the block's activation above it */
     Frame *base = (Frame *)p->stackBase;
     memset(base, 0, sizeof(Frame));
-    base->self = base->ctx = base->closure = G.nil;
+    base->self = base->ctx = base->closure = VM.nil;
     base->locals[0] = block;
     base->sp = base->locals + 1;
     p->fp = base;
@@ -554,7 +554,7 @@ Value sched_new_process(Value block)
     interp_current = p;
     interp_activate(bm, base->locals, block);
     interp_current = saved;
-    return new_process_object(p, G.nil);
+    return new_process_object(p, VM.nil);
 }
 
 PrimResult sched_resume(Process *p, Value *args)
@@ -651,8 +651,8 @@ PrimResult sched_semaphore_wait(Value *args)
     }
     Process *cur = interp_current;
     Value me = cur->obj;
-    as_obj(me)->slots[PROC_NEXT_LINK] = G.nil;
-    if (sem->slots[SEM_FIRST] == G.nil) {
+    as_obj(me)->slots[PROC_NEXT_LINK] = VM.nil;
+    if (sem->slots[SEM_FIRST] == VM.nil) {
         sem->slots[SEM_FIRST] = me;
     } else {
         Obj *last = as_obj(sem->slots[SEM_LAST]);
@@ -671,7 +671,7 @@ PrimResult sched_semaphore_signal(Value *args)
 {
     Obj *sem = as_obj(args[0]);
     Value first = sem->slots[SEM_FIRST];
-    if (first == G.nil) {
+    if (first == VM.nil) {
         Value excess = sem->slots[SEM_EXCESS];
         sem->slots[SEM_EXCESS] = int_value((is_int(excess) ? int_val(excess) : 0) + 1);
         return PRIM_OK;
@@ -679,11 +679,11 @@ PrimResult sched_semaphore_signal(Value *args)
     Value next = as_obj(first)->slots[PROC_NEXT_LINK];
     sem->slots[SEM_FIRST] = next;
     gc_write_barrier(sem, next);
-    if (next == G.nil) sem->slots[SEM_LAST] = G.nil;
-    as_obj(first)->slots[PROC_NEXT_LINK] = G.nil;
+    if (next == VM.nil) sem->slots[SEM_LAST] = VM.nil;
+    as_obj(first)->slots[PROC_NEXT_LINK] = VM.nil;
     Process *p = sched_process_of(first);
     if (!p) return PRIM_OK;
-    p->waitingOn = G.nil;
+    p->waitingOn = VM.nil;
     return ready_and_maybe_preempt(p, args, READY_SIGNALLED);
 }
 
@@ -702,7 +702,7 @@ PrimResult sched_io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
     cur->ioFd = fd;
     cur->ioOp = op;
     if (SQ_ENABLED(IO_WAIT)) probe_io_wait(cur->id, sched_process_name(cur), fd, op, timeoutNs);
-    args[0] = G.trueObj;
+    args[0] = VM.trueObj;
     suspend_active_at(args, PS_IO);
     if (timeoutNs) timer_add(cur, vm_now_ns() + timeoutNs);
     counts_add(&sched_state.ioWaiters, cur->priority);

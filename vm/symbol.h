@@ -11,7 +11,8 @@ static inline const char *sym_cstr(Value sym) { return str_bytes(sym); }
 /* Arity of a selector: keyword parts, 1 for binary, 0 for unary. */
 int sym_num_args(Value sym);
 
-/* Selectors the VM sends by itself. */
+/* Selectors the VM sends by itself, interned once at start-up (sym_init):
+ * SYM.plus is the Symbol #+. */
 typedef struct WellKnownSymbols {
     Value doesNotUnderstand, escapedBlock, unknownGlobal, initialize;
     Value plus, minus, times, lt, gt, le, ge, eq, ne, mod, div, bitAnd, logicalAnd, logicalOr,

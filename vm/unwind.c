@@ -105,7 +105,7 @@ static bool room_for(Process *p, Value *slot, Method *m)
 static Frame *pending_above(Frame *top, Frame *target)
 {
     for (Frame *f = top; f != target && f->method; f = f->caller)
-        if ((f->method->flags & MF_ENSURE) && f->locals[ENSURE_COMPLETE] == G.nil) return f;
+        if ((f->method->flags & MF_ENSURE) && f->locals[ENSURE_COMPLETE] == VM.nil) return f;
     return NULL;
 }
 
@@ -122,7 +122,7 @@ static void cut_to(Process *p, Frame *f, bool traced)
  * the unwinder carries on to target afterwards. */
 static void run_ensure_block(Frame *f, Frame *target, Value value, int action)
 {
-    f->locals[ENSURE_COMPLETE] = G.trueObj;
+    f->locals[ENSURE_COMPLETE] = VM.trueObj;
     Value *a = f->sp;
     a[0] = f->args[0];
     a[1] = f->args[1];
@@ -130,7 +130,7 @@ static void run_ensure_block(Frame *f, Frame *target, Value value, int action)
     a[3] = int_value((int64_t)target->serial);
     a[4] = value;
     a[5] = int_value(action);
-    interp_activate(unwinder, a, G.nil);
+    interp_activate(unwinder, a, VM.nil);
 }
 
 /* target returns value to its caller, as do_return would. When the caller is the
@@ -156,9 +156,9 @@ static void return_from(Process *p, Frame *target, Value value)
 static void restart_at(Process *p, Frame *target, Value receiver)
 {
     cut_to(p, target, true);
-    if (receiver != G.nil) target->args[0] = target->self = receiver;
+    if (receiver != VM.nil) target->args[0] = target->self = receiver;
     Method *m = target->method;
-    for (uint32_t i = 0; i < m->nlocals; i++) target->locals[i] = G.nil;
+    for (uint32_t i = 0; i < m->nlocals; i++) target->locals[i] = VM.nil;
     target->ip = m->code;
     target->sp = target->locals + m->nlocals;
 }
@@ -242,6 +242,6 @@ bool unwind_signal(Value *args, const char *className, const char *msg)
     gc_write_barrier(as_obj(e), text);
     slot[0] = e;
     f->sp = slot + 1;
-    interp_activate(signal, slot, G.nil);
+    interp_activate(signal, slot, VM.nil);
     return true;
 }
