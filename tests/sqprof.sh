@@ -701,9 +701,10 @@ sp_wall() {
     waiter=$(sum '^waiter;semaphore;\\[\\] in ProfWall>>run:;ProfWall>>waitOn: [0-9]+$')
     worker=$(sum '^worker;(running|ready);\\[\\] in ProfWall>>run:;ProfWall>>work:(;ProfWall>>spin)? [0-9]+$')
     main=$(sum '^main;delay;System>>initialize:;ProfWall>>run:;ProfWall>>pause [0-9]+$')
-    # main between its Delays: looking for the stop file (run:), or about to wait (pause)
+    # main between its Delays: looking for the stop file (run:), or about to wait (pause,
+    # making its Delay: Delay class>>forMilliseconds:, Delay>>setMilliseconds:)
     local awake incons
-    awake=$(sum '^main;(running|ready);System>>initialize:;ProfWall>>run:(;ProfWall>>pause)? [0-9]+$')
+    awake=$(sum '^main;(running|ready);System>>initialize:;ProfWall>>run:(;ProfWall>>pause(;Delay( class)?>>[^; ]+)*)? [0-9]+$')
     other=$((n - waiter - worker - main - awake))
     ticks=$(sed -n 's/^sqprof: wall clock, \([0-9]*\) ticks.*/\1/p' "$SP_TMP/wall.err")
     incons=$(sed -n 's/^sqprof: [0-9]* samples, .* lost, \([0-9]*\) inconsistent$/\1/p' "$SP_TMP/wall.err")
