@@ -75,7 +75,7 @@ VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-sqprof bench-bigint load clean install deps unit lang
+.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-service-tools bench-sqprof bench-bigint load clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -172,6 +172,11 @@ bench-sqprof: all
 # Python asyncio and Node.js, in one run; fails if any request failed (about 1 minute).
 load: vm
 	tests/bench/http/load.sh --anchors $(O)/sqvm
+
+# What sqreq, sqprof (CPU, --wall), sqsched and sqio cost examples/http under wrk: req/s and
+# the server's CPU per request against none, alternating (root; LOAD=mix for the mix; ~2 min).
+bench-service-tools: all
+	flock /tmp/sqvm-heavy.lock tests/bench/service-tools.sh 3 5 64 $(or $(LOAD),hello)
 
 # Karatsuba against schoolbook multiplication: the crossover behind its cutoff (1.5 minutes).
 bench-bigint: build/bigint_test

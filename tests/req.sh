@@ -173,6 +173,40 @@ rq_sqio() {
     else fail "req/sqio mid-flight" "status $RQ_STATUS: '$got' $(head -3 "$RQ_TMP/err")"; fi
 }
 
+# ---- sqreq on examples/http --------------------------------------------------------
+
+# The HTTP service under wrk load on GET /static (before and while the tool is attached),
+# sqreq attached mid-flight; once it is tracing, tests/req/drive_http.py makes 30 GET
+# /hello, 20 PUT /kv, 10 GET /kv and 5 GET /work on its own connection: those routes'
+# counts are exactly these, whatever the load on /static beside them.
+rq_service() {
+    local srv port load got
+    command -v wrk >/dev/null || { skip "req/sqreq on examples/http" "needs wrk"; return; }
+    "$RQ_TMP/sqvm" -cp examples/http examples/http/Server.som 0 >"$RQ_TMP/srv.out" 2>&1 </dev/null &
+    srv=$!
+    wait_line "$RQ_TMP/srv.out" /dev/null '^listening on ' "$srv"
+    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$RQ_TMP/srv.out")
+    wrk -t1 -c4 -d8s "http://127.0.0.1:$port/static/hello.txt" >"$RQ_TMP/wrk.out" 2>&1 &
+    load=$!
+    sleep 1
+    start_bg "$RQ_TMP/out" "$RQ_TMP/err" "$RQ_TIMEOUT" "$RQ_TOOLS/sqreq" -j -p "$srv"
+    RQ_TOOL=$BG_PID
+    wait_line "$RQ_TMP/out" "$RQ_TMP/err" '^Tracing ' "$RQ_TOOL"
+    python3 tests/req/drive_http.py "$port" 30 20 10 5 >"$RQ_TMP/drive.out" 2>&1
+    got="drive $?"
+    kill -INT "$RQ_TOOL"
+    wait "$RQ_TOOL"
+    RQ_STATUS=$?
+    wait "$load"
+    kill "$srv"
+    wait "$srv" 2>/dev/null
+    got="$got | $(jq -r '[.routes[] | select(.route | test("/static") | not) | "\(.route)=\(.count)"] | sort | join(" ")' "$RQ_TMP/out" 2>&1)"
+    got="$got | $(jq -r '[.routes[] | select(.route | test("/static")) | .count > 0] | tostring' "$RQ_TMP/out" 2>&1)"
+    if [ "$RQ_STATUS" = 0 ] && [ "$got" = "drive 0 | GET /hello=30 GET /kv=10 GET /work=5 PUT /kv=20 | [true]" ]; then
+        pass "req/sqreq on examples/http attached mid-flight under load: 30, 20, 10, 5 requests by route exactly"
+    else fail "req/sqreq on examples/http" "status $RQ_STATUS: '$got' $(head -3 "$RQ_TMP/err") $(cat "$RQ_TMP/drive.out")"; fi
+}
+
 if [ "$(id -u)" != 0 ]; then
     skip "req" "needs root (BPF programs, uprobes)"
 elif ! command -v jq >/dev/null; then
@@ -184,4 +218,5 @@ else
     cp "$VM" "$RQ_TMP/sqvm"
     rq_sqreq
     rq_sqio
+    rq_service
 fi

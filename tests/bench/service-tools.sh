@@ -5,16 +5,19 @@
 # --wall), sqsched and sqio attached, in rounds that alternate the order, one server for
 # all of them. Reported per tool: requests/s and the server's own CPU time per request
 # (user + system, /proc/PID/stat), each against the runs with nothing attached in the
-# same rounds (medians). Root only; needs wrk.
+# same rounds (medians). The server and wrk run as tests/bench/http/load.sh runs them
+# (wrk -t2, report.lua's RESULT line; LOAD=mix: mix.lua after seeding every key); a run
+# with a failed request fails the bench. Root only; needs wrk. Run it under
+# flock /tmp/sqvm-heavy.lock (make bench-service-tools does).
 #
-#   tests/bench/service-tools.sh [ROUNDS [SECONDS [CONNECTIONS [PATH]]]]
-#   (defaults 5 rounds of 5 s, 16 connections, /hello)
+#   tests/bench/service-tools.sh [ROUNDS [SECONDS [CONNECTIONS [LOAD]]]]
+#   (defaults 3 rounds of 5 s, 64 connections, LOAD hello: GET /hello; or mix)
 set -u
 cd "$(dirname "$0")/../.."
-ROUNDS=${1:-5}
+ROUNDS=${1:-3}
 SECS=${2:-5}
-CONNS=${3:-16}
-URLPATH=${4:-/hello}
+CONNS=${3:-64}
+LOAD=${4:-hello}
 if [ "$(id -u)" != 0 ]; then echo "tests/bench/service-tools.sh: needs root (BPF)" >&2; exit 1; fi
 if [ ! -f examples/http/Server.som ]; then echo "tests/bench/service-tools.sh: examples/http is not in this tree" >&2; exit 1; fi
 command -v wrk >/dev/null || { echo "tests/bench/service-tools.sh: needs wrk (scripts/deps.sh)" >&2; exit 1; }
@@ -29,8 +32,18 @@ SERVER=$!
 for _ in $(seq 500); do grep -q '^listening on ' "$TMPD/server.out" && break; sleep 0.01; done
 PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$TMPD/server.out")
 [ -n "$PORT" ] || { echo "the server did not start: $(head -3 "$TMPD/server.out")" >&2; exit 1; }
-URL="http://127.0.0.1:$PORT$URLPATH"
-wrk -t1 -c"$CONNS" -d1s "$URL" >/dev/null 2>&1 # warm up
+case $LOAD in
+hello) cat tests/bench/http/report.lua >"$TMPD/load.lua"; URL="http://127.0.0.1:$PORT/hello" ;;
+mix) cat tests/bench/http/mix.lua tests/bench/http/report.lua >"$TMPD/load.lua"; URL="http://127.0.0.1:$PORT/"
+    for k in $(seq 0 63); do # every key of mix.lua stored first, as load.sh does
+        exec 3<>"/dev/tcp/127.0.0.1/$PORT" || exit 1
+        printf 'PUT /kv/k%d HTTP/1.1\r\nHost: load\r\nContent-Length: 4\r\nConnection: close\r\n\r\nseed' "$k" >&3
+        cat <&3 >/dev/null
+        exec 3>&-
+    done ;;
+*) echo "tests/bench/service-tools.sh: LOAD is hello or mix, not $LOAD" >&2; exit 1 ;;
+esac
+wrk -t2 -c"$CONNS" -d1s -s "$TMPD/load.lua" "$URL" >/dev/null 2>&1 # warm up
 
 TOOLS=(none "sqreq" "sqprof -F 99" "sqprof -F 99 --wall" "sqsched" "sqio")
 
@@ -46,10 +59,16 @@ run() {
         for _ in $(seq 500); do grep -qE '^(Tracing|Sampling) ' "$TMPD/tool.out" && break; sleep 0.01; done
     fi
     c0=$(cpu_ticks)
-    out=$(wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL" 2>&1)
+    out=$(wrk -t2 -c"$CONNS" -d"${SECS}s" -s "$TMPD/load.lua" "$URL" 2>&1)
     c1=$(cpu_ticks)
     if [ -n "$pid" ]; then kill -INT "$pid"; wait "$pid" 2>/dev/null; fi
-    reqs=$(awk '/requests in/ { print $1 }' <<<"$out")
+    # RESULT requests=N rps=N p50=N p90=N p99=N p999=N max=N non2xx=N connect=N read=N write=N timeout=N
+    local line errs
+    line=$(grep '^RESULT ' <<<"$out")
+    [ -n "$line" ] || { echo "wrk failed with $tool: $out" >&2; exit 1; }
+    reqs=$(sed 's/.*requests=\([0-9]*\).*/\1/' <<<"$line")
+    errs=$(awk '{ n = 0; for (i = 9; i <= NF; i++) { split($i, kv, "="); n += kv[2] } print n }' <<<"$line")
+    [ "$errs" = 0 ] || { echo "failed requests with $tool: $line" >&2; exit 1; }
     awk -v r="$reqs" -v s="$SECS" -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" \
         'BEGIN { printf "%.1f %.2f\n", r / s, r ? c * 1e6 / hz / r : 0 }'
 }
@@ -57,14 +76,15 @@ run() {
 for ((round = 0; round < ROUNDS; round++)); do
     for ((k = 0; k < ${#TOOLS[@]}; k++)); do
         i=$(((k + round) % ${#TOOLS[@]}))
-        echo "$i $(run "${TOOLS[$i]}")" >>"$TMPD/results"
+        r=$(run "${TOOLS[$i]}") || exit 1
+        echo "$i $r" >>"$TMPD/results"
     done
 done
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 base_rps=$(awk '$1 == 0 { print $2 }' "$TMPD/results" | median)
 base_cpu=$(awk '$1 == 0 { print $3 }' "$TMPD/results" | median)
-printf 'examples/http %s, wrk -t1 -c%s, %s rounds of %s s (medians)\n' "$URLPATH" "$CONNS" "$ROUNDS" "$SECS"
+printf 'examples/http %s, wrk -t2 -c%s, %s rounds of %s s, on %s CPUs (medians)\n' "$LOAD" "$CONNS" "$ROUNDS" "$SECS" "$(nproc)"
 printf '%-22s %10s %8s %12s %8s\n' TOOL REQ/S VS_NONE CPU_us/REQ VS_NONE
 for ((i = 0; i < ${#TOOLS[@]}; i++)); do
     rps=$(awk -v i=$i '$1 == i { print $2 }' "$TMPD/results" | median)
