@@ -55,13 +55,16 @@ struct walk {
 	__u32 caller_off;
 	__u32 method_off;
 	bool bad;		/* a frame failed the checks: the stack is not counted */
+	struct task_struct *task;	/* --wall: the task whose memory it is (sq_read) */
 };
 
-/* bpf_loop body: frame i (innermost is 0) into the scratch key. Past the bottom frame it
- * writes zeros, so that the key's unused frames compare equal. */
-static long walk_frame(__u64 i, void *data)
+/* Frame i (innermost is 0) into the scratch key. Past the bottom frame it writes zeros,
+ * so that the key's unused frames compare equal. task: as sq_read's, a constant NULL in
+ * the CPU and allocation samplers (their programs may not hold the sleepable read). The
+ * current task's stack bounds may be unreadable (limit 0: unchecked); another task's
+ * stack is walked only when they were read. */
+static __always_inline long walk_step(struct walk *w, __u64 i, struct task_struct *task)
 {
-	struct walk *w = data;
 	struct sqprof_key *key;
 	__u32 zero = 0;
 	__u64 m = 0;
@@ -69,18 +72,17 @@ static long walk_frame(__u64 i, void *data)
 	key = bpf_map_lookup_elem(&scratch, &zero);
 	if (!key || i >= SQPROF_MAX_DEPTH)
 		return 1;
-	if (w->fp && w->limit &&
+	if (w->fp && (task || w->limit) &&
 	    (w->fp < w->base || w->fp >= w->limit + 512 || (w->fp & 7) || (w->prev && w->fp >= w->prev))) {
 		w->bad = true;
 		return 1;
 	}
 	if (w->fp) {
 		w->prev = w->fp;
-		if (bpf_probe_read_user(&m, sizeof(m), (void *)(w->fp + w->method_off)) || !m) {
+		if (sq_read(&m, sizeof(m), (void *)(w->fp + w->method_off), task) || !m) {
 			m = 0;
 			w->fp = 0;
-		} else if (bpf_probe_read_user(&w->fp, sizeof(w->fp),
-					       (void *)(w->fp + w->caller_off))) {
+		} else if (sq_read(&w->fp, sizeof(w->fp), (void *)(w->fp + w->caller_off), task)) {
 			w->fp = 0;
 		}
 	}
@@ -88,6 +90,12 @@ static long walk_frame(__u64 i, void *data)
 	if (m)
 		key->depth = i + 1;
 	return 0;
+}
+
+/* bpf_loop body: frame i of the current task's running process. */
+static long walk_frame(__u64 i, void *data)
+{
+	return walk_step(data, i, NULL);
 }
 
 struct naming {
@@ -218,41 +226,12 @@ struct wall {
 	bool gc;			/* the VM is collecting: its running process waits for it */
 };
 
-struct wall_walk {
-	struct task_struct *task;
-	__u64 fp, prev, base, limit;
-	__u32 caller_off, method_off;
-	bool bad;
-};
-
-/* bpf_loop body: frame i of a process of another task, as walk_frame. */
+/* bpf_loop body: frame i of a process of another task (--wall). */
 static long wall_frame(__u64 i, void *data)
 {
-	struct wall_walk *w = data;
-	struct sqprof_key *key;
-	__u32 zero = 0;
-	__u64 m = 0;
+	struct walk *w = data;
 
-	key = bpf_map_lookup_elem(&scratch, &zero);
-	if (!key || i >= SQPROF_MAX_DEPTH)
-		return 1;
-	if (w->fp && (w->fp < w->base || w->fp >= w->limit + 512 || (w->fp & 7) || (w->prev && w->fp >= w->prev))) {
-		w->bad = true;
-		return 1;
-	}
-	if (w->fp) {
-		w->prev = w->fp;
-		if (bpf_copy_from_user_task(&m, sizeof(m), (void *)(w->fp + w->method_off), w->task, 0) || !m) {
-			m = 0;
-			w->fp = 0;
-		} else if (bpf_copy_from_user_task(&w->fp, sizeof(w->fp), (void *)(w->fp + w->caller_off), w->task, 0)) {
-			w->fp = 0;
-		}
-	}
-	key->frames[i] = m;
-	if (m)
-		key->depth = i + 1;
-	return 0;
+	return walk_step(w, i, w->task);
 }
 
 struct wall_naming {
@@ -331,7 +310,7 @@ static long wall_process(__u64 i, void *data)
 	static const struct sqprof_val init;
 	struct wall *w = data;
 	const struct sq_vm_offsets *vm = w->vm;
-	struct wall_walk ww = { .task = w->task, .caller_off = vm->frame_caller, .method_off = vm->frame_method };
+	struct walk ww = { .task = w->task, .caller_off = vm->frame_caller, .method_off = vm->frame_method };
 	__u64 proc = w->proc, waiting_on = 0, m = 0;
 	struct sqprof_key *key;
 	struct sqprof_val *val;
