@@ -10,13 +10,15 @@ RQ_DIR=tests/req
 RQ_TMP="$TMP/req"
 RQ_TIMEOUT=60
 
-# rq_run WORKLOAD TOOL ARGS...: starts the VM on WORKLOAD (waiting for its go file),
+# rq_run WORKLOAD TOOL ARGS...: starts the VM on WORKLOAD (waiting for its go file, then
+# RQ_VM_ARGS),
 # attaches TOOL ARGS... -p to it, lets it go and waits for both. Output in $RQ_TMP/out.
+RQ_VM_ARGS=()	# more arguments for the workload, after its go file
 rq_run() {
     local workload=$1 tool=$2 go="$RQ_TMP/go.$RANDOM" vm i
     shift 2
     rm -f "$go"
-    "$RQ_TMP/sqvm" -cp "$RQ_DIR" "$RQ_DIR/$workload.som" "$go" >"$RQ_TMP/vm.out" 2>&1 </dev/null &
+    "$RQ_TMP/sqvm" -cp "$RQ_DIR" "$RQ_DIR/$workload.som" "$go" "${RQ_VM_ARGS[@]}" >"$RQ_TMP/vm.out" 2>&1 </dev/null &
     vm=$!
     start_bg "$RQ_TMP/out" "$RQ_TMP/err" "$RQ_TIMEOUT" "$RQ_TOOLS/$tool" "$@" -p "$vm"
     RQ_TOOL=$BG_PID
@@ -108,21 +110,13 @@ rq_sqreq() {
 
 # rq_io TOOL-ARGS...: FileIO.som under sqio; its file to read back out of the page cache.
 rq_io() {
-    local go="$RQ_TMP/go.$RANDOM" vm
-    rm -f "$go" "$RQ_TMP/w.bin"
+    rm -f "$RQ_TMP/w.bin"
     dd if=/dev/zero of="$RQ_TMP/r.bin" bs=4096 count=64 2>/dev/null
     sync "$RQ_TMP/r.bin"
     dd if="$RQ_TMP/r.bin" iflag=nocache count=0 2>/dev/null
-    "$RQ_TMP/sqvm" "$RQ_DIR/FileIO.som" "$go" "$RQ_TMP/w.bin" "$RQ_TMP/r.bin" >"$RQ_TMP/vm.out" 2>&1 </dev/null &
-    vm=$!
-    start_bg "$RQ_TMP/out" "$RQ_TMP/err" "$RQ_TIMEOUT" "$RQ_TOOLS/sqio" "$@" -p "$vm"
-    RQ_TOOL=$BG_PID
-    wait_line "$RQ_TMP/out" "$RQ_TMP/err" '^Tracing ' "$RQ_TOOL"
-    touch "$go"
-    wait "$vm"
-    RQ_VM_STATUS=$?
-    wait "$RQ_TOOL"
-    RQ_STATUS=$?
+    RQ_VM_ARGS=("$RQ_TMP/w.bin" "$RQ_TMP/r.bin")
+    rq_run FileIO sqio "$@"
+    RQ_VM_ARGS=()
 }
 
 RQ_IO_ROW='def row(m; op; kind): ([.rows[] | select(.method == m and .op == op and .kind == kind)] | .[0] // {});'
