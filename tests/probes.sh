@@ -106,40 +106,48 @@ stackwalk_test() {
     else fail "probes/sqstack without -p" "status $st: $out"; fi
 }
 
-# One bpftrace session over tests/probes/Counts.som: exact counts of every kind of event.
-bpftrace_counts_test() {
+# bt_session NAME PROGRAM VM-ARGS...: runs "$VM" VM-ARGS... $TMP/NAME.go (the workload
+# waits for its go file) under bpftrace -p with PROGRAM, whose probes name the VM as
+# $BT_VM; lets the VM go once every probe is attached (BEGIN fires after "Attaching N
+# probes..."), waits for it, ends bpftrace and leaves its output in $TMP/NAME.bt (the
+# VM's in $TMP/NAME.vm). Answers 1, having skipped NAME, without root or bpftrace.
+bt_session() {
+    local name=$1 prog=$2 go="$TMP/$1.go" pid bt
+    shift 2
     if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
-        skip "probes/bpftrace counts" "needs root and bpftrace"
-        return
+        skip "probes/bpftrace $name" "needs root and bpftrace"
+        return 1
     fi
-    local vmabs go pid bt
-    vmabs=$(readlink -f "$VM")
-    go="$TMP/counts.go"
     rm -f "$go"
-    "$VM" --young 200M --alloc-sample 64K -cp tests/lang/support tests/probes/Counts.som "$go" >"$TMP/counts.vm" 2>&1 &
+    "$VM" "$@" "$go" >"$TMP/$name.vm" 2>&1 &
     pid=$!
-    # BEGIN fires once every probe is attached ("Attaching N probes..." prints before)
-    bpftrace -p "$pid" -e "
-        BEGIN { printf(\"--ready--\\n\"); }
-        usdt:$vmabs:squeak:object__alloc /str(arg0) == \"TPoint\"/ { @alloc[str(arg0), str(arg2), str(arg3)] = count(); }
-        usdt:$vmabs:squeak:method__entry /str(arg1) == \"twentyThree\"/ { @entry = count(); }
-        usdt:$vmabs:squeak:method__return /str(arg1) == \"twentyThree\"/ { @return = count(); }
-        usdt:$vmabs:squeak:gc__full__begin { @fullbegin = count(); }
-        usdt:$vmabs:squeak:gc__full__end { @fullend = count(); }
-        usdt:$vmabs:squeak:gc__incremental__end { @young = count(); }
-        usdt:$vmabs:squeak:user__probe { printf(\"user %s %d\\n\", str(arg0), arg1); }
-        usdt:$vmabs:squeak:user__probe__str { printf(\"userstr %s %s\\n\", str(arg0), str(arg1)); }
-        usdt:$vmabs:squeak:method__dnu { @dnu[str(arg0), str(arg1)] = count(); }
-        usdt:$vmabs:squeak:object__alloc__sample { @weight[str(arg0)] = sum(arg4); }
-        usdt:$vmabs:squeak:object__alloc /str(arg0) == \"Array\" || str(arg0) == \"String\"/ { @bytes[str(arg0)] = sum(arg1); }
-    " >"$TMP/counts.bt" 2>&1 &
+    bpftrace -p "$pid" -e "BEGIN { printf(\"--ready--\\n\"); } $prog" >"$TMP/$name.bt" 2>&1 &
     bt=$!
-    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/counts.bt" && break; sleep 0.05; done
+    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/$name.bt" && break; sleep 0.05; done
     touch "$go"
     wait "$pid"
     sleep 0.2
     kill -INT "$bt" 2>/dev/null
     wait "$bt"
+    return 0	# bpftrace's status is its output's business: the checks read it
+}
+BT_VM=$(readlink -f "$VM")
+
+# One bpftrace session over tests/probes/Counts.som: exact counts of every kind of event.
+bpftrace_counts_test() {
+    bt_session counts "
+        usdt:$BT_VM:squeak:object__alloc /str(arg0) == \"TPoint\"/ { @alloc[str(arg0), str(arg2), str(arg3)] = count(); }
+        usdt:$BT_VM:squeak:method__entry /str(arg1) == \"twentyThree\"/ { @entry = count(); }
+        usdt:$BT_VM:squeak:method__return /str(arg1) == \"twentyThree\"/ { @return = count(); }
+        usdt:$BT_VM:squeak:gc__full__begin { @fullbegin = count(); }
+        usdt:$BT_VM:squeak:gc__full__end { @fullend = count(); }
+        usdt:$BT_VM:squeak:gc__incremental__end { @young = count(); }
+        usdt:$BT_VM:squeak:user__probe { printf(\"user %s %d\\n\", str(arg0), arg1); }
+        usdt:$BT_VM:squeak:user__probe__str { printf(\"userstr %s %s\\n\", str(arg0), str(arg1)); }
+        usdt:$BT_VM:squeak:method__dnu { @dnu[str(arg0), str(arg1)] = count(); }
+        usdt:$BT_VM:squeak:object__alloc__sample { @weight[str(arg0)] = sum(arg4); }
+        usdt:$BT_VM:squeak:object__alloc /str(arg0) == \"Array\" || str(arg0) == \"String\"/ { @bytes[str(arg0)] = sum(arg1); }
+    " --young 200M --alloc-sample 64K -cp tests/lang/support tests/probes/Counts.som || return 0
     local out
     out=$(cat "$TMP/counts.bt")
     check_line() { # label regex
@@ -171,28 +179,12 @@ $(grep -v WARNING <<<"$out" | head -30)"; fi
 # io__wait/io__ready over tests/probes/IOCounts.som: exact counts per process, operation
 # and outcome, the timeout's length, and process__ready's reason 4 after each.
 bpftrace_io_counts_test() {
-    if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
-        skip "probes/bpftrace io counts" "needs root and bpftrace"
-        return
-    fi
-    local vmabs go="$TMP/io.go" pid bt out
-    vmabs=$(readlink -f "$VM")
-    rm -f "$go"
-    "$VM" tests/probes/IOCounts.som "$go" >"$TMP/io.vm" 2>&1 &
-    pid=$!
-    bpftrace -p "$pid" -e "
-        BEGIN { printf(\"--ready--\\n\"); }
-        usdt:$vmabs:squeak:io__wait { @wait[str(arg1), arg3] = count(); @timeoutns[str(arg1), arg3] = sum(arg4); }
-        usdt:$vmabs:squeak:io__ready { @ready[str(arg1), arg3, arg4] = count(); }
-        usdt:$vmabs:squeak:process__ready /arg2 == 4/ { @ioready = count(); }
-    " >"$TMP/io.bt" 2>&1 &
-    bt=$!
-    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/io.bt" && break; sleep 0.05; done
-    touch "$go"
-    wait "$pid"
-    sleep 0.2
-    kill -INT "$bt" 2>/dev/null
-    wait "$bt"
+    local out
+    bt_session io "
+        usdt:$BT_VM:squeak:io__wait { @wait[str(arg1), arg3] = count(); @timeoutns[str(arg1), arg3] = sum(arg4); }
+        usdt:$BT_VM:squeak:io__ready { @ready[str(arg1), arg3, arg4] = count(); }
+        usdt:$BT_VM:squeak:process__ready /arg2 == 4/ { @ioready = count(); }
+    " tests/probes/IOCounts.som || return 0
     out=$(cat "$TMP/io.bt")
     local check label re
     for check in "io__wait: reader 23 reads|^@wait\[reader, 0\]: 23$" "io__wait: main 1 read|^@wait\[main, 0\]: 1$" \
@@ -214,38 +206,21 @@ VM: $(cat "$TMP/io.vm")"; fi
 # method__return once each, at the depth of their entry (frames are keyed by address;
 # those already live when the tracer attached have no entry, depth 0 in the map).
 bpftrace_unwind_test() {
-    if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
-        skip "probes/bpftrace unwind" "needs root and bpftrace"
-        return
-    fi
-    local vmabs go pid bt out
-    vmabs=$(readlink -f "$VM")
-    go="$TMP/unwind.go"
-    rm -f "$go"
-    "$VM" -cp tests/lang/support tests/probes/Unwind.som "$go" >"$TMP/unwind.vm" 2>&1 &
-    pid=$!
-    bpftrace -p "$pid" -e "
-        BEGIN { printf(\"--ready--\\n\"); }
-        usdt:$vmabs:squeak:method__entry { @depth[arg3] = arg4; @entry[str(arg1)] = count(); }
-        usdt:$vmabs:squeak:block__entry { @depth[arg3] = arg4; }
-        usdt:$vmabs:squeak:method__return {
+    local out
+    bt_session unwind "
+        usdt:$BT_VM:squeak:method__entry { @depth[arg3] = arg4; @entry[str(arg1)] = count(); }
+        usdt:$BT_VM:squeak:block__entry { @depth[arg3] = arg4; }
+        usdt:$BT_VM:squeak:method__return {
             if (@depth[arg3] != 0 && @depth[arg3] != arg4) { @mismatch = count(); }
             delete(@depth[arg3]);
             @return[str(arg1)] = count();
         }
-        usdt:$vmabs:squeak:block__return {
+        usdt:$BT_VM:squeak:block__return {
             if (@depth[arg3] != 0 && @depth[arg3] != arg4) { @mismatch = count(); }
             delete(@depth[arg3]);
         }
         END { clear(@depth); }
-    " >"$TMP/unwind.bt" 2>&1 &
-    bt=$!
-    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/unwind.bt" && break; sleep 0.05; done
-    touch "$go"
-    wait "$pid"
-    sleep 0.2
-    kill -INT "$bt" 2>/dev/null
-    wait "$bt"
+    " -cp tests/lang/support tests/probes/Unwind.som || return 0
     out=$(cat "$TMP/unwind.bt")
     local want
     for want in '^@entry\[leaveByReturn\]: 17$' '^@return\[leaveByReturn\]: 17$' '^@entry\[leaveBySignal\]: 19$' \
@@ -260,29 +235,13 @@ bpftrace_unwind_test() {
 # route, status and owning process; the ids of the ends are those of the begins; the
 # worker's abandoned request ends before its process__exit.
 bpftrace_request_counts_test() {
-    if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
-        skip "probes/bpftrace request counts" "needs root and bpftrace"
-        return
-    fi
-    local vmabs go="$TMP/req.go" pid bt out
-    vmabs=$(readlink -f "$VM")
-    rm -f "$go"
-    "$VM" tests/probes/RequestCounts.som "$go" >"$TMP/req.vm" 2>&1 &
-    pid=$!
-    bpftrace -p "$pid" -e "
-        BEGIN { printf(\"--ready--\\n\"); }
-        usdt:$vmabs:squeak:request__begin { @begin[str(arg1), arg2] = count(); @ids = sum(arg0); }
-        usdt:$vmabs:squeak:request__end { @end[str(arg1), arg2, (int32)arg3] = count(); @ids = sum(-arg0);
+    local out
+    bt_session req "
+        usdt:$BT_VM:squeak:request__begin { @begin[str(arg1), arg2] = count(); @ids = sum(arg0); }
+        usdt:$BT_VM:squeak:request__end { @end[str(arg1), arg2, (int32)arg3] = count(); @ids = sum(-arg0);
             if ((int32)arg3 == -1 && @exited == 0) { @abandoned_first = count(); } }
-        usdt:$vmabs:squeak:process__exit /str(arg1) == \"worker\"/ { @exited = 1; }
-    " >"$TMP/req.bt" 2>&1 &
-    bt=$!
-    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/req.bt" && break; sleep 0.05; done
-    touch "$go"
-    wait "$pid"
-    sleep 0.2
-    kill -INT "$bt" 2>/dev/null
-    wait "$bt"
+        usdt:$BT_VM:squeak:process__exit /str(arg1) == \"worker\"/ { @exited = 1; }
+    " tests/probes/RequestCounts.som || return 0
     out=$(cat "$TMP/req.bt")
     local check label re
     for check in "request__begin: main 7 GET /a|^@begin\[GET /a, 1\]: 7$" "request__begin: main 3 POST /b|^@begin\[POST /b, 1\]: 3$" \
