@@ -126,8 +126,16 @@ bt_session() {
     for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/$name.bt" && break; sleep 0.05; done
     touch "$go"
     wait "$pid"
-    sleep 0.2
-    kill -INT "$bt" 2>/dev/null
+    # bpftrace -p exits when the VM does, printing its maps; a SIGINT only backs that up,
+    # repeated (bpftrace 0.17 can miss one), then SIGKILL, so that a stuck bpftrace fails
+    # the checks instead of hanging the tier
+    local i
+    for ((i = 0; i < 200; i++)); do
+        kill -0 "$bt" 2>/dev/null || break
+        [ "$i" -ge 100 ] && [ $((i % 40)) = 0 ] && kill -INT "$bt" 2>/dev/null
+        sleep 0.05
+    done
+    kill -KILL "$bt" 2>/dev/null
     wait "$bt"
     return 0	# bpftrace's status is its output's business: the checks read it
 }
