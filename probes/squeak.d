@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
+/* Two return probes, one semaphore: see "Semaphores" below (usdt.awk reads this line). */
+#pragma sqvm semaphore block__return method__return
+
 /*
  * squeak.d - the "squeak" USDT provider of sqvm: the contract between the VM and
  * every tool. The build generates build/gen/squeak_probes.h (the sites, as 5-byte
@@ -33,10 +36,21 @@ provider squeak {
 	probe block__entry(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
 	probe block__return(char *receiverclass, char *selector, char *definingclass, uintptr_t frame, uint32_t depth);
 
+	/* The call events as batches of records (probes/README.md, "Event batches"): while
+	 * this probe is enabled the VM writes each entry and return (and each process
+	 * switch) as a record into a buffer in its memory and fires call__batch once per
+	 * batch. records: the first record's address; count: how many. Its semaphore is the
+	 * fourth of the call probes' word (the two return probes share one). */
+	probe call__batch(uintptr_t records, uint32_t count);
+
 	/* The two allocation probes: the exact one's semaphore is tested after every
 	 * allocation, the sampler's only by the allocation slow path (vm/probes.h).
 	 * Every object the program creates; the allocating method is the running one. */
 	probe object__alloc(char *classname, uint64_t bytes, char *allocclass, char *allocselector);
+
+	/* Every allocation as a record, in batches (as call__batch). Its semaphore follows
+	 * object__alloc's: the allocation gate tests both with one compare. */
+	probe alloc__batch(uintptr_t records, uint32_t count);
 
 	/* One allocation in about every N bytes (--alloc-sample N); weight is the bytes it stands for. */
 	probe object__alloc__sample(char *classname, uint64_t bytes, char *allocclass, char *allocselector, uint64_t weight);

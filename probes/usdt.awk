@@ -46,6 +46,11 @@ function arg_ctype(size) {
     return "int8_t"
 }
 
+# "#pragma sqvm semaphore A B": probe A has no semaphore of its own but B's (declared
+# before or after it). A probe's semaphore is a counter the kernel keeps for every tracer
+# of it; two probes may share one, which then counts the tracers of both.
+/^[ \t]*#pragma[ \t]+sqvm[ \t]+semaphore[ \t]/ { shares[$4] = $5; next }
+/^[ \t]*#/ { next }
 { text = text $0 "\n" }
 
 END {
@@ -87,6 +92,12 @@ END {
         }
     }
     if (n == 0) die("no probes")
+    # each probe's semaphore: a member of its own, or the one it shares (in order)
+    nsem = 0
+    for (p = 1; p <= n; p++) known[pname[p]] = 1
+    for (sa in shares) if (!(sa in known) || !(shares[sa] in known) || (shares[sa] in shares)) die("bad #pragma sqvm semaphore " sa " " shares[sa])
+    for (p = 1; p <= n; p++) if (!(pname[p] in shares)) { semidx[pname[p]] = nsem++; semname[pname[p]] = pname[p] }
+    for (p = 1; p <= n; p++) if (pname[p] in shares) { semidx[pname[p]] = semidx[shares[pname[p]]]; semname[pname[p]] = shares[pname[p]] }
     if (n > 255) die("too many probes")
     P = toupper(provider)
 
@@ -100,7 +111,7 @@ END {
     print " * makes the kernel count it up in the traced process (and down when it leaves). They"
     print " * are initialised data (in .probes): the kernel finds them in the file's mapping. */"
     print "struct " provider "_semaphores {"
-    for (p = 1; p <= n; p++) printf "    unsigned short %s;\n", pname[p]
+    for (p = 1; p <= n; p++) if (!(pname[p] in shares)) printf "    unsigned short %s;\n", pname[p]
     print "};"
     print "extern struct " provider "_semaphores " provider "_semaphores __attribute__((visibility(\"hidden\")));"
     print ""
@@ -143,7 +154,7 @@ END {
         printf "/* %s(", pname[p]
         for (k = 1; k <= nargs[p]; k++) printf "%s%s", (k > 1 ? ", " : ""), argname[p, k]
         print ") */"
-        printf "#define %s_%s_ENABLED() __builtin_expect(%s_semaphores.%s, 0)\n", P, U, provider, pname[p]
+        printf "#define %s_%s_ENABLED() __builtin_expect(%s_semaphores.%s, 0)\n", P, U, provider, semname[pname[p]]
         params = ""; spec = ""; ops = ""
         for (k = 1; k <= nargs[p]; k++) {
             params = params (k > 1 ? ", " : "") "a" k
@@ -151,9 +162,9 @@ END {
             ops = ops (k > 1 ? ", " : "") "[" provider "_a" k "] \"nr\"((" arg_ctype(asize[p, k]) ")(uintptr_t)(a" k "))"
         }
         if (nargs[p] == 0) {
-            printf "#define %s_%s() %s_SITE_(\"%s\", %d, \"\", )\n", P, U, P, pname[p], 2 * (p - 1)
+            printf "#define %s_%s() %s_SITE_(\"%s\", %d, \"\", )\n", P, U, P, pname[p], 2 * semidx[pname[p]]
         } else {
-            printf "#define %s_%s(%s) \\\n    %s_SITE_(\"%s\", %d, \"%s\", %s)\n", P, U, params, P, pname[p], 2 * (p - 1), spec, ops
+            printf "#define %s_%s(%s) \\\n    %s_SITE_(\"%s\", %d, \"%s\", %s)\n", P, U, params, P, pname[p], 2 * semidx[pname[p]], spec, ops
         }
     }
     print ""

@@ -3,6 +3,7 @@
  * debug-offsets structure that lets an out-of-process reader walk the Smalltalk stack. */
 #include "probes.h"
 #include "alloc.h"
+#include "batch.h"
 #include "gc.h"
 #include "interp.h"
 #include "sched.h"
@@ -89,19 +90,40 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
  * Initialised data in .probes (the kernel counts tracers in the file's mapping of it),
  * on one cache line: the safe points read the four call probes' as one word. */
 __attribute__((section(".probes"), aligned(64))) struct squeak_semaphores squeak_semaphores = {0};
-_Static_assert(offsetof(struct squeak_semaphores, block__return) == offsetof(struct squeak_semaphores, method__entry) + 6 &&
-               offsetof(struct squeak_semaphores, method__return) == offsetof(struct squeak_semaphores, method__entry) + 2 &&
-               offsetof(struct squeak_semaphores, block__entry) == offsetof(struct squeak_semaphores, method__entry) + 4,
-               "the four call probes are declared together in squeak.d (probes.h reads them as one word)");
+_Static_assert(offsetof(struct squeak_semaphores, method__return) == offsetof(struct squeak_semaphores, method__entry) + 2 &&
+               offsetof(struct squeak_semaphores, block__entry) == offsetof(struct squeak_semaphores, method__entry) + 4 &&
+               offsetof(struct squeak_semaphores, call__batch) == offsetof(struct squeak_semaphores, method__entry) + 6,
+               "the call probes are declared together in squeak.d (probes.h reads their semaphores as one word)");
+_Static_assert(offsetof(struct squeak_semaphores, alloc__batch) == offsetof(struct squeak_semaphores, object__alloc) + 2,
+               "alloc__batch follows object__alloc in squeak.d (probes.h tests both semaphores with one compare)");
 
 /* ---- Methods and blocks ---- */
 
 static const char *receiver_class_name(Frame *f) { return class_of(f->self)->name; }
 
+/* The call event as a record (call__batch): the probe's arguments, and what a reader
+ * of the batch can no longer find in the frame, which may hold another activation by
+ * then: the caller's frame and both Methods. */
+static void batch_call(uint32_t kind, Frame *f, uint32_t depth)
+{
+    Method *m = f->method;
+    Frame *caller = f->caller;
+    SqEventRecord *r = batch_add(kind);
+    r->arg = depth;
+    r->a[0] = (uintptr_t)receiver_class_name(f);
+    r->a[1] = (uintptr_t)sym_cstr(m->selector);
+    r->a[2] = (uintptr_t)m->holder->name;
+    r->a[3] = (uintptr_t)f;
+    r->a[4] = caller && caller->method ? (uintptr_t)caller : 0;
+    r->a[5] = (uintptr_t)m;
+    r->a[6] = caller ? (uintptr_t)caller->method : 0;
+}
+
 void probe_method_entry(Frame *f, uint32_t depth)
 {
     if (interp_current && !interp_current->ran) return; /* a new process: fires when it runs */
     Method *m = f->method;
+    if (SQ_ENABLED(CALL_BATCH)) batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_ENTRY : SQ_EV_METHOD_ENTRY, f, depth);
     const char *sel = sym_cstr(m->selector);
     if (m->flags & MF_BLOCK) {
         if (SQ_ENABLED(BLOCK_ENTRY))
@@ -114,6 +136,7 @@ void probe_method_entry(Frame *f, uint32_t depth)
 void probe_method_return(Frame *f, uint32_t depth)
 {
     Method *m = f->method;
+    if (SQ_ENABLED(CALL_BATCH)) batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_RETURN : SQ_EV_METHOD_RETURN, f, depth);
     const char *sel = sym_cstr(m->selector);
     if (m->flags & MF_BLOCK) {
         if (SQ_ENABLED(BLOCK_RETURN))
@@ -137,11 +160,29 @@ static void allocating_method(const char **cls, const char **sel)
     }
 }
 
+/* The gate (probes.h) has seen object__alloc's or alloc__batch's semaphore set. */
 void probe_object_alloc(Obj *o)
 {
     const char *name = VM.classes[obj_class_index(o)]->name, *acls, *asel;
+    uint64_t bytes = (uint64_t)obj_alloc_bytes(obj_num_slots(o));
     allocating_method(&acls, &asel);
-    SQUEAK_OBJECT_ALLOC(name, (uint64_t)obj_alloc_bytes(obj_num_slots(o)), acls, asel);
+    if (SQ_ENABLED(ALLOC_BATCH)) {
+        SqEventRecord *r = batch_add(SQ_EV_ALLOC);
+        r->a[0] = (uintptr_t)name;
+        r->a[1] = bytes;
+        r->a[2] = (uintptr_t)acls;
+        r->a[3] = (uintptr_t)asel;
+    }
+    if (SQ_ENABLED(OBJECT_ALLOC)) SQUEAK_OBJECT_ALLOC(name, bytes, acls, asel);
+}
+
+/* A process switch, in the call batch (call__batch's consumers time calls without the
+ * time their process was switched out). */
+void probe_batch_activate(uint64_t id, int priority)
+{
+    SqEventRecord *r = batch_add(SQ_EV_PROCESS_ACTIVATE);
+    r->arg = (uint32_t)priority;
+    r->a[0] = id;
 }
 
 /* The sampler: the gap to the next sample is exponentially distributed with mean
@@ -280,6 +321,7 @@ void probe_request_end(uint64_t id, const char *route, uint64_t process, int sta
 void probe_method_entry(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_method_return(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_object_alloc(Obj *o) { (void)o; }
+void probe_batch_activate(uint64_t id, int priority) { (void)id; (void)priority; }
 void probe_alloc_sample(Obj *o, size_t bytes) { (void)o; (void)bytes; }
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes) { (void)kind; (void)seq; (void)youngBytes; (void)oldBytes; }
 void probe_gc_end(const GCEvent *e) { (void)e; }

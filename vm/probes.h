@@ -9,6 +9,7 @@
 #define SQVM_PROBES_H
 
 #include "common.h"
+#include "batch.h" /* batch_flush_pending: the flush points */
 
 #if SQVM_PROBES
 #include "squeak_probes.h"
@@ -25,6 +26,7 @@ struct Obj;
 void probe_method_entry(struct Frame *f, uint32_t depth);
 void probe_method_return(struct Frame *f, uint32_t depth);
 void probe_object_alloc(struct Obj *o);
+void probe_batch_activate(uint64_t id, int priority); /* call__batch is enabled */
 void probe_alloc_sample(struct Obj *o, size_t bytes);
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes);
 void probe_gc_end(const struct GCEvent *e);
@@ -64,15 +66,20 @@ void probes_init(uint64_t allocSampleBytes);
 #endif
 
 /* ---- Allocation (alloc.h) ----
- * The exact probe, object__alloc: its gate follows every allocation, one compare of
- * its semaphore with memory. */
+ * The exact probes, object__alloc and alloc__batch: their gate follows every
+ * allocation, one compare with memory of the two semaphores, adjacent (squeak.d), as
+ * one 32-bit word. */
+#if SQVM_PROBES
+typedef uint32_t __attribute__((aligned(2))) sq_alloc_word;
+#define SQ_ALLOC_SEMAPHORES (*(const volatile sq_alloc_word *)&squeak_semaphores.object__alloc)
+#endif
 #if SQVM_PROBES && defined(__x86_64__)
 #define SQ_IF_ALLOC_PROBE(slowcode)                                                      \
-    SQ_ASM_BRANCH(__asm__ goto("cmpw $0, %0\n\tjne %l[slow_]"                                  \
+    SQ_ASM_BRANCH(__asm__ goto("cmpl $0, %0\n\tjne %l[slow_]" /* 32 bits: both semaphores */ \
                                : : "m"(squeak_semaphores.object__alloc) : "cc" : slow_),    \
                   slowcode)
 #elif SQVM_PROBES
-#define SQ_IF_ALLOC_PROBE(slowcode) do { if (SQ_ENABLED(OBJECT_ALLOC)) { slowcode; } } while (0)
+#define SQ_IF_ALLOC_PROBE(slowcode) do { if (UNLIKELY(SQ_ALLOC_SEMAPHORES != 0)) { slowcode; } } while (0)
 #else
 #define SQ_IF_ALLOC_PROBE(slowcode) do { } while (0)
 #endif
@@ -101,9 +108,10 @@ static inline uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes) { (voi
 #define SQ_GC_END_ENABLED(kind) ((kind) == 0 ? SQ_ENABLED(GC_INCREMENTAL_END) : SQ_ENABLED(GC_FULL_END))
 
 /* ---- Calls (interp.c) ----
- * The four call probes' semaphores are adjacent (squeak.d declares them together:
- * method__entry, method__return, block__entry, block__return, and the generated struct
- * keeps the file's order), so one 64-bit load tells whether any of them is enabled. */
+ * The call probes' four semaphores are adjacent (squeak.d declares them together:
+ * method__entry, method__return and block__return (which share one), block__entry,
+ * call__batch, and the generated struct keeps the file's order), so one 64-bit load
+ * tells whether any of them is enabled. */
 #if SQVM_PROBES
 /* changed by the kernel: always reload. The word starts where squeak.d puts
  * method__entry, 2-byte aligned (offset 6 today): a type of that alignment says so,

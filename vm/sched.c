@@ -283,6 +283,7 @@ static void update_watch(void)
 static void fire_activate(Process *p)
 {
     if (SQ_ENABLED(PROCESS_ACTIVATE)) probe_process(PROBE_PROCESS_ACTIVATE, p->id, sched_process_name(p), p->priority);
+    if (SQ_ENABLED(CALL_BATCH)) probe_batch_activate(p->id, p->priority);
 }
 
 static void transfer_to(Process *to)
@@ -352,6 +353,7 @@ static Process *pick_next(void)
 #endif
         io_watch(WATCH_NONE);
         if (sched_state.numTimers) io_alarm_by(earliest_timer());
+        batch_flush_pending(); /* the VM sleeps: what it traced is out first */
         io_poll(true);
         interrupt_check();
         if (sched_state.numTimers) expire_timers(vm_now_ns());

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * event_batch.h - the records of the batch probes (squeak:alloc__batch, squeak:call__batch):
+ * part of the probe contract, as squeak.d and debug_offsets.h are. Plain C with fixed-width
+ * types, included by the VM (vm/batch.c) and by the tools' BPF programs (bpf/sqbatch.bpf.h).
+ *
+ * While a batch probe is enabled the VM writes each event of its kind as one record into a
+ * buffer in its own memory, in the order the events happen, and fires the batch probe
+ * once per batch with the address of the first record and their number: one uprobe hit
+ * for up to SQ_BATCH_MAX events instead of one per event. probes/README.md ("Event
+ * batches") gives the flush rules. Every record has the same size, so that a reader
+ * copies a batch in fixed chunks; a kind uses the words it needs (the others hold
+ * anything).
+ * The layout is versioned by SQ_BATCH_VERSION: new kinds may be added (a reader skips a
+ * kind it does not know), a kind's words never change meaning.
+ */
+#ifndef SQVM_EVENT_BATCH_H
+#define SQVM_EVENT_BATCH_H
+
+#define SQ_BATCH_VERSION 1
+
+/* Records per batch, at most: a full buffer is flushed. */
+#define SQ_BATCH_MAX 256
+
+/* A record older than this when the next one is written is flushed first (ns), so that
+ * a tool's interval report is never more than about this far behind a busy VM. */
+#define SQ_BATCH_AGE_NS 2000000
+
+/* The kinds (SqEventRecord.kind). */
+enum {
+	SQ_EV_NONE = 0,
+	/* alloc__batch: an object was allocated (object__alloc's event).
+	 * a[0] class name (char *), a[1] bytes (header included), a[2] the allocating
+	 * method's class name (char *), a[3] its selector (char *). */
+	SQ_EV_ALLOC = 1,
+	/* call__batch: an activation begins or ends (method__entry, method__return,
+	 * block__entry, block__return). arg: depth (as the probes'); a[0] receiver class
+	 * name, a[1] selector, a[2] defining class name (char *, as the probes'), a[3] frame,
+	 * a[4] the caller's frame (0: the outermost), a[5] the frame's Method *, a[6] the
+	 * caller's Method * (0: none). */
+	SQ_EV_METHOD_ENTRY = 2,
+	SQ_EV_METHOD_RETURN = 3,
+	SQ_EV_BLOCK_ENTRY = 4,
+	SQ_EV_BLOCK_RETURN = 5,
+	/* call__batch: the scheduler transfers control to a green process (process__activate's
+	 * event, so that call times can leave out time switched out). arg: its priority;
+	 * a[0] its id. */
+	SQ_EV_PROCESS_ACTIVATE = 6,
+};
+
+/* The strings a record points to are the VM's permanent names (class names, selectors):
+ * they never move and stay readable after the event. Frames and Methods are addresses,
+ * for pairing and naming only: by the time a batch is read a frame may hold another
+ * activation. */
+typedef struct SqEventRecord {
+	uint32_t kind;		/* SQ_EV_* */
+	uint32_t arg;		/* the kind's small argument */
+	uint64_t ts;		/* CLOCK_MONOTONIC, ns (bpf_ktime_get_ns's clock) */
+	uint64_t a[7];		/* the kind's words */
+} SqEventRecord;		/* 72 bytes */
+
+#endif
