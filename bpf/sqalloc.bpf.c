@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqalloc.bpf.c - counts the objects an sqvm process allocates, by class and optionally by
  * allocating method or by the innermost frames of the Smalltalk stack, from the
- * squeak:object__alloc (every object) or squeak:object__alloc__sample (one in about
- * every N bytes, with its weight) probes. Keys hold the names' addresses, not their
+ * squeak:alloc__batch (every object, as batches of records), squeak:object__alloc (every
+ * object, one hit each: --callers, which walks the stack at the allocation) or
+ * squeak:object__alloc__sample (one in about every N bytes, with its weight) probes. Keys hold the names' addresses, not their
  * text: nothing is read per allocation but the stack (with --callers), and two names
  * never merge however long they are. */
 #include "sqvm.bpf.h"
 #include "sqalloc.h"
+#include "sqbatch.bpf.h"
 
 /* Options, set by user space before load. */
 const volatile bool by_method = false;			/* -b */
@@ -131,6 +133,25 @@ SEC("usdt")
 int BPF_USDT(object_alloc, char *cls, __u64 bytes, char *alloc_class, char *alloc_sel)
 {
 	return record(cls, bytes, alloc_class, alloc_sel, 0, false);
+}
+
+/* One record of an alloc__batch: the object__alloc event it stands for. */
+static long on_record(__u32 i, void *unused)
+{
+	const SqEventRecord *r = sq_batch_record(i);
+
+	if (!r)
+		return 1;
+	if (r->kind == SQ_EV_ALLOC)
+		record((const char *)r->a[0], r->a[1], (const char *)r->a[2], (const char *)r->a[3], 0, false);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(alloc_batch, __u64 records, __u32 count)
+{
+	bpf_loop(sq_batch_load(records, count), on_record, NULL, 0);
+	return 0;
 }
 
 SEC("usdt")

@@ -528,6 +528,11 @@ int main(int argc, char **argv)
 	}
 	if (!env.callers)
 		bpf_program__set_autoload(skel->progs.vm_start, false);
+	/* one program per mode: the batches, or with --callers (a stack walk at each
+	 * allocation) the per-event probe, or the sampler */
+	bpf_program__set_autoload(skel->progs.alloc_batch, !env.sample && !env.callers);
+	bpf_program__set_autoload(skel->progs.object_alloc, !env.sample && env.callers);
+	bpf_program__set_autoload(skel->progs.object_alloc_sample, env.sample);
 	err = sqalloc_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "sqalloc: cannot load the BPF programs: %s\n", strerror(-err));
@@ -546,8 +551,10 @@ int main(int argc, char **argv)
 		sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms),
 				       "--callers cannot walk its stack");
 	}
+	skel->bss->sq_batch_since_ns = sq_mono_ns();
 	err = env.sample ? sq_attach(&env.c, skel->progs.object_alloc_sample, "object__alloc__sample")
-			 : sq_attach(&env.c, skel->progs.object_alloc, "object__alloc");
+	      : env.callers ? sq_attach(&env.c, skel->progs.object_alloc, "object__alloc")
+			    : sq_attach(&env.c, skel->progs.alloc_batch, "alloc__batch");
 	if (err)
 		goto cleanup;
 	err = sq_loop_restart_timer(&loop);
