@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* batch.c - the event batch buffer and its flush, the batch probes' sites (compiled, as
  * probes.c, without a red zone: Makefile). */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "batch.h"
 #include "probes.h"
+#include "vm.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
 #include <time.h>
 
 #if SQVM_PROBES
@@ -31,10 +36,57 @@ void batch_flush(void)
     if (SQ_ENABLED(CALL_BATCH)) SQUEAK_CALL_BATCH(rec, n);
 }
 
+/* ---- The ticker ----
+ * A VM that stops producing events while it computes would keep a partial batch to
+ * itself until it next sleeps. While a batch probe is enabled (or records wait) a
+ * thread looks every SQ_BATCH_AGE_NS / 2 and, when the oldest record is older than
+ * SQ_BATCH_AGE_NS, asks the VM's thread to flush at its next safe point (the scheduler's
+ * attention flag, as the event loop's watcher does: sched_poll calls batch_flush_pending).
+ * The records are the VM thread's alone; the ticker only reads the count and the time. */
+static int tickerOn; /* 1 while the ticker runs; it clears it as it ends */
+
+static void *ticker_main(void *unused)
+{
+    (void)unused;
+    for (;;) {
+        struct timespec ts = {0, SQ_BATCH_AGE_NS / 2};
+        nanosleep(&ts, NULL);
+        uint32_t n = __atomic_load_n(&sq_batch.n, __ATOMIC_RELAXED);
+        if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH)) break; /* the tools are gone */
+        uint64_t first = __atomic_load_n(&sq_batch.firstNs, __ATOMIC_RELAXED);
+        if (n && batch_now() - first > SQ_BATCH_AGE_NS) __atomic_store_n(&sched_attention, 1, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&tickerOn, 0, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* With every signal blocked, so that signals keep going to the VM's own thread. */
+static void start_ticker(void)
+{
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64u << 10);
+    pthread_t t;
+    tickerOn = 1;
+    int err = pthread_create(&t, &attr, ticker_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (err) { /* batches still flush when full, aged, idle or at exit */
+        tickerOn = 0;
+        return;
+    }
+    pthread_setname_np(t, "sqvm-batch");
+    pthread_detach(t);
+}
+
 SqEventRecord *batch_add(uint32_t kind)
 {
     uint64_t now = batch_now();
     uint32_t n = sq_batch.n;
+    if (UNLIKELY(!__atomic_load_n(&tickerOn, __ATOMIC_ACQUIRE))) start_ticker();
     if (n && (n == SQ_BATCH_MAX || now - sq_batch.firstNs > SQ_BATCH_AGE_NS)) {
         batch_flush();
         n = 0;

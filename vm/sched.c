@@ -390,6 +390,7 @@ static PrimResult ready_and_maybe_preempt(Process *p, Value *args, int why)
 bool sched_poll(void)
 {
     sched_attention = 0;
+    batch_flush_pending(); /* the batch ticker may have asked (vm/batch.c) */
     interrupt_check();
     io_watch_rearm();
     check_events();
