@@ -9,9 +9,16 @@
  * each return adds to its caller's record (the caller's frame is read from the VM's own
  * frame, so non-local returns, which end several frames at once, and green processes,
  * which interleave frames on one thread, time right). A recursive method's total counts
- * its outermost activation only: the inner ones are inside it already. */
+ * its outermost activation only: the inner ones are inside it already.
+ *
+ * Two ways in: call__batch's records (the default: one uprobe hit per batch), or with -S
+ * the four per-event call probes, whose open activations the system-call tracepoints
+ * look up at the instant of each system call. A batch keeps each green process's open
+ * activations in a shadow stack indexed by depth (bottom of the file); the per-event
+ * programs keep them in the calls map, as do activations deeper than the shadow stack. */
 #include "sqvm.bpf.h"
 #include "sqcalls.h"
+#include "sqbatch.bpf.h"
 
 /* Options, set by user space before load. */
 const volatile bool histograms = false;			/* -L */
@@ -19,6 +26,7 @@ const volatile bool millis = false;			/* -m */
 const volatile bool syscalls = false;			/* -S */
 const volatile __u32 only_pid = 0;			/* -p: for the syscall tracepoints */
 const volatile bool edges_on = false;			/* --mse: count caller -> callee */
+const volatile bool no_blocks = false;			/* --no-blocks (batches: skip block records) */
 const volatile char class_prefix[SQ_NAME_LEN] = {};	/* -C */
 const volatile __u32 class_prefix_len = 0;
 const volatile char sel_prefix[SQ_NAME_LEN] = {};	/* -M */
@@ -232,15 +240,12 @@ static __always_inline void count(const struct sqcalls_key *key, const char *sel
 /* --mse: one call from the method of frame's caller to the method of frame (which
  * returns now), both read from the VM's frames: right for calls from methods entered
  * before tracing began too. */
-static __always_inline void count_edge(__u32 pid, __u64 frame)
+static __always_inline void count_edge_methods(__u32 pid, struct sq_vm_offsets *vm, __u64 caller_m, __u64 callee_m)
 {
-	struct sqcalls_edge_key k = { .pid = pid };
-	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
-	__u64 caller = 0, one = 1, *n;
+	struct sqcalls_edge_key k = { .pid = pid, .caller = caller_m, .callee = callee_m };
+	__u64 one = 1, *n;
 
-	if (!vm || bpf_probe_read_user(&k.callee, sizeof(k.callee), (void *)(frame + vm->frame_method)) ||
-	    bpf_probe_read_user(&caller, sizeof(caller), (void *)(frame + vm->frame_caller)) || !caller ||
-	    bpf_probe_read_user(&k.caller, sizeof(k.caller), (void *)(caller + vm->frame_method)) || !k.caller)
+	if (!vm || !caller_m || !callee_m)
 		return;		/* the outermost frame: no caller */
 	n = bpf_map_lookup_elem(&edges, &k);
 	if (n) {
@@ -256,6 +261,18 @@ static __always_inline void count_edge(__u32 pid, __u64 frame)
 	}
 	sq_remember_method(pid, k.caller, vm->method_print_name);
 	sq_remember_method(pid, k.callee, vm->method_print_name);
+}
+
+static __always_inline void count_edge(__u32 pid, __u64 frame)
+{
+	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
+	__u64 caller = 0, caller_m = 0, callee_m = 0;
+
+	if (!vm || bpf_probe_read_user(&callee_m, sizeof(callee_m), (void *)(frame + vm->frame_method)) ||
+	    bpf_probe_read_user(&caller, sizeof(caller), (void *)(frame + vm->frame_caller)) || !caller ||
+	    bpf_probe_read_user(&caller_m, sizeof(caller_m), (void *)(caller + vm->frame_method)))
+		return;
+	count_edge_methods(pid, vm, caller_m, callee_m);
 }
 
 static __always_inline int on_return(const char *recv, const char *sel, const char *def, __u64 frame, __u32 block)
@@ -425,6 +442,273 @@ int sys_exit(void *ctx)
 		return 0;
 	__sync_fetch_and_add(&s->count, 1);
 	__sync_fetch_and_add(&s->total_ns, dur);
+	return 0;
+}
+
+/* ===================================================================== */
+/* call__batch                                                           */
+/* ===================================================================== */
+
+/* One open activation on a shadow stack. */
+struct shadow {
+	__u64 frame;		/* 0: none open at this depth */
+	__u64 ts_ns;
+	__u64 child_ns;
+	__u64 off_ns;		/* its process's switched-out time at entry */
+	__u64 recv;
+	struct sqcalls_key key;
+	__u32 inner;
+	__u32 pad;
+};
+
+#define SQCALLS_SHADOW_DEPTH 256	/* deeper activations go to the calls map */
+
+/* A green process's open activations by depth, and its switched-out time. */
+struct shadow_stack {
+	__u64 off_total_ns;
+	__u64 off_since_ns;	/* when it was switched out; 0 while it runs */
+	struct shadow s[SQCALLS_SHADOW_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct proc_key);
+	__type(value, struct shadow_stack);
+} stacks SEC(".maps");
+
+/* For creating a stack: a map value's size is too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shadow_stack);
+} stack_zero SEC(".maps");
+
+/* What a batch's records share: the thread, and the process running on it. */
+struct batch_state {
+	__u32 tid, pid;
+	__u64 proc;
+};
+
+static __always_inline struct shadow_stack *stack_of(__u32 tid, __u64 proc, bool create)
+{
+	struct proc_key k = { .tid = tid, .proc = proc };
+	struct shadow_stack *st = bpf_map_lookup_elem(&stacks, &k), *z;
+	__u32 zero = 0;
+
+	if (st || !create)
+		return st;
+	z = bpf_map_lookup_elem(&stack_zero, &zero);	/* stays all zero: only read */
+	if (!z)
+		return 0;
+	bpf_map_update_elem(&stacks, &k, z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&stacks, &k);
+}
+
+/* Recursion depth of a method in a process: the active map, kept at 0 rather than
+ * deleted (an LRU map: a delete and a new insert per call cost more than the entry). */
+static __always_inline __u32 active_enter(__u32 tid, __u64 proc, const struct sqcalls_key *key)
+{
+	struct active_key ak = { .tid = tid, .proc = proc, .key = *key };
+	__u32 one = 1, *n = bpf_map_lookup_elem(&active, &ak), was;
+
+	if (!n) {
+		bpf_map_update_elem(&active, &ak, &one, BPF_ANY);
+		return 0;
+	}
+	was = *n;
+	*n = was + 1;		/* per thread: no race */
+	return was;
+}
+
+static __always_inline void active_leave(__u32 tid, __u64 proc, const struct sqcalls_key *key)
+{
+	struct active_key ak = { .tid = tid, .proc = proc, .key = *key };
+	__u32 *n = bpf_map_lookup_elem(&active, &ak);
+
+	if (n && *n)
+		*n -= 1;
+}
+
+static __always_inline void batch_entry(struct batch_state *b, const SqEventRecord *r, __u32 block)
+{
+	struct shadow_stack *st = stack_of(b->tid, b->proc, true);
+	__u32 depth = r->arg;
+	struct shadow *sh;
+
+	if (!st)
+		return;
+	if (depth >= SQCALLS_SHADOW_DEPTH) {
+		/* deep: the per-event way, in the calls map */
+		struct frame_key fk = { .tid = b->tid, .frame = r->a[3] };
+		struct call c = {};
+
+		c.key.pid = b->pid;
+		c.key.block = block;
+		c.key.def_class = r->a[2];
+		c.key.selector = r->a[1];
+		c.recv = r->a[0];
+		c.proc = b->proc;
+		c.off_ns = st->off_total_ns;
+		c.inner = active_enter(b->tid, b->proc, &c.key) > 0;
+		c.ts_ns = r->ts;
+		bpf_map_update_elem(&calls, &fk, &c, BPF_ANY);
+		return;
+	}
+	sh = &st->s[depth];
+	sh->frame = r->a[3];
+	sh->ts_ns = r->ts;
+	sh->child_ns = 0;
+	sh->off_ns = st->off_total_ns;
+	sh->recv = r->a[0];
+	sh->key.pid = b->pid;
+	sh->key.block = block;
+	sh->key.def_class = r->a[2];
+	sh->key.selector = r->a[1];
+	sh->inner = active_enter(b->tid, b->proc, &sh->key) > 0;
+}
+
+/* The open activation at depth with this frame into *c (and closes it), or false. */
+static __always_inline bool batch_take(struct batch_state *b, struct shadow_stack *st, __u32 depth, __u64 frame,
+				       struct call *c)
+{
+	if (depth < SQCALLS_SHADOW_DEPTH) {
+		struct shadow *sh = &st->s[depth];
+
+		if (sh->frame != frame)
+			return false;
+		c->ts_ns = sh->ts_ns;
+		c->child_ns = sh->child_ns;
+		c->off_ns = sh->off_ns;
+		c->recv = sh->recv;
+		c->key = sh->key;
+		c->inner = sh->inner;
+		sh->frame = 0;
+		return true;
+	}
+	{
+		struct frame_key fk = { .tid = b->tid, .frame = frame };
+		struct call *m = bpf_map_lookup_elem(&calls, &fk);
+
+		if (!m)
+			return false;
+		*c = *m;
+		bpf_map_delete_elem(&calls, &fk);
+		return true;
+	}
+}
+
+/* The caller's open activation (at depth - 1, with the caller's frame) gets incl. */
+static __always_inline void batch_charge_caller(struct batch_state *b, struct shadow_stack *st, __u32 depth,
+						__u64 caller, __u64 incl)
+{
+	if (!caller || depth == 0)
+		return;
+	depth -= 1;
+	if (depth < SQCALLS_SHADOW_DEPTH) {
+		struct shadow *sh = &st->s[depth];
+
+		if (sh->frame == caller)
+			sh->child_ns += incl;
+		return;
+	}
+	{
+		struct frame_key pk = { .tid = b->tid, .frame = caller };
+		struct call *parent = bpf_map_lookup_elem(&calls, &pk);
+
+		if (parent)
+			parent->child_ns += incl;	/* one thread writes it */
+	}
+}
+
+static __always_inline void batch_return(struct batch_state *b, const SqEventRecord *r, __u32 block)
+{
+	struct shadow_stack *st = stack_of(b->tid, b->proc, false);
+	__u64 incl, self, off;
+	struct call c = {};
+
+	if (!st || !batch_take(b, st, r->arg, r->a[3], &c)) {
+		/* entered before tracing began: counted, not timed */
+		c.key.pid = b->pid;
+		c.key.block = block;
+		c.key.def_class = r->a[2];
+		c.key.selector = r->a[1];
+		c.recv = r->a[0];
+		if (wanted(&c)) {
+			count(&c.key, (const char *)r->a[1], (const char *)r->a[2], 0, 0, false, false);
+			if (edges_on)
+				count_edge_methods(b->pid, bpf_map_lookup_elem(&vms, &b->pid), r->a[6], r->a[5]);
+		}
+		return;
+	}
+	incl = r->ts - c.ts_ns;
+	off = st->off_total_ns - c.off_ns;
+	incl = incl > off ? incl - off : 0;
+	self = incl > c.child_ns ? incl - c.child_ns : 0;
+	batch_charge_caller(b, st, r->arg, r->a[4], incl);
+	active_leave(b->tid, b->proc, &c.key);
+	if (wanted(&c)) {
+		count(&c.key, (const char *)r->a[1], (const char *)r->a[2], incl, self, c.inner, true);
+		if (edges_on)
+			count_edge_methods(b->pid, bpf_map_lookup_elem(&vms, &b->pid), r->a[6], r->a[5]);
+	}
+}
+
+/* A process switch at r->ts: the outgoing process's clock stops, the incoming one's resumes. */
+static __always_inline void batch_activate(struct batch_state *b, const SqEventRecord *r)
+{
+	struct shadow_stack *st = stack_of(b->tid, b->proc, true);
+
+	if (st)
+		st->off_since_ns = r->ts;
+	b->proc = r->a[0];
+	st = stack_of(b->tid, b->proc, false);
+	if (st && st->off_since_ns) {
+		st->off_total_ns += r->ts - st->off_since_ns;
+		st->off_since_ns = 0;
+	}
+	bpf_map_update_elem(&running, &b->tid, &b->proc, BPF_ANY);
+}
+
+static long on_record(__u32 i, void *ctx)
+{
+	const SqEventRecord *r = sq_batch_record(i);
+	struct batch_state *b = ctx;
+
+	if (!r)
+		return 1;
+	switch (r->kind) {
+	case SQ_EV_METHOD_ENTRY:
+		batch_entry(b, r, 0);
+		break;
+	case SQ_EV_METHOD_RETURN:
+		batch_return(b, r, 0);
+		break;
+	case SQ_EV_BLOCK_ENTRY:
+		if (!no_blocks)
+			batch_entry(b, r, 1);
+		break;
+	case SQ_EV_BLOCK_RETURN:
+		if (!no_blocks)
+			batch_return(b, r, 1);
+		break;
+	case SQ_EV_PROCESS_ACTIVATE:
+		batch_activate(b, r);
+		break;
+	}
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(call_batch, __u64 records, __u32 count)
+{
+	__u64 id = bpf_get_current_pid_tgid(), *proc;
+	struct batch_state b = { .tid = (__u32)id, .pid = id >> 32 };
+
+	proc = bpf_map_lookup_elem(&running, &b.tid);
+	b.proc = proc ? *proc : 0;
+	bpf_loop(sq_batch_load(records, count), on_record, &b, 0);
 	return 0;
 }
 

@@ -421,16 +421,21 @@ static int report(void *ctx, bool last)
 /* Main                                                                  */
 /* ===================================================================== */
 
-/* New VMs announce their offsets; then the running ones are read; then returns before
- * entries (an entry whose return cannot be seen would never end); then -S's tracepoints. */
+/* New VMs announce their offsets; then the running ones are read; then the batches
+ * (one probe: entries, returns and process switches in order), or with -S returns before
+ * entries (an entry whose return cannot be seen would never end) and -S's tracepoints. */
 static int attach(struct sqcalls_bpf *skel)
 {
 	int err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
 
-	if (!err) {
+	if (!err)
 		sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), NULL);
-		err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
+	if (!err && !env.syscalls) {
+		skel->bss->sq_batch_since_ns = sq_mono_ns();
+		return sq_attach(&env.c, skel->progs.call_batch, "call__batch");
 	}
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
 	if (!err)
 		err = sq_attach(&env.c, skel->progs.method_return, "method__return");
 	if (!err && !env.no_blocks)
@@ -480,6 +485,15 @@ int main(int argc, char **argv)
 		bpf_map__set_max_entries(skel->maps.edges, 1);
 	sq_prefix_set((char *)skel->rodata->class_prefix, &skel->rodata->class_prefix_len, env.class_prefix);
 	sq_prefix_set((char *)skel->rodata->sel_prefix, &skel->rodata->sel_prefix_len, env.sel_prefix);
+	skel->rodata->no_blocks = env.no_blocks;
+	/* -S charges a system call to the activation open at that instant: the per-event
+	 * probes; otherwise call__batch's records */
+	bpf_program__set_autoload(skel->progs.call_batch, !env.syscalls);
+	bpf_program__set_autoload(skel->progs.method_entry, env.syscalls);
+	bpf_program__set_autoload(skel->progs.method_return, env.syscalls);
+	bpf_program__set_autoload(skel->progs.block_entry, env.syscalls);
+	bpf_program__set_autoload(skel->progs.block_return, env.syscalls);
+	bpf_program__set_autoload(skel->progs.process_activate, env.syscalls);
 	if (!env.syscalls) {
 		bpf_program__set_autoload(skel->progs.sys_enter, false);
 		bpf_program__set_autoload(skel->progs.sys_exit, false);
