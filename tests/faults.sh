@@ -154,20 +154,20 @@ ft_ringbuf() {
 ft_tool_killed() {
     local before during after
     ft_phases "$FT_TMP/stop.k$RANDOM"    # makes FaultPoints until killed
-    before=$(ft_semaphore "$FT_VM" object__alloc)
+    before=$(ft_semaphore "$FT_VM" alloc__batch)
     ft_start_tool k "$FT_TMP/killtool" sqalloc -p "$FT_VM"
-    during=$(ft_semaphore "$FT_VM" object__alloc)
+    during=$(ft_semaphore "$FT_VM" alloc__batch)
     touch "$FT_GO1"
     ft_wait_for "$FT_ERR" "phase 1"
     kill -KILL "$FT_PID_k"; wait "$FT_PID_k" 2>/dev/null
     sleep 0.2
-    after=$(ft_semaphore "$FT_VM" object__alloc)
+    after=$(ft_semaphore "$FT_VM" alloc__batch)
     touch "$FT_GO2"
     ft_wait_for "$FT_ERR" "phase 2"
     local alive=no
     kill -0 "$FT_VM" 2>/dev/null && alive=yes
     if [ "$before $during $after $alive" = "0 1 0 yes" ]; then
-        pass "faults/sqalloc killed with SIGKILL: the VM runs on, object__alloc's semaphore 0 -> 1 -> 0 in its memory"
+        pass "faults/sqalloc killed with SIGKILL: the VM runs on, alloc__batch's semaphore 0 -> 1 -> 0 in its memory"
     else fail "faults/tool killed" "semaphore before/during/after: $before $during $after, VM alive: $alive"; fi
     kill -KILL "$FT_VM" 2>/dev/null
     { wait "$FT_VM"; } 2>/dev/null

@@ -203,6 +203,53 @@ tt_sqalloc() {
     else tt_failed_start "tools/sqalloc --sample"; fi
 }
 
+# ---- Event batches: the flush rules -------------------------------------------
+
+# The count a tool reported for BatchFlush's Points: sqalloc -C Point's total line,
+# sqcalls -M point's row.
+tt_batch_count() { # tool file
+    if [ "$1" = sqalloc ]; then awk '/^[0-9]+ objects,/ { print $1 }' "$2"
+    else awk '$1 == "BatchFlush>>point:" { print $2 }' "$2"; fi
+}
+
+# Three tools in turn on one VM (tests/tools/BatchFlush.som), each count exact: the first
+# attached from the start and detached while the VM spins with a partial batch (the
+# ticker flushes it: within about 3 ms, 500 ms are allowed), the second attached
+# mid-phase and detached once the VM sleeps (flushed before the sleep), the third
+# attached while it sleeps and ended by the VM's exit (flushed before vm__exit).
+tt_batches() {
+    local tool s1 s2 a b c args
+    for tool in sqalloc sqcalls; do
+        if [ $tool = sqalloc ]; then args=(-C Point); else args=(-M point); fi
+        s1="$TT_TMP/step1.$RANDOM"; s2="$TT_TMP/step2.$RANDOM"
+        rm -f "$s1" "$s2"
+        tt_start_vm -- "$TT_DIR/BatchFlush.som" "$s1" "$s2"
+        tt_start_tool "$TT_TMP/b1" "$TT_TMP/b1.err" $tool "${args[@]}" -p "$TT_VM_PID"
+        tt_wait_attached "$TT_TMP/b1" "$TT_TMP/b1.err" || { tt_failed_start "tools/$tool batches"; touch "$s1" "$s2"; tt_end_vm; continue; }
+        tt_go
+        wait_line "$TT_TMP/vm.out" /dev/null '^first' "$TT_VM_PID"
+        sleep 0.5
+        kill -INT "$TT_TOOL_PID"; tt_wait_tool
+        a=$(tt_batch_count $tool "$TT_TMP/b1")
+        tt_start_tool "$TT_TMP/b2" "$TT_TMP/b2.err" $tool "${args[@]}" -p "$TT_VM_PID"
+        tt_wait_attached "$TT_TMP/b2" "$TT_TMP/b2.err"
+        touch "$s1"
+        wait_line "$TT_TMP/vm.out" /dev/null '^second' "$TT_VM_PID"
+        tt_wait_vm_waiting "$TT_VM_PID"
+        kill -INT "$TT_TOOL_PID"; tt_wait_tool
+        b=$(tt_batch_count $tool "$TT_TMP/b2")
+        tt_start_tool "$TT_TMP/b3" "$TT_TMP/b3.err" $tool "${args[@]}" -p "$TT_VM_PID"
+        tt_wait_attached "$TT_TMP/b3" "$TT_TMP/b3.err"
+        touch "$s2"
+        tt_end_vm
+        tt_wait_tool
+        c=$(tt_batch_count $tool "$TT_TMP/b3")
+        if [ "$a $b $c" = "77 50 30" ]; then
+            pass "tools/$tool batches: a busy VM's partial batch, detach, attach mid-phase, idle and exit flushes (77 50 30)"
+        else fail "tools/$tool batches" "counts '$a $b $c', want '77 50 30'; $(head -3 "$TT_TMP/b1.err" "$TT_TMP/b2.err" "$TT_TMP/b3.err")"; fi
+    done
+}
+
 # ---- sqgc ----------------------------------------------------------------------
 
 # Sum of a histogram's counts: the lines after the header line matching $2, up to a
@@ -570,6 +617,7 @@ tt_tier() {
     mkdir -p "$TT_TMP/noprobes"
     cp "$VM" "$TT_TMP/sqvm"
     tt_sqalloc
+    tt_batches
     tt_sqgc
     tt_sqflow
     tt_containers
