@@ -56,7 +56,35 @@ struct walk {
 	__u32 method_off;
 	bool bad;		/* a frame failed the checks: the stack is not counted */
 	struct task_struct *task;	/* --wall: the task whose memory it is (sq_read) */
+	__u64 wbase, wlen;	/* --wall: the stack below the innermost frame, copied (windows) */
 };
+
+/* --wall reads another task's memory, and each read (bpf_copy_from_user_task: the
+ * task's mmap lock, a page pin, a copy) costs the traced VM too, which contends for its
+ * lock and page counts: a process's frames are copied in one read of the stack below
+ * its innermost frame, SQPROF_WINDOW bytes at most (deeper frames one by one). */
+#define SQPROF_WINDOW 4096
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[SQPROF_WINDOW / 8]);
+} windows SEC(".maps");
+
+/* The word at addr of the walk's task: from the window when it holds it. */
+static __always_inline long walk_read(const struct walk *w, __u64 addr, __u64 *dst, struct task_struct *task)
+{
+	__u32 zero = 0;
+	__u64 *win;
+
+	if (w->wlen && addr >= w->wbase && addr + 8 <= w->wbase + w->wlen && !((addr - w->wbase) & 7) &&
+	    (win = bpf_map_lookup_elem(&windows, &zero))) {
+		*dst = win[((addr - w->wbase) / 8) & (SQPROF_WINDOW / 8 - 1)];
+		return 0;
+	}
+	return sq_read(dst, sizeof(*dst), (void *)addr, task);
+}
 
 /* Frame i (innermost is 0) into the scratch key. Past the bottom frame it writes zeros,
  * so that the key's unused frames compare equal. task: as sq_read's, a constant NULL in
@@ -79,10 +107,10 @@ static __always_inline long walk_step(struct walk *w, __u64 i, struct task_struc
 	}
 	if (w->fp) {
 		w->prev = w->fp;
-		if (sq_read(&m, sizeof(m), (void *)(w->fp + w->method_off), task) || !m) {
+		if (walk_read(w, w->fp + w->method_off, &m, task) || !m) {
 			m = 0;
 			w->fp = 0;
-		} else if (sq_read(&w->fp, sizeof(w->fp), (void *)(w->fp + w->caller_off), task)) {
+		} else if (walk_read(w, w->fp + w->caller_off, &w->fp, task)) {
 			w->fp = 0;
 		}
 	}
@@ -304,6 +332,91 @@ static __always_inline __u32 wall_state(const struct wall *w, __u32 st, __u64 wa
 	return SQ_GREEN_UNKNOWN;	/* terminated: about to leave the list */
 }
 
+/* A Process's fields that --wall reads, copied in one read: its first SQPROF_PROC_READ
+ * bytes hold them all (checked: proc_fields). */
+#define SQPROF_PROC_READ 256
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[SQPROF_PROC_READ + 8]);
+} proc_copy SEC(".maps");
+
+struct proc_fields {
+	__u64 all_next, waiting_on, fp, base, limit, id, obj;
+	__s32 state;
+	__u8 is_main;
+};
+
+/* The field of size bytes at off in the copy p. */
+static __always_inline __u64 proc_field(const __u8 *p, __u32 off, __u32 size)
+{
+	__u64 v = 0;
+
+	off &= SQPROF_PROC_READ - 1;
+	if (size == 8)
+		__builtin_memcpy(&v, p + off, 8);
+	else if (size == 4)
+		__builtin_memcpy(&v, p + off, 4);
+	else
+		v = p[off];
+	return v;
+}
+
+/* Process proc's fields into *f, in one read of its task's memory (false: unreadable). */
+static __always_inline bool proc_fields(const struct sq_vm_offsets *vm, __u64 proc, struct task_struct *task,
+					struct proc_fields *f)
+{
+	__u32 zero = 0;
+	__u64 top = 0;
+	__u32 offs[] = { vm->process_all_next, vm->process_waiting_on, vm->process_fp, vm->process_stack_base,
+			 vm->process_stack_limit, vm->process_id, vm->process_obj, vm->process_state };
+	__u8 *p = bpf_map_lookup_elem(&proc_copy, &zero);
+
+	for (int i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
+		if (offs[i] + 8 > top)
+			top = offs[i] + 8;
+	if (vm->process_is_main + 1 > top)
+		top = vm->process_is_main + 1;
+	barrier_var(top);	/* the verifier checks the bound on the register the call gets */
+	if (!p || top > SQPROF_PROC_READ)
+		return false;
+	if (bpf_copy_from_user_task(p, top, (void *)proc, task, 0))
+		return false;
+	f->all_next = proc_field(p, vm->process_all_next, 8);
+	f->waiting_on = proc_field(p, vm->process_waiting_on, 8);
+	f->fp = proc_field(p, vm->process_fp, 8);
+	f->base = proc_field(p, vm->process_stack_base, 8);
+	f->limit = proc_field(p, vm->process_stack_limit, 8);
+	f->id = proc_field(p, vm->process_id, 8);
+	f->obj = proc_field(p, vm->process_obj, 8);
+	f->state = (__s32)proc_field(p, vm->process_state, 4);
+	f->is_main = (__u8)proc_field(p, vm->process_is_main, 1);
+	return true;
+}
+
+/* Copies the stack below the walk's first frame into the window (walk_read): from the
+ * end of its frame header's words the walk reads down to at most SQPROF_WINDOW bytes
+ * below, not below the stack's base. */
+static __always_inline void wall_window(struct walk *w, const struct sq_vm_offsets *vm, struct task_struct *task)
+{
+	__u32 zero = 0, hi = vm->frame_caller > vm->frame_method ? vm->frame_caller : vm->frame_method;
+	__u64 end = w->fp + hi + 8, start, len;
+	__u64 *win = bpf_map_lookup_elem(&windows, &zero);
+
+	w->wlen = 0;
+	if (!win || !w->fp || w->fp < w->base || w->fp >= w->limit + 512 || (w->fp & 7) || (w->base & 7))
+		return;
+	start = end - w->base > SQPROF_WINDOW ? end - SQPROF_WINDOW : w->base;
+	len = end - start;
+	barrier_var(len);
+	if (len > SQPROF_WINDOW || !len || bpf_copy_from_user_task(win, len, (void *)start, task, 0))
+		return;
+	w->wbase = start;
+	w->wlen = len;
+}
+
 /* bpf_loop body: the i-th live process's sample, then on to the next one. */
 static long wall_process(__u64 i, void *data)
 {
@@ -311,33 +424,34 @@ static long wall_process(__u64 i, void *data)
 	struct wall *w = data;
 	const struct sq_vm_offsets *vm = w->vm;
 	struct walk ww = { .task = w->task, .caller_off = vm->frame_caller, .method_off = vm->frame_method };
-	__u64 proc = w->proc, waiting_on = 0, m = 0;
+	struct proc_fields f = { .state = -1 };
+	__u64 proc = w->proc, m = 0;
 	struct sqprof_key *key;
 	struct sqprof_val *val;
 	bool created = false;
 	__u32 zero = 0;
-	int st = -1;
 
 	if (!proc)
 		return 1;
 	key = bpf_map_lookup_elem(&scratch, &zero);
 	if (!key)
 		return 1;
-	if (bpf_copy_from_user_task(&w->proc, sizeof(w->proc), (void *)(proc + vm->process_all_next), w->task, 0))
-		w->proc = 0;
-	bpf_copy_from_user_task(&st, sizeof(st), (void *)(proc + vm->process_state), w->task, 0);
-	bpf_copy_from_user_task(&waiting_on, sizeof(waiting_on), (void *)(proc + vm->process_waiting_on), w->task, 0);
-	if (bpf_copy_from_user_task(&ww.fp, sizeof(ww.fp), (void *)(proc + vm->process_fp), w->task, 0) ||
-	    bpf_copy_from_user_task(&ww.base, sizeof(ww.base), (void *)(proc + vm->process_stack_base), w->task, 0) ||
-	    bpf_copy_from_user_task(&ww.limit, sizeof(ww.limit), (void *)(proc + vm->process_stack_limit), w->task, 0))
-		ww.fp = 0;
+	if (!proc_fields(vm, proc, w->task, &f)) {
+		w->proc = 0;	/* (as when the list's next link was unreadable) */
+		f.fp = 0;
+	} else {
+		w->proc = f.all_next;
+	}
+	ww.fp = f.fp;
+	ww.base = f.base;
+	ww.limit = f.limit;
 	key->pid = w->pid;
 	key->depth = 0;
 	key->flags = 0;
 	key->kstack = -1;
 	key->ustack = -1;
-	key->state = wall_state(w, st, waiting_on);
-	if (key->state == SQ_GREEN_UNKNOWN && st != vm->state_terminated) {
+	key->state = wall_state(w, f.state, f.waiting_on);
+	if (key->state == SQ_GREEN_UNKNOWN && f.state != vm->state_terminated) {
 		/* not a process's state: the list changed under the walk (a process ended and
 		 * its memory was reused); the rest of it is not to be believed */
 		__sync_fetch_and_add(&inconsistent, 1);
@@ -345,13 +459,15 @@ static long wall_process(__u64 i, void *data)
 		return 1;
 	}
 	__builtin_memset(key->process, 0, sizeof(key->process));
-	sq_process_name_in(vm, proc, key->process, sizeof(key->process), &key->process_id, w->task);
+	key->process_id = vm->process_name ? (__u32)f.id : 0;
+	sq_process_name_of(vm, proc, f.obj, f.is_main, key->process, sizeof(key->process), w->task);
+	wall_window(&ww, vm, w->task);
 	bpf_loop(max_depth, wall_frame, &ww, 0);
 	if (ww.bad) {
 		__sync_fetch_and_add(&inconsistent, 1);
 		return 0;
 	}
-	if (ww.fp && !bpf_copy_from_user_task(&m, sizeof(m), (void *)(ww.fp + vm->frame_method), w->task, 0) && m) {
+	if (ww.fp && !walk_read(&ww, ww.fp + vm->frame_method, &m, w->task) && m) {
 		key->flags |= SQPROF_TRUNCATED;
 		__sync_fetch_and_add(&truncated, 1);
 	}

@@ -216,30 +216,25 @@ static __always_inline __u32 sq_class_of(const struct sq_vm_offsets *vm, __u64 v
 	return sq_class_of_in(vm, v, 0);
 }
 
-/* The name of green process proc into buf (NUL-terminated, len bytes, a constant), as
- * Process>>name has it, and its id into *id: the name field of its Smalltalk object, or
- * "main" for the main process before it has one; an empty buf for a process without a
- * name (Smalltalk calls it "process ID"). Every value is checked by its class before
- * it is followed: a sample that lands mid-collection gets no name rather than garbage.
- * task: as sq_read's (a task's memory has no string read: len bytes are copied). */
-static __always_inline void sq_process_name_in(const struct sq_vm_offsets *vm, __u64 proc, char *buf, __u32 len,
-					       __u32 *id, struct task_struct *task)
+/* The name of green process proc as sq_process_name_in finds it, from its object obj and
+ * its isMain (-1: not read yet), for a reader that has read the Process's fields already. */
+static __always_inline void sq_process_name_of(const struct sq_vm_offsets *vm, __u64 proc, __u64 obj, int is_main,
+					       char *buf, __u32 len, struct task_struct *task)
 {
-	__u64 obj = 0, name = 0, pid64 = 0;
-	__u8 is_main = 0;
+	__u64 name = 0;
+	__u8 main = 0;
 	__u32 cls;
 
 	buf[0] = 0;
-	*id = 0;
-	if (!proc || !vm->process_name)
+	if (!vm->process_name)
 		return;
-	sq_read(&pid64, sizeof(pid64), (void *)(proc + vm->process_id), task);
-	*id = (__u32)pid64;
-	sq_read(&obj, sizeof(obj), (void *)(proc + vm->process_obj), task);
 	cls = sq_class_of_in(vm, obj, task);
 	if (!cls || cls == vm->class_nil) {
-		sq_read(&is_main, sizeof(is_main), (void *)(proc + vm->process_is_main), task);
-		if (is_main && len >= 5)
+		if (is_main < 0)
+			sq_read(&main, sizeof(main), (void *)(proc + vm->process_is_main), task);
+		else
+			main = is_main;
+		if (main && len >= 5)
 			__builtin_memcpy(buf, "main", 5);
 		return;
 	}
@@ -263,6 +258,27 @@ static __always_inline void sq_process_name_in(const struct sq_vm_offsets *vm, _
 	} else if (bpf_probe_read_user_str(buf, len, (void *)(name + vm->string_bytes)) < 0) {
 		buf[0] = 0;
 	}
+}
+
+/* The name of green process proc into buf (NUL-terminated, len bytes, a constant), as
+ * Process>>name has it, and its id into *id: the name field of its Smalltalk object, or
+ * "main" for the main process before it has one; an empty buf for a process without a
+ * name (Smalltalk calls it "process ID"). Every value is checked by its class before
+ * it is followed: a sample that lands mid-collection gets no name rather than garbage.
+ * task: as sq_read's (a task's memory has no string read: len bytes are copied). */
+static __always_inline void sq_process_name_in(const struct sq_vm_offsets *vm, __u64 proc, char *buf, __u32 len,
+					       __u32 *id, struct task_struct *task)
+{
+	__u64 obj = 0, pid64 = 0;
+
+	buf[0] = 0;
+	*id = 0;
+	if (!proc || !vm->process_name)
+		return;
+	sq_read(&pid64, sizeof(pid64), (void *)(proc + vm->process_id), task);
+	*id = (__u32)pid64;
+	sq_read(&obj, sizeof(obj), (void *)(proc + vm->process_obj), task);
+	sq_process_name_of(vm, proc, obj, -1, buf, len, task);
 }
 
 static __always_inline void sq_process_name(const struct sq_vm_offsets *vm, __u64 proc, char *buf, __u32 len,

@@ -4,7 +4,7 @@
  * TCP, other): the system calls, their bytes and time, the waits for the descriptor
  * in the event loop, and the pages its reads brought in from disk. The method shown is
  * the innermost one outside the library's I/O classes (--library: the innermost).
- * Counted in the kernel (raw_syscalls and filemap tracepoints, the io probes). */
+ * Counted in the kernel (the sys_enter/sys_exit raw tracepoints, filemap's, the io probes). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>

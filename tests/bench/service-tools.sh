@@ -12,6 +12,7 @@
 #
 #   tests/bench/service-tools.sh [ROUNDS [SECONDS [CONNECTIONS [LOAD]]]]
 #   (defaults 3 rounds of 5 s, 64 connections, LOAD hello: GET /hello; or mix)
+#   TOOLS_ONLY="sqio;sqreq -j" tests/bench/service-tools.sh ...: only those tools (and none)
 set -u
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
@@ -46,6 +47,7 @@ esac
 wrk -t2 -c"$CONNS" -d1s -s "$TMPD/load.lua" "$URL" >/dev/null 2>&1 # warm up
 
 TOOLS=(none "sqreq" "sqprof -F 99" "sqprof -F 99 --wall" "sqsched" "sqio")
+if [ -n "${TOOLS_ONLY:-}" ]; then IFS=';' read -r -a only <<<"$TOOLS_ONLY"; TOOLS=(none "${only[@]}"); fi
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER/stat"; }
 
