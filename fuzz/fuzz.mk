@@ -5,6 +5,7 @@
 #   make fuzz                    build them and run each for FUZZ_TIME seconds (default 60)
 #                                from a random seed
 #   make fuzz FUZZ_TIME=1800     longer (the figures in docs/HACKING.md are from 35 minutes)
+#   make fuzz FUZZ_ONLY=eval     only those targets (compile, eval, elf)
 #   make fuzz-build              build only: build/fuzz/fuzz_compile, fuzz_eval, fuzz_elf
 #   scripts/fuzz.sh ci           what CI runs: the regression corpus, then fixed-seed runs
 #
@@ -29,7 +30,7 @@ FUZZ_TIME ?= 60
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_TARGETS)
 fuzz: fuzz-build
-	scripts/fuzz.sh $(FUZZ_TIME)
+	scripts/fuzz.sh $(FUZZ_TIME) $(FUZZ_ONLY)
 
 $(FUZZ_DIR)/obj/vm_%.o: vm/%.c | $(FUZZ_DIR)/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<

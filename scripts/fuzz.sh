@@ -7,8 +7,10 @@
 #                               fresh corpus: the same code runs the same inputs and gets
 #                               the same verdict (fuzz_eval: see its budget in fuzz_eval.c)
 #   scripts/fuzz.sh replay      every input of the regression corpus and the seeds, once
-#   scripts/fuzz.sh [SECONDS]   a random campaign per target for SECONDS (60) (make fuzz);
-#                               its corpus grows in build/fuzz/corpus/
+#   scripts/fuzz.sh [SECONDS [TARGET...]]
+#                               a random campaign per target (compile, eval, elf; all by
+#                               default) for SECONDS (60) (make fuzz, FUZZ_ONLY=); its
+#                               corpus grows in build/fuzz/corpus/
 #
 # Inputs: fuzz/regress/TARGET/ holds every input that ever crashed or hung (see its
 # README); the seeds are every .som file under tests/ and vm/lib/ (compile), fuzz/seeds/eval/
@@ -146,7 +148,11 @@ case "$MODE" in
         # other work loaded took 138 s for fuzz_eval's (hangs are the watchdog's, in CPU time)
         for t in compile eval elf; do campaign "$t" 1 "${CI_RUNS[$t]}" 240; done ;;
     *)
-        for t in compile eval elf; do campaign "$t" random 0 "$MODE"; done ;;
+        shift
+        for t in ${*:-compile eval elf}; do
+            [[ " compile eval elf " == *" $t "* ]] || { echo "scripts/fuzz.sh: no target $t (compile, eval, elf)" >&2; exit 2; }
+            campaign "$t" random 0 "$MODE"
+        done ;;
 esac
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
