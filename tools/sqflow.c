@@ -235,10 +235,9 @@ struct thread_calls {
 
 static struct thread_calls *threads;
 static size_t nthreads;
-/* The trace's window: from right before call__batch is attached (the BPF program skips
- * records older than that, and every record after it is a whole event: entries and
- * returns come through one probe) to when detaching begins. Chrome output keeps the
- * events inside it only. */
+/* The trace's window: from when every probe is attached to when detaching begins.
+ * Chrome output keeps the events inside it only: a return seen while the entry probe
+ * was not attached yet, or no longer, would close nothing. */
 static __u64 chrome_base_ns, chrome_end_ns, last_ts_ns;
 static bool chrome_first = true;
 
@@ -510,9 +509,8 @@ int main(int argc, char **argv)
 	err = attach_calls(skel);
 	if (err)
 		goto cleanup;
-	/* Chrome times count from the first record the BPF program keeps: an entry recorded
-	 * while the probe was being attached is one, and its return must close it. */
-	chrome_base_ns = skel->bss->sq_batch_since_ns;
+	/* Chrome times count from here: every probe is attached. */
+	chrome_base_ns = sq_mono_ns();
 	sq_print_tracing(&env.c, env.no_blocks ? "method calls" : "method and block calls");
 	if (env.c.format == SQ_FORMAT_CHROME)
 		chrome_begin();
