@@ -4,12 +4,10 @@
  * probes' depth argument: frames on the Smalltalk stack), so it is right from the first
  * event even when tracing starts deep in a running program. Filters by class and
  * selector prefix and by depth run here too, so what user space does not want is never
- * copied to it. The calls arrive as call__batch's records (one uprobe hit per batch,
- * the process switches among them in order). */
+ * copied to it. */
 #include "sqvm.bpf.h"
 #include "sqgreen.bpf.h"
 #include "sqflow.h"
-#include "sqbatch.bpf.h"
 
 /* Options, set by user space before load. */
 const volatile char class_prefix[SQ_NAME_LEN] = {};	/* -C: receiver or defining class */
@@ -17,7 +15,6 @@ const volatile __u32 class_prefix_len = 0;
 const volatile char sel_prefix[SQ_NAME_LEN] = {};	/* -M: selector */
 const volatile __u32 sel_prefix_len = 0;
 const volatile __u32 max_depth = 0;			/* -D: 0 means no limit */
-const volatile bool no_blocks = false;			/* --no-blocks (batches: skip block records) */
 
 /* An activation that has entered and not returned yet: keyed by thread and frame address,
  * so returns pair with their own entries however calls nest or unwind. LRU: activations
@@ -88,7 +85,7 @@ static __always_inline int emit(struct sqflow_event *e)
 }
 
 static __always_inline int on_entry(const char *recv, const char *sel, const char *def,
-				    __u64 frame, __u32 vm_depth, __u8 block, __u64 ts)
+				    __u64 frame, __u32 vm_depth, __u8 block)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, zero = 0, depth = vm_depth ? vm_depth - 1 : 0;
@@ -96,7 +93,7 @@ static __always_inline int on_entry(const char *recv, const char *sel, const cha
 	struct frame_info info = {};
 	struct sqflow_event *e;
 
-	info.ts_ns = ts;
+	info.ts_ns = bpf_ktime_get_ns();
 	if (max_depth && depth >= max_depth)
 		return 0;
 	e = bpf_map_lookup_elem(&scratch, &zero);
@@ -123,9 +120,9 @@ static __always_inline int on_entry(const char *recv, const char *sel, const cha
 }
 
 static __always_inline int on_return(const char *recv, const char *sel, const char *def,
-				     __u64 frame, __u32 vm_depth, __u8 block, __u64 now)
+				     __u64 frame, __u32 vm_depth, __u8 block)
 {
-	__u64 id = bpf_get_current_pid_tgid(), duration = 0;
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), duration = 0;
 	__u32 tid = (__u32)id, zero = 0, depth = vm_depth ? vm_depth - 1 : 0;
 	struct frame_key key = { .tid = tid, .frame = frame };
 	struct frame_info *info;
@@ -161,45 +158,41 @@ static __always_inline int on_return(const char *recv, const char *sel, const ch
 	return emit(e);
 }
 
-/* One record of a call__batch: the call probe's event it stands for, at its own time. */
-static long on_record(__u32 i, void *unused)
+SEC("usdt")
+int BPF_USDT(method_entry, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	const SqEventRecord *r = sq_batch_record(i);
-	__u8 block;
-
-	if (!r)
-		return 1;
-	block = r->kind == SQ_EV_BLOCK_ENTRY || r->kind == SQ_EV_BLOCK_RETURN;
-	if (block && no_blocks)
-		return 0;
-	switch (r->kind) {
-	case SQ_EV_METHOD_ENTRY:
-	case SQ_EV_BLOCK_ENTRY:
-		on_entry((const char *)r->a[0], (const char *)r->a[1], (const char *)r->a[2], r->a[3], r->arg, block, r->ts);
-		break;
-	case SQ_EV_METHOD_RETURN:
-	case SQ_EV_BLOCK_RETURN:
-		on_return((const char *)r->a[0], (const char *)r->a[1], (const char *)r->a[2], r->a[3], r->arg, block, r->ts);
-		break;
-	case SQ_EV_PROCESS_ACTIVATE: {
-		__u64 prev;
-
-		sq_green_activate((__u32)bpf_get_current_pid_tgid(), r->a[0], &prev);
-		break;
-	}
-	}
-	return 0;
+	return on_entry(recv, sel, def, frame, depth, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(call_batch, __u64 records, __u32 count)
+int BPF_USDT(method_return, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	bpf_loop(sq_batch_load(records, count), on_record, NULL, 0);
+	return on_return(recv, sel, def, frame, depth, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(block_entry, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
+{
+	return on_entry(recv, sel, def, frame, depth, 1);
+}
+
+SEC("usdt")
+int BPF_USDT(block_return, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
+{
+	return on_return(recv, sel, def, frame, depth, 1);
+}
+
+/* Which process runs: set at each activation, and learnt from the first probe that
+ * names the running one, if tracing began after its activation. */
+SEC("usdt")
+int BPF_USDT(process_activate, __u64 id, char *name, int priority)
+{
+	__u64 prev;
+
+	sq_green_activate((__u32)bpf_get_current_pid_tgid(), id, &prev);
 	return 0;
 }
 
-/* Which process runs when tracing begins, learnt from the first probe that names the
- * running one (after that, the batches' process switches say). */
 SEC("usdt")
 int BPF_USDT(process_wait, __u64 id, char *name, __u64 semaphore, __u64 timeout)
 {

@@ -429,20 +429,28 @@ static __u64 round_up_pow2(__u64 v)
 	return p;
 }
 
-/* The calls and the process switches come in call__batch's records, in order; the
- * other process probes only tell which process runs when tracing begins. */
+/* Returns first: an entry seen before its return probe is attached would never be
+ * closed. */
 static int attach_calls(struct sqflow_bpf *skel)
 {
-	int err = sq_attach(&env.c, skel->progs.process_wait, "process__wait");
+	/* which green process runs, first: calls are paired per process */
+	int err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
 
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.process_wait, "process__wait");
 	if (!err)
 		err = sq_attach(&env.c, skel->progs.io_wait, "io__wait");
 	if (!err)
 		err = sq_attach(&env.c, skel->progs.process_ready, "process__ready");
-	if (!err) {
-		skel->bss->sq_batch_since_ns = sq_mono_ns();
-		err = sq_attach(&env.c, skel->progs.call_batch, "call__batch");
-	}
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.method_return, "method__return");
+
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_return, "block__return");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.method_entry, "method__entry");
+	if (!err && !env.no_blocks)
+		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry");
 	return err;
 }
 
@@ -493,7 +501,6 @@ int main(int argc, char **argv)
 	sq_prefix_set((char *)skel->rodata->class_prefix, &skel->rodata->class_prefix_len, env.class_prefix);
 	sq_prefix_set((char *)skel->rodata->sel_prefix, &skel->rodata->sel_prefix_len, env.sel_prefix);
 	skel->rodata->max_depth = env.max_depth;
-	skel->rodata->no_blocks = env.no_blocks;
 	bpf_map__set_max_entries(skel->maps.rb, round_up_pow2(env.buffer));
 	err = sqflow_bpf__load(skel);
 	if (err) {

@@ -6,7 +6,9 @@
 #
 #   make bench-tools                  (build/sqvm)
 #   tests/bench/tools.sh VM [VM...]   the per-event costs of several VM binaries, side by
-#                                     side (a binary before and after a change)
+#                                     side (a binary before and after a change), each with
+#                                     the tools built beside it (DIR/tools/ of DIR/sqvm, when
+#                                     there is one; else build/tools/)
 set -u
 cd "$(dirname "$0")/../.."
 if [ "$(id -u)" != 0 ]; then echo "tests/bench/tools.sh: needs root (BPF)" >&2; exit 1; fi
@@ -16,8 +18,10 @@ STARTED=() # every process this script starts, ended by PID at exit
 trap 'for p in "${STARTED[@]+"${STARTED[@]}"}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$TMPD"' EXIT
 # private copies: nobody else's probes on them, ours on nobody else's
 VMS=()
+TOOLDIRS=()
 for v in "${@:-build/sqvm}"; do
     [ -x "$v" ] || { echo "tests/bench/tools.sh: $v is not an executable" >&2; exit 1; }
+    if [ -x "$(dirname "$v")/tools/sqalloc" ]; then TOOLDIRS+=("$(dirname "$v")/tools"); else TOOLDIRS+=(build/tools); fi
     mkdir -p "$TMPD/${#VMS[@]}" && cp "$v" "$TMPD/${#VMS[@]}/sqvm" && VMS+=("$TMPD/${#VMS[@]}/sqvm")
 done
 VM=${VMS[0]}
@@ -69,10 +73,13 @@ TICK=$(getconf CLK_TCK)
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # utime + stime (field 2 has no spaces)
 
-# phase_cost VM PHASE N TOOL...: one run; prints "cpu_seconds wall_seconds" of the phase
+# phase_cost K PHASE N TOOL...: one run of VM number K (build/tools/NAME is its tools'
+# NAME); prints "cpu_seconds wall_seconds" of the phase
 phase_cost() {
-    local bin=$1 phase=$2 n=$3 go="$TMPD/go.$RANDOM" done="$TMPD/done.$RANDOM" vm tool="" c0 c1 t0 t1
+    local bin=${VMS[$1]} phase=$2 n=$3 go="$TMPD/go.$RANDOM" done="$TMPD/done.$RANDOM" vm tool="" c0 c1 t0 t1
+    local tools=${TOOLDIRS[$1]}
     shift 3
+    [ $# -gt 0 ] && set -- "${1/#build\/tools/$tools}" "${@:2}"
     "$bin" tests/bench/ToolCost.som "$phase" "$n" "$go" "$done" >"$TMPD/vm.out" 2>&1 &
     vm=$!
     STARTED+=("$vm")
@@ -98,7 +105,7 @@ phase_cost() {
 costs() {
     local i k
     for ((i = 0; i < runs; i++)); do
-        for k in "${!VMS[@]}"; do echo "$k $(phase_cost "${VMS[$k]}" "$@")"; done
+        for k in "${!VMS[@]}"; do echo "$k $(phase_cost "$k" "$@")"; done
     done | sort -k1,1n -k2,2g | awk '{ c[$1, ++n[$1]] = $2; w[$1, n[$1]] = $3 }
         END { for (k = 0; (k, 1) in c; k++) { m = int((n[k] + 1) / 2); print c[k, m], w[k, m] } }'
 }
