@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* batch.c - the event batch buffer and its flush, the batch probes' sites (compiled, as
  * probes.c, without a red zone: Makefile). */
-#define _GNU_SOURCE /* pthread_setname_np */
 #include "batch.h"
 #include "probes.h"
+#include "thread.h"
 #include "vm.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -60,26 +58,11 @@ static void *ticker_main(void *unused)
     return NULL;
 }
 
-/* With every signal blocked, so that signals keep going to the VM's own thread. */
 static void start_ticker(void)
 {
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 64u << 10);
-    pthread_t t;
     tickerOn = 1;
-    int err = pthread_create(&t, &attr, ticker_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (err) { /* batches still flush when full, aged, idle or at exit */
-        tickerOn = 0;
-        return;
-    }
-    pthread_setname_np(t, "sqvm-batch");
-    pthread_detach(t);
+    if (thread_start_helper(ticker_main, "sqvm-batch"))
+        tickerOn = 0; /* batches still flush when full, aged, idle or at exit */
 }
 
 SqEventRecord *batch_add(uint32_t kind)

@@ -20,12 +20,12 @@
 #include "io.h"
 #include "gc.h"
 #include "sched.h"
+#include "thread.h"
 #include "vm.h"
 
 #include <errno.h>
 #include <linux/futex.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,26 +298,13 @@ static void *watcher_main(void *unused)
     return NULL;
 }
 
-/* The watcher runs with every signal blocked, so that signals (SIGINT, a fuzzer's or a
- * profiler's timers) keep going to the VM's own thread. */
 static void start_watcher(void)
 {
     loop.watcherStarted = true;
     loop.kickFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (loop.kickFd < 0) vm_fatal("cannot make the scheduler's watcher: %s", strerror(errno));
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 64u << 10);
-    pthread_t t;
-    int err = pthread_create(&t, &attr, watcher_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    int err = thread_start_helper(watcher_main, "sqvm-watcher");
     if (err) vm_fatal("cannot start the scheduler's watcher thread: %s", strerror(err));
-    pthread_setname_np(t, "sqvm-watcher");
-    pthread_detach(t);
 }
 
 void io_watch(int what)
