@@ -234,7 +234,9 @@ at_lifecycle() {
         pass "attach/sqalloc --callers 2 system-wide: a VM started mid-trace, exact chain and count"
     else fail "attach/sqalloc --callers 2, VM started mid-trace" "status $AT_STATUS: '$got' $(head -3 "$AT_TMP/sw.err")"; fi
 
-    # -d: every tool of the family traces for that long, reports and exits
+    # -d: every tool of the family traces for that long, reports and exits by itself: at
+    # least the second, and well before the harness's timeout (how much longer attaching
+    # and the report take is the machine's load: 2.5 s was once too little)
     local t0 t1 tool
     at_start_busy
     sleep 1
@@ -242,7 +244,7 @@ at_lifecycle() {
         t0=$(date +%s%N)
         at_tool "$tool" -p "$AT_BUSY" -d 1 -j
         t1=$(date +%s%N)
-        if [ "$AT_STATUS" = 0 ] && [ -s "$AT_TMP/out" ] && (( (t1 - t0) / 1000000 < 2500 )); then
+        if [ "$AT_STATUS" = 0 ] && [ -s "$AT_TMP/out" ] && (( (t1 - t0) / 1000000 >= 1000 && (t1 - t0) / 1000000 < 20000 )); then
             pass "attach/$tool -d 1: reported and exited after $(( (t1 - t0) / 1000000 )) ms"
         else fail "attach/$tool -d 1" "status $AT_STATUS after $(( (t1 - t0) / 1000000 )) ms: $(head -3 "$AT_TMP/err")"; fi
     done
