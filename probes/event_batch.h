@@ -50,8 +50,12 @@ enum {
 	 * probe's arguments (squeak.d). A process's records (activate included) hold its name
 	 * in a[3] (char *): a Smalltalk string, which a collection may move, so the VM
 	 * flushes the buffer before every collection and a reader reads the name while it
-	 * handles the batch. SQ_EV_PROCESS_ACTIVATE is in this batch too while sched__batch
-	 * is enabled (one record for both batch probes). */
+	 * handles the batch. Every record of this batch (and activate's) holds the VM's
+	 * allocation totals at the event, a[4] objects and a[5] bytes (as sqvm_debug_offsets
+	 * adds them up), and a wait's (PROCESS_WAIT, IO_WAIT) a[6] the Method * of the
+	 * running process's innermost frame: what a reader of the batch can no longer read
+	 * as it was. SQ_EV_PROCESS_ACTIVATE is in this batch too while sched__batch is
+	 * enabled (one record for both batch probes). */
 	/* process__ready: arg the reason (0 resumed .. 4 io); a[0] the id. */
 	SQ_EV_PROCESS_READY = 7,
 	/* process__wait: a[0] the id, a[1] the Semaphore's identity hash (0: a Delay),

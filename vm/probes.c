@@ -176,6 +176,15 @@ void probe_object_alloc(Obj *o)
     if (SQ_ENABLED(OBJECT_ALLOC)) SQUEAK_OBJECT_ALLOC(name, bytes, acls, asel);
 }
 
+/* The VM's allocation totals at an event, in a[4] (objects) and a[5] (bytes: as
+ * sqvm_debug_offsets tells a reader to add them up), which a reader of the batch can
+ * no longer read as they were. */
+static void record_allocs(SqEventRecord *r)
+{
+    r->a[4] = vm_counters.allocations;
+    r->a[5] = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
+}
+
 /* A process switch, in the batch (call__batch's consumers time calls without the time
  * their process was switched out; sched__batch's follow the scheduler): one record for
  * either or both. */
@@ -185,6 +194,7 @@ void probe_batch_activate(uint64_t id, const char *name, int priority)
     r->arg = (uint32_t)priority;
     r->a[0] = id;
     r->a[3] = (uint64_t)(uintptr_t)name;
+    record_allocs(r);
 }
 
 /* The sampler: the gap to the next sample is exponentially distributed with mean
@@ -288,7 +298,7 @@ void probe_primitive_fail(Value receiver, const char *primitive, const char *rea
 }
 
 /* The scheduler's and the requests' events as records (sched__batch). */
-static void sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
+static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
 {
     SqEventRecord *r = batch_add(kind);
     r->arg = arg;
@@ -296,6 +306,15 @@ static void sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, 
     r->a[1] = a1;
     r->a[2] = a2;
     r->a[3] = (uint64_t)(uintptr_t)name;
+    record_allocs(r);
+    return r;
+}
+
+/* A wait's record: the method the running process waits in (its innermost frame's). */
+static void record_wait_method(SqEventRecord *r)
+{
+    Frame *f = interp_current ? interp_current->fp : NULL;
+    r->a[6] = (uint64_t)(uintptr_t)(f ? f->method : NULL);
 }
 
 void probe_process(int what, uint64_t id, const char *name, int priority)
@@ -319,13 +338,13 @@ void probe_process_ready(uint64_t id, const char *name, int reason)
 
 void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_PROCESS_WAIT, 0, id, semaphore, timeoutNs, name);
+    if (SQ_ENABLED(SCHED_BATCH)) record_wait_method(sched_record(SQ_EV_PROCESS_WAIT, 0, id, semaphore, timeoutNs, name));
     if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(id, name, semaphore, timeoutNs);
 }
 
 void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name);
+    if (SQ_ENABLED(SCHED_BATCH)) record_wait_method(sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name));
     if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
 }
 
