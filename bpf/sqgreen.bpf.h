@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* sqgreen.bpf.h - the state of every green process, kept from the probes, for the tools
+/* sqgreen.bpf.h - the state of every green process, kept from the probes (or their
+ * records in squeak:sched__batch, each with its own time), for the tools
  * that charge time to what a process was doing (sqsched per process, sqreq per request):
  *
  *   process__activate   -> running (and the process that ran before on that VM thread,

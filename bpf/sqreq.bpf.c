@@ -11,6 +11,7 @@
 #include "sqvm.bpf.h"
 #include "sqgreen.bpf.h"
 #include "sqrequest.bpf.h"
+#include "sqbatch.bpf.h"
 #include "sqreq.h"
 
 const volatile bool records = false;	/* --slowest */
@@ -107,13 +108,35 @@ static __always_inline __u64 running_method(__u32 pid)
 	return m[0];
 }
 
-/* r's process begins (mark) or stops (settle) running: its allocations in between. */
-static __always_inline void alloc_edge(__u32 pid, struct open_req *r, bool mark)
+/* The VM's allocation totals at an event: a record's (a[4], a[5]), or read now (ok
+ * false: unknown). */
+struct allocs {
+	__u64 objects, bytes;
+	bool ok;
+};
+
+static __always_inline struct allocs allocs_of(const SqEventRecord *rec)
+{
+	struct allocs a = { .objects = rec->a[4], .bytes = rec->a[5], .ok = true };
+
+	return a;
+}
+
+static __always_inline struct allocs allocs_now(__u32 pid)
 {
 	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
-	__u64 objects, bytes;
+	struct allocs a = {};
 
-	if (!vm || !sq_read_allocs(vm, &objects, &bytes))
+	a.ok = vm && sq_read_allocs(vm, &a.objects, &a.bytes);
+	return a;
+}
+
+/* r's process begins (mark) or stops (settle) running: its allocations in between. */
+static __always_inline void alloc_edge(struct open_req *r, bool mark, const struct allocs *a)
+{
+	__u64 objects = a->objects, bytes = a->bytes;
+
+	if (!a->ok)
 		return;
 	if (!mark && r->marked) {
 		r->allocations += objects - r->mark_objects;
@@ -126,7 +149,7 @@ static __always_inline void alloc_edge(__u32 pid, struct open_req *r, bool mark)
 
 /* Process id of VM pid enters state to: the time in the state it leaves goes to its
  * open request, if it has one. */
-static __always_inline void move(__u32 pid, __u64 id, __u32 to, __u64 now)
+static __always_inline void move(__u32 pid, __u64 id, __u32 to, __u64 now, const struct allocs *a)
 {
 	__u64 ns;
 	__u32 from = sq_green_move(pid, id, to, now, &ns);
@@ -141,9 +164,9 @@ static __always_inline void move(__u32 pid, __u64 id, __u32 to, __u64 now)
 		r->wait_method = 0;
 	}
 	if (in_run(from) && !in_run(to))
-		alloc_edge(pid, r, false);
+		alloc_edge(r, false, a);
 	else if (!in_run(from) && in_run(to))
-		alloc_edge(pid, r, true);
+		alloc_edge(r, true, a);
 }
 
 /* The slot of the log-linear histogram (sqreq.h). */
@@ -158,30 +181,35 @@ static __always_inline __u32 fine_slot(__u64 v)
 	return slot < SQREQ_FINE_SLOTS ? slot : SQREQ_FINE_SLOTS - 1;
 }
 
-SEC("usdt")
-int BPF_USDT(request_begin, __u64 id, char *route, __u64 process)
+/* The records are the probes' events, handled in order, each with its own time and the
+ * VM's allocation totals when it happened (the batch arrives later). */
+struct batch_state {
+	__u32 pid, tid;
+};
+
+static __always_inline void on_begin(const struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), prev;
-	__u32 pid = pt >> 32, tid = (__u32)pt;
+	__u64 id = rec->a[0], route = rec->a[1], process = rec->a[2], now = rec->ts, prev;
+	__u32 pid = b->pid, tid = b->tid;
+	struct allocs a = allocs_of(rec);
 	struct sq_request_key k = sq_request_key(pid, process);
-	struct open_req fresh = { .req = { .id = id, .route = (__u64)route, .begin_ns = now } };
+	struct open_req fresh = { .req = { .id = id, .route = route, .begin_ns = now } };
 
 	if (!sq_request_may_begin(&open_reqs, &k, &nested))
-		return 0;
+		return;
 	/* The process that begins a request runs: so the tool learns it if it attached
 	 * while the process was running. Its time before now is no request's. */
 	sq_green_activate(tid, process, &prev);
 	if (prev)
-		move(pid, prev, SQ_GREEN_UNKNOWN, now);
-	move(pid, process, SQ_GREEN_RUNNING, now);
+		move(pid, prev, SQ_GREEN_UNKNOWN, now, &a);
+	move(pid, process, SQ_GREEN_RUNNING, now, &a);
 	if (bpf_map_update_elem(&open_reqs, &k, &fresh, BPF_ANY)) {
 		__sync_fetch_and_add(&lost, 1);
-		return 0;
+		return;
 	}
 	struct open_req *r = open_of(pid, process);
 	if (r)
-		alloc_edge(pid, r, true);
-	return 0;
+		alloc_edge(r, true, &a);
 }
 
 static __always_inline void record(__u32 pid, __u64 process, struct open_req *r, int status, __u64 lat)
@@ -247,84 +275,115 @@ static __always_inline void aggregate(__u32 pid, struct open_req *r, int status,
 		__sync_fetch_and_add(&s->fine[f], 1);
 }
 
-SEC("usdt")
-int BPF_USDT(request_end, __u64 id, char *route, __u64 process, int status)
+static __always_inline void on_end(const struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 now = bpf_ktime_get_ns(), lat;
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = rec->a[0], process = rec->a[2], now = rec->ts, lat;
+	int status = (int)rec->arg;
+	__u32 pid = b->pid;
+	struct allocs a = allocs_of(rec);
 	struct sq_green_key k = { .pid = pid, .id = process };
 	struct sq_request_key rk = sq_request_key(pid, process);
 	struct sq_green *g;
 	struct open_req *r = sq_request_ending(&open_reqs, &rk, id, &unseen);
 
 	if (!r)
-		return 0;
+		return;
 	/* Its time up to now, in the state it is in (it may be another process that ends
 	 * it, while the owner waits), and its allocations if it runs. */
 	g = bpf_map_lookup_elem(&green_states, &k);
-	move(pid, process, g ? g->state : SQ_GREEN_UNKNOWN, now);
+	move(pid, process, g ? g->state : SQ_GREEN_UNKNOWN, now, &a);
 	if (r->marked)
-		alloc_edge(pid, r, false);
+		alloc_edge(r, false, &a);
 	lat = now - r->req.begin_ns;
 	aggregate(pid, r, status, lat);
 	if (records)
 		record(pid, process, r, status, lat);
 	bpf_map_delete_elem(&open_reqs, &rk);
-	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(process_activate, __u64 id, char *name, int priority)
+static __always_inline void on_activate(const struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), prev;
-	__u32 pid = pt >> 32;
+	__u64 id = rec->a[0], prev;
+	struct allocs a = allocs_of(rec);
 
-	sq_green_activate((__u32)pt, id, &prev);
+	sq_green_activate(b->tid, id, &prev);
 	if (prev)
-		move(pid, prev, SQ_GREEN_UNKNOWN, now);
-	move(pid, id, SQ_GREEN_RUNNING, now);
-	return 0;
+		move(b->pid, prev, SQ_GREEN_UNKNOWN, rec->ts, &a);
+	move(b->pid, id, SQ_GREEN_RUNNING, rec->ts, &a);
+}
+
+/* The method a wait's record names (a[6]), its name kept; 0: unknown. */
+static __always_inline __u64 wait_method(__u32 pid, const SqEventRecord *rec)
+{
+	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
+
+	if (!vm || !rec->a[6])
+		return 0;
+	sq_remember_method(pid, rec->a[6], vm->method_print_name);
+	return rec->a[6];
 }
 
 /* id stops running (if it was) and enters state to; a wait remembers where it waits. */
-static __always_inline int stop_into(__u64 id, __u32 to, bool wait)
+static __always_inline void stop_into(const struct batch_state *b, const SqEventRecord *rec, __u32 to, bool wait)
 {
-	__u64 pt = bpf_get_current_pid_tgid();
-	__u32 pid = pt >> 32;
+	struct allocs a = allocs_of(rec);
+	__u64 id = rec->a[0];
 	struct open_req *r;
 
-	sq_green_stop((__u32)pt, id);
-	move(pid, id, to, bpf_ktime_get_ns());
-	if (wait && records && (r = open_of(pid, id)))
-		r->wait_method = running_method(pid);
+	sq_green_stop(b->tid, id);
+	move(b->pid, id, to, rec->ts, &a);
+	if (wait && records && (r = open_of(b->pid, id)))
+		r->wait_method = wait_method(b->pid, rec);
+}
+
+static __always_inline void on_exit(const struct batch_state *b, const SqEventRecord *rec)
+{
+	struct sq_request_key k = sq_request_key(b->pid, rec->a[0]);
+
+	stop_into(b, rec, SQ_GREEN_NSTATES, false);
+	bpf_map_delete_elem(&open_reqs, &k);	/* request__end (status -1) came first */
+}
+
+static long on_record(__u32 i, void *ctx)
+{
+	const SqEventRecord *r = sq_batch_record(i);
+	const struct batch_state *b = ctx;
+
+	if (!r)
+		return 1;
+	switch (r->kind) {
+	case SQ_EV_PROCESS_ACTIVATE:
+		on_activate(b, r);
+		break;
+	case SQ_EV_PROCESS_READY:
+		stop_into(b, r, SQ_GREEN_READY, false);
+		break;
+	case SQ_EV_PROCESS_WAIT:
+		stop_into(b, r, sq_green_wait_state(r->a[1]), true);
+		break;
+	case SQ_EV_IO_WAIT:
+		stop_into(b, r, SQ_GREEN_IO, true);
+		break;
+	case SQ_EV_PROCESS_EXIT:
+		on_exit(b, r);
+		break;
+	case SQ_EV_REQUEST_BEGIN:
+		on_begin(b, r);
+		break;
+	case SQ_EV_REQUEST_END:
+		on_end(b, r);
+		break;
+	}
 	return 0;
 }
 
 SEC("usdt")
-int BPF_USDT(process_ready, __u64 id, char *name, int reason)
+int BPF_USDT(sched_batch, __u64 records, __u32 count)
 {
-	return stop_into(id, SQ_GREEN_READY, false);
-}
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct batch_state b = { .pid = pt >> 32, .tid = (__u32)pt };
 
-SEC("usdt")
-int BPF_USDT(process_wait, __u64 id, char *name, __u64 semaphore, __u64 timeout)
-{
-	return stop_into(id, sq_green_wait_state(semaphore), true);
-}
-
-SEC("usdt")
-int BPF_USDT(io_wait, __u64 id, char *name, int fd, int op, __u64 timeout)
-{
-	return stop_into(id, SQ_GREEN_IO, true);
-}
-
-SEC("usdt")
-int BPF_USDT(process_exit, __u64 id, char *name)
-{
-	struct sq_request_key k = sq_request_key(bpf_get_current_pid_tgid() >> 32, id);
-
-	stop_into(id, SQ_GREEN_NSTATES, false);
-	bpf_map_delete_elem(&open_reqs, &k);	/* request__end (status -1) came first */
+	bpf_loop(sq_batch_load(records, count), on_record, &b, 0);
 	return 0;
 }
 
@@ -332,8 +391,10 @@ static __always_inline int gc_edge(bool begin)
 {
 	__u64 pt = bpf_get_current_pid_tgid(), id;
 
+	struct allocs a = allocs_now(pt >> 32);	/* unused: a pause is in the run */
+
 	if (sq_green_current((__u32)pt, &id))
-		move(pt >> 32, id, begin ? SQ_GREEN_GC : SQ_GREEN_RUNNING, bpf_ktime_get_ns());
+		move(pt >> 32, id, begin ? SQ_GREEN_GC : SQ_GREEN_RUNNING, bpf_ktime_get_ns(), &a);
 	return 0;
 }
 
@@ -350,6 +411,20 @@ int BPF_USDT(vm_start, char *version, __u64 offsets)
 	return 0;
 }
 
+/* The id of the process VM pid runs now, read from its memory (the batch's records of
+ * its switches may not have arrived yet). */
+static __always_inline bool running_now(__u32 pid, __u64 *id)
+{
+	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
+	__u64 proc = 0;
+
+	*id = 0;
+	if (!vm || !vm->process_id ||
+	    bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc)
+		return false;
+	return !bpf_probe_read_user(id, sizeof(*id), (void *)(proc + vm->process_id));
+}
+
 /* --slowest: a CPU sample of a VM thread running a process with an open request goes
  * to the request's share of its innermost method. */
 SEC("perf_event")
@@ -359,7 +434,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 pid = pt >> 32;
 	struct open_req *r;
 
-	if ((only_pid && pid != only_pid) || !sq_green_current((__u32)pt, &id) || !(r = open_of(pid, id)))
+	if ((only_pid && pid != only_pid) || !running_now(pid, &id) || !(r = open_of(pid, id)))
 		return 0;
 	add_method(r, running_method(pid), sample_ns);
 	return 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqsched.bpf.c - green-process scheduling of sqvm processes, from the process, I/O and
- * GC probes: per process, activations, time on the CPU, the run-queue latency
+ * GC probes (the process and I/O events in batches, squeak:sched__batch): per process, activations, time on the CPU, the run-queue latency
  * (process__ready to process__activate, as runqlat measures it for threads) as a
  * histogram, and the time spent blocked on Semaphores, Delays and descriptors and
  * paused by collections. The states are bpf/sqgreen.bpf.h's; every interval of a
@@ -8,6 +8,7 @@
  * -e also sends one event per switch. */
 #include "sqvm.bpf.h"
 #include "sqgreen.bpf.h"
+#include "sqbatch.bpf.h"
 #include "sqsched.h"
 
 const volatile bool millis = false;	/* -m */
@@ -107,18 +108,23 @@ static __always_inline __u64 move(__u32 pid, __u64 id, __u32 to, __u64 now, cons
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(process_activate, __u64 id, char *name, int priority)
+/* The records are the probes' events, handled in order with each record's own time
+ * (the VM's, when the event happened; the batch arrives later). */
+struct batch_state {
+	__u32 pid, tid;
+};
+
+static __always_inline void on_activate(const struct batch_state *b, __u64 id, const char *name, __u64 now)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), lat, from = 0, prev, *last;
-	__u32 pid = pt >> 32, tid = (__u32)pt;
+	__u64 lat, from = 0, prev, *last;
 	struct sqsched_stats *s;
+	__u32 tid = b->tid;
 
 	sq_green_activate(tid, id, &prev);
 	if (prev)
-		move(pid, prev, SQ_GREEN_UNKNOWN, now, NULL);
-	lat = move(pid, id, SQ_GREEN_RUNNING, now, name);
-	s = stats_of(pid, id, name);
+		move(b->pid, prev, SQ_GREEN_UNKNOWN, now, NULL);
+	lat = move(b->pid, id, SQ_GREEN_RUNNING, now, name);
+	s = stats_of(b->pid, id, name);
 	if (s)
 		__sync_fetch_and_add(&s->activations, 1);
 	/* The process that ran last on this VM thread, even if it has stopped running
@@ -131,58 +137,73 @@ int BPF_USDT(process_activate, __u64 id, char *name, int priority)
 		struct sqsched_event *e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
 		if (!e) {
 			__sync_fetch_and_add(&lost, 1);
-			return 0;
+			return;
 		}
 		e->ts_ns = now;
 		e->from = from;
 		e->to = id;
 		e->runq_ns = lat;
-		e->pid = pid;
+		e->pid = b->pid;
 		e->tid = tid;
 		bpf_probe_read_user_str(e->to_name, sizeof(e->to_name), name);
 		bpf_ringbuf_submit(e, 0);
 	}
-	return 0;
 }
 
 /* id stops running (if it was) and enters state to. */
-static __always_inline int stop_into(__u64 id, char *name, __u32 to)
+static __always_inline void stop_into(const struct batch_state *b, __u64 id, const char *name, __u32 to, __u64 now)
 {
-	__u64 pt = bpf_get_current_pid_tgid();
+	sq_green_stop(b->tid, id);
+	move(b->pid, id, to, now, name);
+}
 
-	sq_green_stop((__u32)pt, id);
-	move(pt >> 32, id, to, bpf_ktime_get_ns(), name);
+static __always_inline void on_exit(const struct batch_state *b, __u64 id, __u64 now)
+{
+	struct sqsched_key k = { .pid = b->pid, .id = id };
+	struct sqsched_stats *s;
+
+	stop_into(b, id, NULL, SQ_GREEN_NSTATES, now);
+	s = bpf_map_lookup_elem(&stats, &k);
+	if (s)
+		s->exited = 1;
+}
+
+static long on_record(__u32 i, void *ctx)
+{
+	const SqEventRecord *r = sq_batch_record(i);
+	const struct batch_state *b = ctx;
+	const char *name;
+
+	if (!r)
+		return 1;
+	name = (const char *)r->a[3];
+	switch (r->kind) {
+	case SQ_EV_PROCESS_ACTIVATE:
+		on_activate(b, r->a[0], name, r->ts);
+		break;
+	case SQ_EV_PROCESS_READY:
+		stop_into(b, r->a[0], name, SQ_GREEN_READY, r->ts);
+		break;
+	case SQ_EV_PROCESS_WAIT:
+		stop_into(b, r->a[0], name, sq_green_wait_state(r->a[1]), r->ts);
+		break;
+	case SQ_EV_IO_WAIT:
+		stop_into(b, r->a[0], name, SQ_GREEN_IO, r->ts);
+		break;
+	case SQ_EV_PROCESS_EXIT:
+		on_exit(b, r->a[0], r->ts);
+		break;
+	}
 	return 0;
 }
 
 SEC("usdt")
-int BPF_USDT(process_ready, __u64 id, char *name, int reason)
+int BPF_USDT(sched_batch, __u64 records, __u32 count)
 {
-	return stop_into(id, name, SQ_GREEN_READY);
-}
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct batch_state b = { .pid = pt >> 32, .tid = (__u32)pt };
 
-SEC("usdt")
-int BPF_USDT(process_wait, __u64 id, char *name, __u64 semaphore, __u64 timeout)
-{
-	return stop_into(id, name, sq_green_wait_state(semaphore));
-}
-
-SEC("usdt")
-int BPF_USDT(io_wait, __u64 id, char *name, int fd, int op, __u64 timeout)
-{
-	return stop_into(id, name, SQ_GREEN_IO);
-}
-
-SEC("usdt")
-int BPF_USDT(process_exit, __u64 id, char *name)
-{
-	struct sqsched_key k = { .pid = bpf_get_current_pid_tgid() >> 32, .id = id };
-	struct sqsched_stats *s;
-
-	stop_into(id, NULL, SQ_GREEN_NSTATES);
-	s = bpf_map_lookup_elem(&stats, &k);
-	if (s)
-		s->exited = 1;
+	bpf_loop(sq_batch_load(records, count), on_record, &b, 0);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * event_batch.h - the records of the batch probes (squeak:alloc__batch, squeak:call__batch):
+ * event_batch.h - the records of the batch probes (squeak:alloc__batch, call__batch, sched__batch):
  * part of the probe contract, as squeak.d and debug_offsets.h are. Plain C with fixed-width
  * types, included by the VM (vm/batch.c) and by the tools' BPF programs (bpf/sqbatch.bpf.h).
  *
@@ -44,8 +44,38 @@ enum {
 	SQ_EV_BLOCK_RETURN = 5,
 	/* call__batch: the scheduler transfers control to a green process (process__activate's
 	 * event, so that call times can leave out time switched out). arg: its priority;
-	 * a[0] its id. */
+	 * a[0] its id, a[3] its name (sched__batch, below). */
 	SQ_EV_PROCESS_ACTIVATE = 6,
+	/* sched__batch: the scheduler's and the requests' events, each with its per-event
+	 * probe's arguments (squeak.d). A process's records (activate included) hold its name
+	 * in a[3] (char *): a Smalltalk string, which a collection may move, so the VM
+	 * flushes the buffer before every collection and a reader reads the name while it
+	 * handles the batch. Every record of this batch (and activate's) holds the VM's
+	 * allocation totals at the event, a[4] objects and a[5] bytes (as sqvm_debug_offsets
+	 * adds them up), and a wait's (PROCESS_WAIT, IO_WAIT) a[6] the Method * of the
+	 * running process's innermost frame: what a reader of the batch can no longer read
+	 * as it was. SQ_EV_PROCESS_ACTIVATE is in this batch too while sched__batch is
+	 * enabled (one record for both batch probes). */
+	/* process__ready: arg the reason (0 resumed .. 4 io); a[0] the id. */
+	SQ_EV_PROCESS_READY = 7,
+	/* process__wait: a[0] the id, a[1] the Semaphore's identity hash (0: a Delay),
+	 * a[2] the timeout (ns; the Delay's length). */
+	SQ_EV_PROCESS_WAIT = 8,
+	/* process__create: arg the priority; a[0] the id. */
+	SQ_EV_PROCESS_CREATE = 9,
+	/* process__exit: a[0] the id. */
+	SQ_EV_PROCESS_EXIT = 10,
+	/* io__wait: arg the op (0 read, 1 write, 2 accept, 3 connect); a[0] the id, a[1] the
+	 * fd, a[2] the timeout (ns, 0: none). */
+	SQ_EV_IO_WAIT = 11,
+	/* io__ready: arg the op; a[0] the id, a[1] the fd, a[2] timedout (0 or 1). */
+	SQ_EV_IO_READY = 12,
+	/* request__begin: a[0] the request's id, a[1] the route (char *, interned), a[2] the
+	 * process's id. */
+	SQ_EV_REQUEST_BEGIN = 13,
+	/* request__end: arg the status (int32, -1 and -2 as request__end's); a[0] the id,
+	 * a[1] the route, a[2] the process's id. */
+	SQ_EV_REQUEST_END = 14,
 };
 
 /* The strings a record points to are the VM's permanent names (class names, selectors):

@@ -95,6 +95,12 @@ provider squeak {
 	probe request__begin(uint64_t id, char *route, uint64_t process);
 	probe request__end(uint64_t id, char *route, uint64_t process, int status);
 
+	/* The scheduler's and the requests' events as batches of records (as call__batch):
+	 * while it is enabled the VM writes each process__activate, _create, _exit, _ready,
+	 * _wait, io__wait, io__ready, request__begin and request__end as a record (probes/
+	 * event_batch.h) and fires sched__batch once per batch. */
+	probe sched__batch(uintptr_t records, uint32_t count);
+
 	/* A message was not understood; a primitive failed (before the error is raised). */
 	probe method__dnu(char *receiverclass, char *selector);
 	probe primitive__fail(char *receiverclass, char *primitive, char *reason);

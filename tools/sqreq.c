@@ -385,23 +385,21 @@ static int report(void *ctx, bool last)
 
 static int attach_all(void)
 {
-	/* Ends before begins (a request must never be begun and not ended); the process and
-	 * GC probes before request__begin, so that a request's time is followed from its
-	 * first nanosecond. */
+	/* The GC probes first, then the batch that holds every other event (in order: a
+	 * request is followed from its first nanosecond, and none is begun and not ended). */
 	static const struct { const char *probe; int prog; } order[] = {
-		{ "request__end", 0 }, { "process__exit", 1 }, { "gc__incremental__end", 2 }, { "gc__full__end", 2 },
-		{ "gc__incremental__begin", 3 }, { "gc__full__begin", 3 }, { "process__wait", 4 }, { "io__wait", 5 },
-		{ "process__ready", 6 }, { "process__activate", 7 }, { "vm__start", 8 }, { "request__begin", 9 },
+		{ "gc__incremental__end", 0 }, { "gc__full__end", 0 }, { "gc__incremental__begin", 1 },
+		{ "gc__full__begin", 1 }, { "vm__start", 2 }, { "sched__batch", 3 },
 	};
-	struct bpf_program *progs[] = { skel->progs.request_end, skel->progs.process_exit, skel->progs.gc_end,
-					skel->progs.gc_begin, skel->progs.process_wait, skel->progs.io_wait,
-					skel->progs.process_ready, skel->progs.process_activate, skel->progs.vm_start,
-					skel->progs.request_begin };
+	struct bpf_program *progs[] = { skel->progs.gc_end, skel->progs.gc_begin, skel->progs.vm_start,
+					skel->progs.sched_batch };
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && !err; i++) {
-		if (!strcmp(order[i].probe, "request__begin"))
-			sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), "reading its allocation totals");
+		if (!strcmp(order[i].probe, "sched__batch")) {
+			sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), "naming its methods");
+			skel->bss->sq_batch_since_ns = sq_mono_ns();
+		}
 		err = sq_attach(&env.c, progs[order[i].prog], order[i].probe);
 	}
 	if (!err && env.slowest) {

@@ -299,23 +299,17 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (env.events && (err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_event, NULL)))
 		goto cleanup;
-	err = sq_attach(&env.c, skel->progs.process_exit, "process__exit");
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.gc_end, "gc__incremental__end");
+	err = sq_attach(&env.c, skel->progs.gc_end, "gc__incremental__end");
 	if (!err)
 		err = sq_attach(&env.c, skel->progs.gc_end, "gc__full__end");
 	if (!err)
 		err = sq_attach(&env.c, skel->progs.gc_begin, "gc__incremental__begin");
 	if (!err)
 		err = sq_attach(&env.c, skel->progs.gc_begin, "gc__full__begin");
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.process_wait, "process__wait");
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.io_wait, "io__wait");
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.process_ready, "process__ready");
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.process_activate, "process__activate");
+	if (!err) {
+		skel->bss->sq_batch_since_ns = sq_mono_ns();
+		err = sq_attach(&env.c, skel->progs.sched_batch, "sched__batch");
+	}
 	if (err)
 		goto cleanup;
 	err = sq_loop_restart_timer(&loop);

@@ -32,6 +32,7 @@ void batch_flush(void)
     __asm__ volatile("" : "+r"(rec), "+r"(n));
     if (SQ_ENABLED(ALLOC_BATCH)) SQUEAK_ALLOC_BATCH(rec, n);
     if (SQ_ENABLED(CALL_BATCH)) SQUEAK_CALL_BATCH(rec, n);
+    if (SQ_ENABLED(SCHED_BATCH)) SQUEAK_SCHED_BATCH(rec, n);
 }
 
 /* ---- The ticker ----
@@ -50,7 +51,7 @@ static void *ticker_main(void *unused)
         struct timespec ts = {0, SQ_BATCH_AGE_NS / 2};
         nanosleep(&ts, NULL);
         uint32_t n = __atomic_load_n(&sq_batch.n, __ATOMIC_RELAXED);
-        if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH)) break; /* the tools are gone */
+        if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !SQ_ENABLED(SCHED_BATCH)) break; /* the tools are gone */
         uint64_t first = __atomic_load_n(&sq_batch.firstNs, __ATOMIC_RELAXED);
         if (n && batch_now() - first > SQ_BATCH_AGE_NS) __atomic_store_n(&sched_attention, 1, __ATOMIC_RELEASE);
     }

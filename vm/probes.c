@@ -176,13 +176,25 @@ void probe_object_alloc(Obj *o)
     if (SQ_ENABLED(OBJECT_ALLOC)) SQUEAK_OBJECT_ALLOC(name, bytes, acls, asel);
 }
 
-/* A process switch, in the call batch (call__batch's consumers time calls without the
- * time their process was switched out). */
-void probe_batch_activate(uint64_t id, int priority)
+/* The VM's allocation totals at an event, in a[4] (objects) and a[5] (bytes: as
+ * sqvm_debug_offsets tells a reader to add them up), which a reader of the batch can
+ * no longer read as they were. */
+static void record_allocs(SqEventRecord *r)
+{
+    r->a[4] = vm_counters.allocations;
+    r->a[5] = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
+}
+
+/* A process switch, in the batch (call__batch's consumers time calls without the time
+ * their process was switched out; sched__batch's follow the scheduler): one record for
+ * either or both. */
+void probe_batch_activate(uint64_t id, const char *name, int priority)
 {
     SqEventRecord *r = batch_add(SQ_EV_PROCESS_ACTIVATE);
     r->arg = (uint32_t)priority;
     r->a[0] = id;
+    r->a[3] = (uint64_t)(uintptr_t)name;
+    record_allocs(r);
 }
 
 /* The sampler: the gap to the next sample is exponentially distributed with mean
@@ -285,24 +297,62 @@ void probe_primitive_fail(Value receiver, const char *primitive, const char *rea
     SQUEAK_PRIMITIVE_FAIL(class_of(receiver)->name, primitive, reason);
 }
 
-void probe_process(int what, uint64_t id, const char *name, int priority)
+/* The scheduler's and the requests' events as records (sched__batch). */
+static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
 {
-    if (what == PROBE_PROCESS_CREATE && SQ_ENABLED(PROCESS_CREATE)) SQUEAK_PROCESS_CREATE(id, name, priority);
-    else if (what == PROBE_PROCESS_ACTIVATE && SQ_ENABLED(PROCESS_ACTIVATE)) SQUEAK_PROCESS_ACTIVATE(id, name, priority);
-    else if (what == PROBE_PROCESS_EXIT && SQ_ENABLED(PROCESS_EXIT)) SQUEAK_PROCESS_EXIT(id, name);
+    SqEventRecord *r = batch_add(kind);
+    r->arg = arg;
+    r->a[0] = a0;
+    r->a[1] = a1;
+    r->a[2] = a2;
+    r->a[3] = (uint64_t)(uintptr_t)name;
+    record_allocs(r);
+    return r;
 }
 
-void probe_process_ready(uint64_t id, const char *name, int reason) { SQUEAK_PROCESS_READY(id, name, reason); }
+/* A wait's record: the method the running process waits in (its innermost frame's). */
+static void record_wait_method(SqEventRecord *r)
+{
+    Frame *f = interp_current ? interp_current->fp : NULL;
+    r->a[6] = (uint64_t)(uintptr_t)(f ? f->method : NULL);
+}
+
+void probe_process(int what, uint64_t id, const char *name, int priority)
+{
+    if (what == PROBE_PROCESS_CREATE) {
+        if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_PROCESS_CREATE, (uint32_t)priority, id, 0, 0, name);
+        if (SQ_ENABLED(PROCESS_CREATE)) SQUEAK_PROCESS_CREATE(id, name, priority);
+    } else if (what == PROBE_PROCESS_ACTIVATE) { /* its record: probe_batch_activate */
+        if (SQ_ENABLED(PROCESS_ACTIVATE)) SQUEAK_PROCESS_ACTIVATE(id, name, priority);
+    } else if (what == PROBE_PROCESS_EXIT) {
+        if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_PROCESS_EXIT, 0, id, 0, 0, name);
+        if (SQ_ENABLED(PROCESS_EXIT)) SQUEAK_PROCESS_EXIT(id, name);
+    }
+}
+
+void probe_process_ready(uint64_t id, const char *name, int reason)
+{
+    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_PROCESS_READY, (uint32_t)reason, id, 0, 0, name);
+    if (SQ_ENABLED(PROCESS_READY)) SQUEAK_PROCESS_READY(id, name, reason);
+}
+
 void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs)
 {
-    SQUEAK_PROCESS_WAIT(id, name, semaphore, timeoutNs);
+    if (SQ_ENABLED(SCHED_BATCH)) record_wait_method(sched_record(SQ_EV_PROCESS_WAIT, 0, id, semaphore, timeoutNs, name));
+    if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(id, name, semaphore, timeoutNs);
 }
 
 void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
 {
-    SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
+    if (SQ_ENABLED(SCHED_BATCH)) record_wait_method(sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name));
+    if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
 }
-void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut) { SQUEAK_IO_READY(id, name, fd, op, timedOut); }
+
+void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
+{
+    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_IO_READY, (uint32_t)op, id, (uint64_t)(int64_t)fd, (uint64_t)timedOut, name);
+    if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(id, name, fd, op, timedOut);
+}
 
 void probe_user(const char *name, int64_t arg, const char *str)
 {
@@ -310,10 +360,16 @@ void probe_user(const char *name, int64_t arg, const char *str)
     else if (SQ_ENABLED(USER_PROBE)) SQUEAK_USER_PROBE(name, arg);
 }
 
-void probe_request_begin(uint64_t id, const char *route, uint64_t process) { SQUEAK_REQUEST_BEGIN(id, route, process); }
+void probe_request_begin(uint64_t id, const char *route, uint64_t process)
+{
+    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_REQUEST_BEGIN, 0, id, (uint64_t)(uintptr_t)route, process, NULL);
+    if (SQ_ENABLED(REQUEST_BEGIN)) SQUEAK_REQUEST_BEGIN(id, route, process);
+}
+
 void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)
 {
-    SQUEAK_REQUEST_END(id, route, process, status);
+    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_REQUEST_END, (uint32_t)status, id, (uint64_t)(uintptr_t)route, process, NULL);
+    if (SQ_ENABLED(REQUEST_END)) SQUEAK_REQUEST_END(id, route, process, status);
 }
 
 #else /* !SQVM_PROBES */
@@ -321,7 +377,7 @@ void probe_request_end(uint64_t id, const char *route, uint64_t process, int sta
 void probe_method_entry(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_method_return(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_object_alloc(Obj *o) { (void)o; }
-void probe_batch_activate(uint64_t id, int priority) { (void)id; (void)priority; }
+void probe_batch_activate(uint64_t id, const char *name, int priority) { (void)id; (void)name; (void)priority; }
 void probe_alloc_sample(Obj *o, size_t bytes) { (void)o; (void)bytes; }
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes) { (void)kind; (void)seq; (void)youngBytes; (void)oldBytes; }
 void probe_gc_end(const GCEvent *e) { (void)e; }

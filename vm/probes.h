@@ -14,8 +14,12 @@
 #if SQVM_PROBES
 #include "squeak_probes.h"
 #define SQ_ENABLED(NAME) UNLIKELY(SQUEAK_##NAME##_ENABLED())
+/* A scheduler or request site (sched.c, request.c): its own probe or sched__batch, which
+ * takes its event as a record; the function it calls tests which. */
+#define SQ_SCHED_ENABLED(NAME) UNLIKELY((SQUEAK_##NAME##_ENABLED() | SQUEAK_SCHED_BATCH_ENABLED()) != 0)
 #else
 #define SQ_ENABLED(NAME) 0
+#define SQ_SCHED_ENABLED(NAME) 0
 #endif
 
 struct Frame;
@@ -26,7 +30,7 @@ struct Obj;
 void probe_method_entry(struct Frame *f, uint32_t depth);
 void probe_method_return(struct Frame *f, uint32_t depth);
 void probe_object_alloc(struct Obj *o);
-void probe_batch_activate(uint64_t id, int priority); /* call__batch is enabled */
+void probe_batch_activate(uint64_t id, const char *name, int priority); /* call__batch or sched__batch is enabled */
 void probe_alloc_sample(struct Obj *o, size_t bytes);
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes);
 void probe_gc_end(const struct GCEvent *e);
@@ -35,6 +39,8 @@ void probe_vm_start(void);
 void probe_vm_exit(int status);
 void probe_dnu(Value receiver, Value selector);
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason);
+/* The scheduler's and the requests' probes: each fires its probe if it is enabled and
+ * writes its record if sched__batch is (the site tests SQ_SCHED_ENABLED). */
 void probe_process(int what, uint64_t id, const char *name, int priority);
 enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
 /* process__ready's reasons (probes/squeak.d). */

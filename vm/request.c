@@ -28,7 +28,7 @@ uint64_t request_begin(Value route, uint64_t processId)
     r->route = route;
     r->next = open;
     open = r;
-    if (SQ_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), processId);
+    if (SQ_SCHED_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), processId);
     return r->id;
 }
 
@@ -37,7 +37,7 @@ static void end_at(Request **link, int status)
 {
     Request *r = *link;
     *link = r->next;
-    if (SQ_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->processId, status);
+    if (SQ_SCHED_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->processId, status);
     r->next = spare;
     spare = r;
 }

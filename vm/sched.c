@@ -118,7 +118,7 @@ static int highest_bit(const uint64_t bits[2])
 static void make_ready(Process *p, bool front, int reason)
 {
     int pr = p->priority;
-    if (SQ_ENABLED(PROCESS_READY)) probe_process_ready(p->id, sched_process_name(p), reason);
+    if (SQ_SCHED_ENABLED(PROCESS_READY)) probe_process_ready(p->id, sched_process_name(p), reason);
     p->state = PS_READY;
     if (front) {
         p->prev = NULL;
@@ -229,7 +229,7 @@ static void set_wait_result(Process *p, Value v) { p->fp->sp[-1] = v; }
 
 static void fire_io_ready(Process *p, int timedOut)
 {
-    if (SQ_ENABLED(IO_READY)) probe_io_ready(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
+    if (SQ_SCHED_ENABLED(IO_READY)) probe_io_ready(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
 }
 
 /* Readies every process whose timer has passed, in wake order. */
@@ -283,7 +283,7 @@ static void update_watch(void)
 static void fire_activate(Process *p)
 {
     if (SQ_ENABLED(PROCESS_ACTIVATE)) probe_process(PROBE_PROCESS_ACTIVATE, p->id, sched_process_name(p), p->priority);
-    if (SQ_ENABLED(CALL_BATCH)) probe_batch_activate(p->id, p->priority);
+    if (UNLIKELY(SQ_ENABLED(CALL_BATCH) | SQ_ENABLED(SCHED_BATCH))) probe_batch_activate(p->id, sched_process_name(p), p->priority);
 }
 
 static void transfer_to(Process *to)
@@ -474,7 +474,7 @@ void sched_main_object(void)
     sched_state.processClass = loader_load_class("Process");
     if (!sched_state.processClass || sched_state.processClass->numFields < PROC_NFIELDS) vm_fatal("core class Process missing or malformed");
     new_process_object(interp_current, str_new_perm("main", 4));
-    if (SQ_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, interp_current->id, "main", PRIORITY_USER);
+    if (SQ_SCHED_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, interp_current->id, "main", PRIORITY_USER);
     fire_activate(interp_current);
 }
 
@@ -511,7 +511,7 @@ static void detach(Process *p)
 static void end_process(Process *p)
 {
     request_process_ended(p->id);
-    if (SQ_ENABLED(PROCESS_EXIT)) probe_process(PROBE_PROCESS_EXIT, p->id, sched_process_name(p), 0);
+    if (SQ_SCHED_ENABLED(PROCESS_EXIT)) probe_process(PROBE_PROCESS_EXIT, p->id, sched_process_name(p), 0);
     detach(p);
     p->state = PS_TERMINATED;
     unlink_all(p);
@@ -566,7 +566,7 @@ PrimResult sched_resume(Process *p, Value *args)
     /* process__create fires at the first resume, when fork/forkNamed: has set the name */
     if (!p->started) {
         p->started = true;
-        if (SQ_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, p->id, sched_process_name(p), p->priority);
+        if (SQ_SCHED_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, p->id, sched_process_name(p), p->priority);
     }
     return ready_and_maybe_preempt(p, args, READY_RESUMED);
 }
@@ -665,7 +665,7 @@ PrimResult sched_semaphore_wait(Value *args)
     sem->slots[SEM_LAST] = me;
     gc_write_barrier(sem, me);
     cur->waitingOn = args[0];
-    if (SQ_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), obj_hash(sem), 0);
+    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), obj_hash(sem), 0);
     suspend_active_at(args, PS_WAITING);
     return switch_away();
 }
@@ -693,7 +693,7 @@ PrimResult sched_semaphore_signal(Value *args)
 PrimResult sched_delay(Value *args, uint64_t ns)
 {
     Process *cur = interp_current;
-    if (SQ_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), 0, ns);
+    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), 0, ns);
     suspend_active_at(args, PS_WAITING);
     timer_add(cur, vm_now_ns() + ns);
     return switch_away();
@@ -704,7 +704,7 @@ PrimResult sched_io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
     Process *cur = interp_current;
     cur->ioFd = fd;
     cur->ioOp = op;
-    if (SQ_ENABLED(IO_WAIT)) probe_io_wait(cur->id, sched_process_name(cur), fd, op, timeoutNs);
+    if (SQ_SCHED_ENABLED(IO_WAIT)) probe_io_wait(cur->id, sched_process_name(cur), fd, op, timeoutNs);
     args[0] = VM.trueObj;
     suspend_active_at(args, PS_IO);
     if (timeoutNs) timer_add(cur, vm_now_ns() + timeoutNs);
