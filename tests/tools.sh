@@ -17,7 +17,9 @@ TT_DIR=tests/tools
 TT_TMP="$TMP/tools"
 TT_TIMEOUT=60
 
-# Output with the PID replaced by <pid>, the test's temporary folder by <tmp>, runs of
+# Output with the PID replaced by <pid> where it stands as one ("PID N", the PID and TID
+# columns: never a count that happens to equal it, as 1032 objects once did for PID
+# 1032), the test's temporary folder by <tmp>, runs of
 # blanks squeezed, and sqflow's per-call durations dropped, so that expected outputs hold
 # only what is deterministic. sqflow's call lines keep their indentation: their PID and
 # TID columns have a fixed width (16 characters), the call follows.
@@ -31,7 +33,7 @@ tt_normalize() { # pid < text
             next
         }
         { print }' |
-        sed -E -e "/^F\|/!{s/\b$1\b/<pid>/g; s/ +/ /g}" -e 's/^F\|//' -e "s|$TT_TMP|<tmp>|g"
+        sed -E -e "/^F\|/!{s/\bPID $1\b/PID <pid>/g; s/^$1( +)$1\b/<pid>\1<pid>/; s/ +/ /g}" -e 's/^F\|//' -e "s|$TT_TMP|<tmp>|g"
 }
 
 # Starts a VM on a workload that waits for the go file; sets TT_VM_PID and TT_GO.
