@@ -114,7 +114,8 @@ fa_sqcalls() {
     # Exact counts. Times against the VM's own clock (outer_us: the 10 outers, timed
     # around their loop), so that a loaded host, which preempts the VM, moves both
     # alike: outer's total lies within that time and is nearly all of it; busy: spins
-    # 2 ms on the wall clock, so its mean is never less, and its total lies within
+    # 2 ms on the wall clock, in whole microseconds (system ticks): so its mean is never
+    # 1 us less (the batches' record times are exact: 1.99996 ms was seen), and its total lies within
     # outer's; self time is busy:'s own, outer's is next to nothing; fib:'s total is
     # its outermost activation only, equal to the sum of its self times; the non-local
     # return from the block in scan ends do: and the block, each timed inside scan.
@@ -126,7 +127,7 @@ fa_sqcalls() {
         [c("Calls>>outer"), c("Calls>>busy:"), c("Calls>>fib:"), c("Calls>>scan"), c("Array>>do:"), c("[] in Calls>>scan")] as $counts |
         ($r["Calls>>busy:"] | (.total_ns / .count / 1e6)) as $mean |
         [($counts | map(tostring) | join(" ")),
-         ($mean >= 2.0 and $r["Calls>>busy:"].total_ns <= $r["Calls>>outer"].total_ns and
+         ($mean >= 1.999 and $r["Calls>>busy:"].total_ns <= $r["Calls>>outer"].total_ns and
           $r["Calls>>outer"].total_ns <= $us * 1000 + 100000 and $r["Calls>>outer"].total_ns >= 0.95 * $us * 1000),
          ($r["Calls>>busy:"] | .self_ns >= 0.99 * .total_ns),
          ($r["Calls>>outer"] | .self_ns < 0.05 * .total_ns),
@@ -140,7 +141,7 @@ fa_sqcalls() {
             (map(.low * .count) | add) as $lo | $lo * 1000 <= $b.total_ns and $b.total_ns < 2 * $lo * 1000)] | map(tostring) | join(" | ")' "$FA_TMP/out" 2>&1)
     if [ "$FA_STATUS" = 0 ] && [ "$got" = "10 50 1973 10 10 30 | true | true | true | true | true | true" ]; then
         pass "family/sqcalls: exact counts, busy: 2 ms each, self and total right through recursion and a non-local return, -L histogram"
-    else fail "family/sqcalls" "status $FA_STATUS: '$got' (outer_us $us) $(head -3 "$FA_TMP/err")"; fi
+    else fail "family/sqcalls" "status $FA_STATUS: '$got' (outer_us $us) $(jq -c '[.rows[] | select(.name | test("outer|busy")) | {name, count, total_ns, self_ns}]' "$FA_TMP/out" 2>&1) $(head -3 "$FA_TMP/err")"; fi
 
     fa_calls -M busy -s count -S -j
     got=$(jq -r '[.rows[] | "\(.name) \(.count)"] | join(";")' "$FA_TMP/out" 2>&1)
