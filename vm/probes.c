@@ -185,16 +185,24 @@ static void record_allocs(SqEventRecord *r)
     r->a[5] = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
 }
 
-/* A process switch, in the batch (call__batch's consumers time calls without the time
- * their process was switched out; sched__batch's follow the scheduler): one record for
- * either or both. */
-void probe_batch_activate(uint64_t id, const char *name, int priority)
+/* The scheduler's and the requests' events as records (sched__batch). */
+static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
 {
-    SqEventRecord *r = batch_add(SQ_EV_PROCESS_ACTIVATE);
-    r->arg = (uint32_t)priority;
-    r->a[0] = id;
+    SqEventRecord *r = batch_add(kind);
+    r->arg = arg;
+    r->a[0] = a0;
+    r->a[1] = a1;
+    r->a[2] = a2;
     r->a[3] = (uint64_t)(uintptr_t)name;
     record_allocs(r);
+    return r;
+}
+
+/* A process switch (call__batch's consumers time calls without the time their process
+ * was switched out; sched__batch's follow the scheduler): one record for either or both. */
+void probe_batch_activate(uint64_t id, const char *name, int priority)
+{
+    sched_record(SQ_EV_PROCESS_ACTIVATE, (uint32_t)priority, id, 0, 0, name);
 }
 
 /* The sampler: the gap to the next sample is exponentially distributed with mean
@@ -295,19 +303,6 @@ void probe_dnu(Value receiver, Value selector) { SQUEAK_METHOD_DNU(class_of(rece
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason)
 {
     SQUEAK_PRIMITIVE_FAIL(class_of(receiver)->name, primitive, reason);
-}
-
-/* The scheduler's and the requests' events as records (sched__batch). */
-static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
-{
-    SqEventRecord *r = batch_add(kind);
-    r->arg = arg;
-    r->a[0] = a0;
-    r->a[1] = a1;
-    r->a[2] = a2;
-    r->a[3] = (uint64_t)(uintptr_t)name;
-    record_allocs(r);
-    return r;
 }
 
 /* A wait's record: the method the running process waits in (its innermost frame's). */
