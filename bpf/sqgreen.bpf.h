@@ -18,13 +18,10 @@
 #include "sqvm.bpf.h"
 #include "sqgreen.h"
 
-#define SQ_GREEN_MAX_PROCS 65536
+#include "sqslots.bpf.h"
 
-struct sq_green_key {
-	__u32 pid;
-	__u32 pad;
-	__u64 id;
-};
+#define SQ_GREEN_MAX_PROCS 65536	/* in the spill */
+#define SQ_GREEN_SLOTS 16384
 
 struct sq_green {
 	__u64 since_ns;		/* when it entered state */
@@ -32,12 +29,8 @@ struct sq_green {
 	__u32 pad;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SQ_GREEN_MAX_PROCS);
-	__type(key, struct sq_green_key);
-	__type(value, struct sq_green);
-} green_states SEC(".maps");
+/* Every process's state: green_find(pid, id) (bpf/sqslots.bpf.h). */
+SQ_SLOTS(green, struct sq_green, SQ_GREEN_SLOTS, SQ_GREEN_MAX_PROCS)
 
 /* Per VM thread: the process it runs (known 0: none since its last stop). */
 struct sq_green_running {
@@ -57,8 +50,7 @@ struct {
  * the state it leaves, and in *ns how long it was in it (0 for SQ_GREEN_UNKNOWN). */
 static __always_inline __u32 sq_green_move(__u32 pid, __u64 id, __u32 to, __u64 now, __u64 *ns)
 {
-	struct sq_green_key k = { .pid = pid, .id = id };
-	struct sq_green *g = bpf_map_lookup_elem(&green_states, &k), fresh = { .since_ns = now, .state = to };
+	struct sq_green *g = green_find(pid, id), fresh = { .since_ns = now, .state = to };
 	__u32 from = SQ_GREEN_UNKNOWN;
 
 	*ns = 0;
@@ -67,14 +59,56 @@ static __always_inline __u32 sq_green_move(__u32 pid, __u64 id, __u32 to, __u64 
 		*ns = from == SQ_GREEN_UNKNOWN ? 0 : now - g->since_ns;
 	}
 	if (to == SQ_GREEN_NSTATES) {
-		bpf_map_delete_elem(&green_states, &k);
+		green_delete(pid, id);
 	} else if (g) {
 		g->state = to;
 		g->since_ns = now;
 	} else {
-		bpf_map_update_elem(&green_states, &k, &fresh, BPF_ANY);
+		green_insert(pid, id, &fresh);
 	}
 	return from;
+}
+
+/* The state process id of VM pid is in (SQ_GREEN_UNKNOWN: not seen). */
+static __always_inline __u32 sq_green_state(__u32 pid, __u64 id)
+{
+	struct sq_green *g = green_find(pid, id);
+
+	return g ? g->state : SQ_GREEN_UNKNOWN;
+}
+
+/* A batch's consumer keeps its VM thread's running process on its stack while it walks
+ * the records (they are all that thread's): one lookup and one update a batch instead
+ * of one or two a record. */
+static __always_inline void sq_green_running_load(__u32 tid, struct sq_green_running *cur)
+{
+	struct sq_green_running *r = bpf_map_lookup_elem(&green_running, &tid);
+
+	cur->id = r ? r->id : 0;
+	cur->known = r ? r->known : 0;
+	cur->pad = 0;
+}
+
+static __always_inline void sq_green_running_store(__u32 tid, const struct sq_green_running *cur)
+{
+	bpf_map_update_elem(&green_running, &tid, cur, BPF_ANY);
+}
+
+/* process__activate of id on a thread whose running process is *cur: *prev gets the
+ * one that ran there until now without a probe saying it stopped (0: none), which the
+ * caller moves to SQ_GREEN_UNKNOWN (it was suspended) after charging it. */
+static __always_inline void sq_green_activate_in(struct sq_green_running *cur, __u64 id, __u64 *prev)
+{
+	*prev = cur->known && cur->id != id ? cur->id : 0;
+	cur->id = id;
+	cur->known = 1;
+}
+
+/* The running process id stops running (for another process it changes nothing). */
+static __always_inline void sq_green_stop_in(struct sq_green_running *cur, __u64 id)
+{
+	if (cur->known && cur->id == id)
+		cur->known = 0;
 }
 
 /* The process the VM thread tid runs now (false: none known). */

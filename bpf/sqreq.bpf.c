@@ -11,6 +11,7 @@
 #include "sqvm.bpf.h"
 #include "sqgreen.bpf.h"
 #include "sqrequest.bpf.h"
+#include "sqslots.bpf.h"
 #include "sqbatch.bpf.h"
 #include "sqreq.h"
 
@@ -38,12 +39,8 @@ struct open_req {
 	struct sqreq_method top[SQREQ_TOP_METHODS];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SQREQ_MAX_OPEN);
-	__type(key, struct sq_request_key);
-	__type(value, struct open_req);
-} open_reqs SEC(".maps");
+/* Looked up on every record: a slot table (bpf/sqslots.bpf.h), open_find(pid, id). */
+SQ_SLOTS(open, struct open_req, SQ_GREEN_SLOTS, SQREQ_MAX_OPEN)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -63,9 +60,7 @@ __u64 unseen = 0;	/* requests ended that began before tracing did */
 
 static __always_inline struct open_req *open_of(__u32 pid, __u64 id)
 {
-	struct sq_request_key k = sq_request_key(pid, id);
-
-	return bpf_map_lookup_elem(&open_reqs, &k);
+	return open_find(pid, id);
 }
 
 static __always_inline bool in_run(__u32 state)
@@ -185,31 +180,48 @@ static __always_inline __u32 fine_slot(__u64 v)
  * VM's allocation totals when it happened (the batch arrives later). */
 struct batch_state {
 	__u32 pid, tid;
+	struct sq_green_running cur;	/* the thread's running process (bpf/sqgreen.bpf.h) */
 };
 
-static __always_inline void on_begin(const struct batch_state *b, const SqEventRecord *rec)
+/* A fresh open request, built off the stack (it is larger than BPF's stack allows). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct open_req);
+} fresh_req SEC(".maps");
+
+/* request__begin: sqrequest.bpf.h's pairing rules, on the slot table. */
+static __always_inline void on_begin(struct batch_state *b, const SqEventRecord *rec)
 {
 	__u64 id = rec->a[0], route = rec->a[1], process = rec->a[2], now = rec->ts, prev;
-	__u32 pid = b->pid, tid = b->tid;
+	__u32 pid = b->pid, zero = 0;
 	struct allocs a = allocs_of(rec);
-	struct sq_request_key k = sq_request_key(pid, process);
-	struct open_req fresh = { .req = { .id = id, .route = route, .begin_ns = now } };
+	struct open_req *fresh, *r;
 
-	if (!sq_request_may_begin(&open_reqs, &k, &nested))
+	if (open_find(pid, process)) {
+		__sync_fetch_and_add(&nested, 1);
 		return;
+	}
 	/* The process that begins a request runs: so the tool learns it if it attached
 	 * while the process was running. Its time before now is no request's. */
-	sq_green_activate(tid, process, &prev);
+	sq_green_activate_in(&b->cur, process, &prev);
 	if (prev)
 		move(pid, prev, SQ_GREEN_UNKNOWN, now, &a);
 	move(pid, process, SQ_GREEN_RUNNING, now, &a);
-	if (bpf_map_update_elem(&open_reqs, &k, &fresh, BPF_ANY)) {
+	fresh = bpf_map_lookup_elem(&fresh_req, &zero);
+	if (!fresh)
+		return;
+	__builtin_memset(fresh, 0, sizeof(*fresh));
+	fresh->req.id = id;
+	fresh->req.route = route;
+	fresh->req.begin_ns = now;
+	r = open_insert(pid, process, fresh);
+	if (!r) {
 		__sync_fetch_and_add(&lost, 1);
 		return;
 	}
-	struct open_req *r = open_of(pid, process);
-	if (r)
-		alloc_edge(r, true, &a);
+	alloc_edge(r, true, &a);
 }
 
 static __always_inline void record(__u32 pid, __u64 process, struct open_req *r, int status, __u64 lat)
@@ -253,16 +265,18 @@ static __always_inline void aggregate(__u32 pid, struct open_req *r, int status,
 	}
 	if (created)
 		sq_remember_name(pid, r->req.route, (const void *)r->req.route);
-	__sync_fetch_and_add(&s->count, 1);
+	/* Plain adds: a route's row is one VM's (its pid is in the key), and each VM has
+	 * one thread that runs Smalltalk, so one CPU at a time writes it. */
+	s->count++;
 	if (status >= 500 || status < 0)
-		__sync_fetch_and_add(&s->errors, 1);
-	__sync_fetch_and_add(&s->total_ns, lat);
+		s->errors++;
+	s->total_ns += lat;
 	if (lat > s->max_ns)
-		s->max_ns = lat;	/* one VM thread per VM: no race */
+		s->max_ns = lat;
 	for (int i = 0; i < SQ_GREEN_NSTATES; i++)
-		__sync_fetch_and_add(&s->state_ns[i], r->state_ns[i]);
-	__sync_fetch_and_add(&s->allocations, r->allocations);
-	__sync_fetch_and_add(&s->bytes, r->bytes);
+		s->state_ns[i] += r->state_ns[i];
+	s->allocations += r->allocations;
+	s->bytes += r->bytes;
 	__u32 h = sq_hist_slot(lat / 1000), f = fine_slot(lat);
 
 	/* They are in range; the barriers keep the checks, which the verifier needs, from
@@ -270,43 +284,43 @@ static __always_inline void aggregate(__u32 pid, struct open_req *r, int status,
 	asm volatile("" : "+r"(h));
 	asm volatile("" : "+r"(f));
 	if (h < SQ_MAX_SLOTS)
-		__sync_fetch_and_add(&s->slots[h], 1);
+		s->slots[h]++;
 	if (f < SQREQ_FINE_SLOTS)
-		__sync_fetch_and_add(&s->fine[f], 1);
+		s->fine[f]++;
 }
 
-static __always_inline void on_end(const struct batch_state *b, const SqEventRecord *rec)
+static __always_inline void on_end(struct batch_state *b, const SqEventRecord *rec)
 {
 	__u64 id = rec->a[0], process = rec->a[2], now = rec->ts, lat;
 	int status = (int)rec->arg;
 	__u32 pid = b->pid;
 	struct allocs a = allocs_of(rec);
-	struct sq_green_key k = { .pid = pid, .id = process };
-	struct sq_request_key rk = sq_request_key(pid, process);
-	struct sq_green *g;
-	struct open_req *r = sq_request_ending(&open_reqs, &rk, id, &unseen);
+	struct open_req *r = open_find(pid, process);
 
-	if (!r)
+	if (!r) {
+		__sync_fetch_and_add(&unseen, 1);
+		return;
+	}
+	if (r->req.id != id)
 		return;
 	/* Its time up to now, in the state it is in (it may be another process that ends
 	 * it, while the owner waits), and its allocations if it runs. */
-	g = bpf_map_lookup_elem(&green_states, &k);
-	move(pid, process, g ? g->state : SQ_GREEN_UNKNOWN, now, &a);
+	move(pid, process, sq_green_state(pid, process), now, &a);
 	if (r->marked)
 		alloc_edge(r, false, &a);
 	lat = now - r->req.begin_ns;
 	aggregate(pid, r, status, lat);
 	if (records)
 		record(pid, process, r, status, lat);
-	bpf_map_delete_elem(&open_reqs, &rk);
+	open_delete(pid, process);
 }
 
-static __always_inline void on_activate(const struct batch_state *b, const SqEventRecord *rec)
+static __always_inline void on_activate(struct batch_state *b, const SqEventRecord *rec)
 {
 	__u64 id = rec->a[0], prev;
 	struct allocs a = allocs_of(rec);
 
-	sq_green_activate(b->tid, id, &prev);
+	sq_green_activate_in(&b->cur, id, &prev);
 	if (prev)
 		move(b->pid, prev, SQ_GREEN_UNKNOWN, rec->ts, &a);
 	move(b->pid, id, SQ_GREEN_RUNNING, rec->ts, &a);
@@ -324,30 +338,28 @@ static __always_inline __u64 wait_method(__u32 pid, const SqEventRecord *rec)
 }
 
 /* id stops running (if it was) and enters state to; a wait remembers where it waits. */
-static __always_inline void stop_into(const struct batch_state *b, const SqEventRecord *rec, __u32 to, bool wait)
+static __always_inline void stop_into(struct batch_state *b, const SqEventRecord *rec, __u32 to, bool wait)
 {
 	struct allocs a = allocs_of(rec);
 	__u64 id = rec->a[0];
 	struct open_req *r;
 
-	sq_green_stop(b->tid, id);
+	sq_green_stop_in(&b->cur, id);
 	move(b->pid, id, to, rec->ts, &a);
 	if (wait && records && (r = open_of(b->pid, id)))
 		r->wait_method = wait_method(b->pid, rec);
 }
 
-static __always_inline void on_exit(const struct batch_state *b, const SqEventRecord *rec)
+static __always_inline void on_exit(struct batch_state *b, const SqEventRecord *rec)
 {
-	struct sq_request_key k = sq_request_key(b->pid, rec->a[0]);
-
 	stop_into(b, rec, SQ_GREEN_NSTATES, false);
-	bpf_map_delete_elem(&open_reqs, &k);	/* request__end (status -1) came first */
+	open_delete(b->pid, rec->a[0]);	/* request__end (status -1) came first */
 }
 
 static long on_record(__u32 i, void *ctx)
 {
 	const SqEventRecord *r = sq_batch_record(i);
-	const struct batch_state *b = ctx;
+	struct batch_state *b = ctx;
 
 	if (!r)
 		return 1;
@@ -382,8 +394,13 @@ int BPF_USDT(sched_batch, __u64 records, __u32 count)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	struct batch_state b = { .pid = pt >> 32, .tid = (__u32)pt };
+	__u32 n = sq_batch_load(records, count);
 
-	bpf_loop(sq_batch_load(records, count), on_record, &b, 0);
+	if (!n)
+		return 0;
+	sq_green_running_load(b.tid, &b.cur);
+	bpf_loop(n, on_record, &b, 0);
+	sq_green_running_store(b.tid, &b.cur);
 	return 0;
 }
 

@@ -14,12 +14,9 @@
 const volatile bool millis = false;	/* -m */
 const volatile bool events = false;	/* -e */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SQSCHED_MAX_PROCS);
-	__type(key, struct sqsched_key);
-	__type(value, struct sqsched_stats);
-} stats SEC(".maps");
+/* Looked up on every record: a slot table (bpf/sqslots.bpf.h), stats_find(pid, id). */
+SQ_SLOTS(stats, struct sqsched_stats, SQSCHED_SLOTS, SQSCHED_MAX_PROCS)
+_Static_assert(sizeof(struct stats_slot) == sizeof(struct sqsched_slot), "sqsched.h: the slot's layout");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -45,8 +42,7 @@ __u64 lost = 0;		/* processes or events that found no room */
 
 static __always_inline struct sqsched_stats *stats_of(__u32 pid, __u64 id, const char *name)
 {
-	struct sqsched_key k = { .pid = pid, .id = id };
-	struct sqsched_stats *s = bpf_map_lookup_elem(&stats, &k), *z;
+	struct sqsched_stats *s = stats_find(pid, id), *z;
 	__u32 zero = 0;
 
 	if (s)
@@ -56,15 +52,16 @@ static __always_inline struct sqsched_stats *stats_of(__u32 pid, __u64 id, const
 		return NULL;
 	if (name)
 		bpf_probe_read_user_str(z->name, sizeof(z->name), name);
-	s = sq_lookup_or_init(&stats, &k, z, NULL);
+	s = stats_insert(pid, id, z);
 	if (!s)
 		__sync_fetch_and_add(&lost, 1);
 	return s;
 }
 
-/* Process id enters state to: the time in the state it leaves goes to its stats.
- * Answers that time if it was ready (its run-queue latency), else 0. */
-static __always_inline __u64 move(__u32 pid, __u64 id, __u32 to, __u64 now, const char *name)
+/* Process id enters state to: the time in the state it leaves goes to its stats (and
+ * an activation, if it is one: one stats lookup for both). Answers that time if it was
+ * ready (its run-queue latency), else 0. */
+static __always_inline __u64 move(__u32 pid, __u64 id, __u32 to, __u64 now, const char *name, bool activation)
 {
 	__u64 ns;
 	__u32 from = sq_green_move(pid, id, to, now, &ns);
@@ -75,64 +72,65 @@ static __always_inline __u64 move(__u32 pid, __u64 id, __u32 to, __u64 now, cons
 	s = stats_of(pid, id, name);
 	if (!s)
 		return 0;
+	/* Plain adds: a process's row is written by its VM's one thread. */
+	if (activation)
+		s->activations++;
 	switch (from) {
 	case SQ_GREEN_RUNNING:
-		__sync_fetch_and_add(&s->cpu_ns, ns);
+		s->cpu_ns += ns;
 		break;
 	case SQ_GREEN_READY:
 		if (to != SQ_GREEN_RUNNING)
 			break;	/* suspended or ended while ready: not a run-queue latency */
-		__sync_fetch_and_add(&s->runq_count, 1);
-		__sync_fetch_and_add(&s->runq_ns, ns);
+		s->runq_count++;
+		s->runq_ns += ns;
 		if (ns > s->runq_max_ns)
-			s->runq_max_ns = ns;	/* one VM thread per key: no race */
-		__sync_fetch_and_add(&s->slots[sq_hist_slot(millis ? ns / 1000000 : ns / 1000)], 1);
+			s->runq_max_ns = ns;
+		s->slots[sq_hist_slot(millis ? ns / 1000000 : ns / 1000)]++;
 		return ns;
 	case SQ_GREEN_SEMAPHORE:
-		__sync_fetch_and_add(&s->sem_waits, 1);
-		__sync_fetch_and_add(&s->sem_wait_ns, ns);
+		s->sem_waits++;
+		s->sem_wait_ns += ns;
 		break;
 	case SQ_GREEN_DELAY:
-		__sync_fetch_and_add(&s->delay_waits, 1);
-		__sync_fetch_and_add(&s->delay_wait_ns, ns);
+		s->delay_waits++;
+		s->delay_wait_ns += ns;
 		break;
 	case SQ_GREEN_IO:
-		__sync_fetch_and_add(&s->io_waits, 1);
-		__sync_fetch_and_add(&s->io_wait_ns, ns);
+		s->io_waits++;
+		s->io_wait_ns += ns;
 		break;
 	case SQ_GREEN_GC:
-		__sync_fetch_and_add(&s->gcs, 1);
-		__sync_fetch_and_add(&s->gc_ns, ns);
+		s->gcs++;
+		s->gc_ns += ns;
 		break;
 	}
 	return 0;
 }
 
 /* The records are the probes' events, handled in order with each record's own time
- * (the VM's, when the event happened; the batch arrives later). */
+ * (the VM's, when the event happened; the batch arrives later). They are all one VM
+ * thread's: its running process and the one that ran last stay here while the batch
+ * is walked, and go back to their maps after it. */
 struct batch_state {
 	__u32 pid, tid;
+	struct sq_green_running cur;
+	__u64 last;		/* the process that ran last on the thread (0: none seen) */
 };
 
-static __always_inline void on_activate(const struct batch_state *b, __u64 id, const char *name, __u64 now)
+static __always_inline void on_activate(struct batch_state *b, __u64 id, const char *name, __u64 now)
 {
-	__u64 lat, from = 0, prev, *last;
-	struct sqsched_stats *s;
+	__u64 lat, from, prev;
 	__u32 tid = b->tid;
 
-	sq_green_activate(tid, id, &prev);
+	sq_green_activate_in(&b->cur, id, &prev);
 	if (prev)
-		move(b->pid, prev, SQ_GREEN_UNKNOWN, now, NULL);
-	lat = move(b->pid, id, SQ_GREEN_RUNNING, now, name);
-	s = stats_of(b->pid, id, name);
-	if (s)
-		__sync_fetch_and_add(&s->activations, 1);
+		move(b->pid, prev, SQ_GREEN_UNKNOWN, now, NULL, false);
+	lat = move(b->pid, id, SQ_GREEN_RUNNING, now, name, true);
 	/* The process that ran last on this VM thread, even if it has stopped running
 	 * (blocked, ended): 0 only before the first activation seen. */
-	last = bpf_map_lookup_elem(&last_ran, &tid);
-	if (last)
-		from = *last;
-	bpf_map_update_elem(&last_ran, &tid, &id, BPF_ANY);
+	from = b->last;
+	b->last = id;
 	if (events) {
 		struct sqsched_event *e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
 		if (!e) {
@@ -151,19 +149,18 @@ static __always_inline void on_activate(const struct batch_state *b, __u64 id, c
 }
 
 /* id stops running (if it was) and enters state to. */
-static __always_inline void stop_into(const struct batch_state *b, __u64 id, const char *name, __u32 to, __u64 now)
+static __always_inline void stop_into(struct batch_state *b, __u64 id, const char *name, __u32 to, __u64 now)
 {
-	sq_green_stop(b->tid, id);
-	move(b->pid, id, to, now, name);
+	sq_green_stop_in(&b->cur, id);
+	move(b->pid, id, to, now, name, false);
 }
 
-static __always_inline void on_exit(const struct batch_state *b, __u64 id, __u64 now)
+static __always_inline void on_exit(struct batch_state *b, __u64 id, __u64 now)
 {
-	struct sqsched_key k = { .pid = b->pid, .id = id };
 	struct sqsched_stats *s;
 
 	stop_into(b, id, NULL, SQ_GREEN_NSTATES, now);
-	s = bpf_map_lookup_elem(&stats, &k);
+	s = stats_find(b->pid, id);
 	if (s)
 		s->exited = 1;
 }
@@ -171,7 +168,7 @@ static __always_inline void on_exit(const struct batch_state *b, __u64 id, __u64
 static long on_record(__u32 i, void *ctx)
 {
 	const SqEventRecord *r = sq_batch_record(i);
-	const struct batch_state *b = ctx;
+	struct batch_state *b = ctx;
 	const char *name;
 
 	if (!r)
@@ -202,8 +199,18 @@ int BPF_USDT(sched_batch, __u64 records, __u32 count)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	struct batch_state b = { .pid = pt >> 32, .tid = (__u32)pt };
+	__u32 n = sq_batch_load(records, count);
+	__u64 *last;
 
-	bpf_loop(sq_batch_load(records, count), on_record, &b, 0);
+	if (!n)
+		return 0;
+	sq_green_running_load(b.tid, &b.cur);
+	last = bpf_map_lookup_elem(&last_ran, &b.tid);
+	b.last = last ? *last : 0;
+	bpf_loop(n, on_record, &b, 0);
+	sq_green_running_store(b.tid, &b.cur);
+	if (b.last)
+		bpf_map_update_elem(&last_ran, &b.tid, &b.last, BPF_ANY);
 	return 0;
 }
 
@@ -213,7 +220,7 @@ static __always_inline int gc_edge(bool begin)
 	__u64 pt = bpf_get_current_pid_tgid(), id;
 
 	if (sq_green_current((__u32)pt, &id))
-		move(pt >> 32, id, begin ? SQ_GREEN_GC : SQ_GREEN_RUNNING, bpf_ktime_get_ns(), NULL);
+		move(pt >> 32, id, begin ? SQ_GREEN_GC : SQ_GREEN_RUNNING, bpf_ktime_get_ns(), NULL, false);
 	return 0;
 }
 

@@ -5,7 +5,8 @@
 
 #include "sqcommon.h"
 
-#define SQSCHED_MAX_PROCS 16384
+#define SQSCHED_MAX_PROCS 16384	/* in the spill */
+#define SQSCHED_SLOTS 16384
 
 /* A green process: its VM and its id. */
 struct sqsched_key {
@@ -28,6 +29,16 @@ struct sqsched_stats {
 	char name[SQ_NAME_LEN];
 	__u32 exited;
 	__u32 pad;
+};
+
+/* A slot of the stats table (bpf/sqslots.bpf.h's layout, which the BPF side asserts):
+ * user space reads the array and the spill. */
+struct sqsched_slot {
+	__u64 used;		/* 1: held by (pid, id) */
+	__u64 id;
+	__u32 pid;
+	__u32 pad;
+	struct sqsched_stats st;
 };
 
 /* -e: one switch. */

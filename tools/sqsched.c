@@ -121,9 +121,54 @@ static int by_order(const void *pa, const void *pb)
 	return a->key.id < b->key.id ? -1 : a->key.id > b->key.id;
 }
 
+/* An interval's figures of one process: taken out, except that a live process's name
+ * must stay. Answers whether it did anything. */
+static bool take_stats(struct sqsched_stats *st, struct sqsched_stats *kept)
+{
+	memset(kept, 0, sizeof(*kept));
+	memcpy(kept->name, st->name, sizeof(kept->name));
+	return st->activations || st->sem_waits || st->delay_waits || st->io_waits || st->cpu_ns;
+}
+
+/* The processes of the slot table's array (bpf/sqslots.bpf.h): read in one batch. */
+static size_t take_slots(int fd, struct row *rows, size_t nrows)
+{
+	static struct sqsched_slot slots[SQSCHED_SLOTS];
+	static __u32 keys[SQSCHED_SLOTS];
+	__u32 count = SQSCHED_SLOTS, out = 0;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int err = bpf_map_lookup_batch(fd, NULL, &out, keys, slots, &count, &opts);
+
+	if (err && errno != ENOENT)
+		return nrows;
+	for (__u32 i = 0; i < count && nrows < SQSCHED_MAX_PROCS; i++) {
+		struct sqsched_slot *sl = &slots[i], next = { 0 };
+		bool active;
+
+		if (sl->used != 1)
+			continue;
+		active = take_stats(&sl->st, &next.st);
+		if (sl->st.exited) {
+			memset(&next, 0, sizeof(next));	/* the slot is free for the next process */
+		} else {
+			next.used = 1;
+			next.id = sl->id;
+			next.pid = sl->pid;
+		}
+		bpf_map_update_elem(fd, &keys[i], &next, BPF_EXIST);
+		if (active) {
+			rows[nrows].key.pid = sl->pid;
+			rows[nrows].key.id = sl->id;
+			rows[nrows].st = sl->st;
+			nrows++;
+		}
+	}
+	return nrows;
+}
+
 static int take_rows(struct sqsched_bpf *skel, struct row **out, size_t *n)
 {
-	int fd = bpf_map__fd(skel->maps.stats);
+	int fd = bpf_map__fd(skel->maps.stats_spill);
 	size_t nkeys, nrows = 0;
 	struct sqsched_key *keys = sq_map_keys(fd, sizeof(*keys), SQSCHED_MAX_PROCS, &nkeys);
 	struct row *rows = calloc(SQSCHED_MAX_PROCS, sizeof(*rows));
@@ -133,20 +178,21 @@ static int take_rows(struct sqsched_bpf *skel, struct row **out, size_t *n)
 		free(rows);
 		return -ENOMEM;
 	}
-	/* An interval's figures: taken out, except that a live process's name must stay. */
-	for (size_t i = 0; i < nkeys; i++) {
+	nrows = take_slots(bpf_map__fd(skel->maps.stats_slots), rows, 0);
+	for (size_t i = 0; i < nkeys && nrows < SQSCHED_MAX_PROCS; i++) {
 		struct row *r = &rows[nrows];
+		struct sqsched_stats kept;
+
 		r->key = keys[i];
 		if (bpf_map_lookup_elem(fd, &keys[i], &r->st))
 			continue;
+		bool active = take_stats(&r->st, &kept);
 		if (r->st.exited) {
-			bpf_map_delete_elem(fd, &keys[i]);
-		} else {
-			struct sqsched_stats kept = { 0 };
-			memcpy(kept.name, r->st.name, sizeof(kept.name));
+			if (!bpf_map_delete_elem(fd, &keys[i]))	/* the BPF side's count of them */
+				__atomic_fetch_sub(&skel->bss->stats_spilled, 1, __ATOMIC_RELAXED);
+		} else
 			bpf_map_update_elem(fd, &keys[i], &kept, BPF_EXIST);
-		}
-		if (r->st.activations || r->st.sem_waits || r->st.delay_waits || r->st.io_waits || r->st.cpu_ns)
+		if (active)
 			nrows++;
 	}
 	free(keys);

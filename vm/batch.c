@@ -38,22 +38,29 @@ void batch_flush(void)
 /* ---- The ticker ----
  * A VM that stops producing events while it computes would keep a partial batch to
  * itself until it next sleeps. While a batch probe is enabled (or records wait) a
- * thread looks every SQ_BATCH_AGE_NS / 2 and, when the oldest record is older than
- * SQ_BATCH_AGE_NS, asks the VM's thread to flush at its next safe point (the scheduler's
+ * thread sleeps until the oldest record it saw would be SQ_BATCH_AGE_NS old and, if it
+ * is still there, asks the VM's thread to flush at its next safe point (the scheduler's
  * attention flag, as the event loop's watcher does: sched_poll calls batch_flush_pending).
- * The records are the VM thread's alone; the ticker only reads the count and the time. */
+ * A busy VM flushes its batches itself (full, or aged at the next record), so the
+ * ticker then wakes about once a batch, not at a fixed rate: on a CPU the VM shares,
+ * each wake-up is two context switches the VM pays for. The records are the VM
+ * thread's alone; the ticker only reads the count and the time. */
 static int tickerOn; /* 1 while the ticker runs; it clears it as it ends */
 
 static void *ticker_main(void *unused)
 {
     (void)unused;
+    uint64_t sleepNs = SQ_BATCH_AGE_NS;
     for (;;) {
-        struct timespec ts = {0, SQ_BATCH_AGE_NS / 2};
+        struct timespec ts = {0, (long)sleepNs};
         nanosleep(&ts, NULL);
         uint32_t n = __atomic_load_n(&sq_batch.n, __ATOMIC_RELAXED);
         if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !SQ_ENABLED(SCHED_BATCH)) break; /* the tools are gone */
-        uint64_t first = __atomic_load_n(&sq_batch.firstNs, __ATOMIC_RELAXED);
-        if (n && batch_now() - first > SQ_BATCH_AGE_NS) __atomic_store_n(&sched_attention, 1, __ATOMIC_RELEASE);
+        uint64_t first = __atomic_load_n(&sq_batch.firstNs, __ATOMIC_RELAXED), age = batch_now() - first;
+        sleepNs = SQ_BATCH_AGE_NS;
+        if (!n) continue;
+        if (age >= SQ_BATCH_AGE_NS) __atomic_store_n(&sched_attention, 1, __ATOMIC_RELEASE);
+        else sleepNs = SQ_BATCH_AGE_NS - age + SQ_BATCH_AGE_NS / 16; /* a batch begun since */
     }
     __atomic_store_n(&tickerOn, 0, __ATOMIC_RELEASE);
     return NULL;
