@@ -16,6 +16,13 @@
 # scheduler happens to share a CPU between the server and wrk (unpinned, the same run
 # varied by about 10% from round to round on two CPUs; pinned, by about 1%).
 #
+# BPF_us/REQ is the run time the kernel measured for the tool's BPF programs during the
+# run (kernel.bpf_stats_enabled, bpftool prog show: run_time_ns), per request: the part
+# of the tool's cost that is its programs' own work, exact where the wall-clock figures
+# are noisy. It leaves out the uprobe or perf event that runs each program (about 1 us
+# a hit; a batch probe fires once per up to 256 events) and what the VM does to produce
+# the events. 0 for none.
+#
 #   tests/bench/service-tools.sh [ROUNDS [SECONDS [CONNECTIONS [LOAD]]]]
 #   (defaults 3 rounds of 5 s, 64 connections, LOAD hello: GET /hello; or mix)
 #   TOOLS_ONLY="sqio;sqreq -j" tests/bench/service-tools.sh ...: only those tools (and none)
@@ -65,19 +72,34 @@ if [ -n "${TOOLS_ONLY:-}" ]; then IFS=';' read -r -a only <<<"$TOOLS_ONLY"; TOOL
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER/stat"; }
 
+# The BPF programs loaded now, "ID RUN_TIME_NS" a line (bpftool's JSON, read with jq).
+prog_times() { bpftool prog show -j 2>/dev/null | jq -r '.[] | "\(.id) \(.run_time_ns // 0)"'; }
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+sysctl -q kernel.bpf_stats_enabled=1 2>/dev/null
+trap '[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; sysctl -q kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null; rm -rf "$TMPD"' EXIT
+
 # run TOOL: one wrk run with TOOL attached (none: nothing); prints "REQ_PER_S CPU_US_PER_REQ"
 run() {
     local tool=$1 pid="" c0 c1 out reqs
+    prog_times >"$TMPD/progs.before"
     if [ "$tool" != none ]; then
         # shellcheck disable=SC2086
         "${ON_CLIENT[@]}" build/tools/$tool -p "$SERVER" >"$TMPD/tool.out" 2>&1 &
         pid=$!
         for _ in $(seq 500); do grep -qE '^(Tracing|Sampling) ' "$TMPD/tool.out" && break; sleep 0.01; done
     fi
+    prog_times >"$TMPD/progs.0"
     c0=$(cpu_ticks)
     out=$("${ON_CLIENT[@]}" wrk -t2 -c"$CONNS" -d"${SECS}s" -s "$TMPD/load.lua" "$URL" 2>&1)
     c1=$(cpu_ticks)
+    prog_times >"$TMPD/progs.1"
     if [ -n "$pid" ]; then kill -INT "$pid"; wait "$pid" 2>/dev/null; fi
+    # the run time of the programs loaded since the run began (the tool's) during wrk
+    local bpf_ns
+    bpf_ns=$(awk 'FILENAME ~ /before$/ { old[$1] = 1; next }
+                  FILENAME ~ /0$/ { t0[$1] = $2; next }
+                  !($1 in old) { n += $2 - t0[$1] } END { print n + 0 }' \
+        "$TMPD/progs.before" "$TMPD/progs.0" "$TMPD/progs.1")
     # RESULT requests=N rps=N p50=N p90=N p99=N p999=N max=N non2xx=N connect=N read=N write=N timeout=N
     local line errs
     line=$(grep '^RESULT ' <<<"$out")
@@ -85,8 +107,8 @@ run() {
     reqs=$(sed 's/.*requests=\([0-9]*\).*/\1/' <<<"$line")
     errs=$(awk '{ n = 0; for (i = 9; i <= NF; i++) { split($i, kv, "="); n += kv[2] } print n }' <<<"$line")
     [ "$errs" = 0 ] || { echo "failed requests with $tool: $line" >&2; exit 1; }
-    awk -v r="$reqs" -v s="$SECS" -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" \
-        'BEGIN { printf "%.1f %.2f\n", r / s, r ? c * 1e6 / hz / r : 0 }'
+    awk -v r="$reqs" -v s="$SECS" -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v b="$bpf_ns" \
+        'BEGIN { printf "%.1f %.2f %.3f\n", r / s, r ? c * 1e6 / hz / r : 0, r ? b / 1000 / r : 0 }'
 }
 
 for ((round = 0; round < ROUNDS; round++)); do
@@ -102,10 +124,11 @@ base_rps=$(awk '$1 == 0 { print $2 }' "$TMPD/results" | median)
 base_cpu=$(awk '$1 == 0 { print $3 }' "$TMPD/results" | median)
 printf 'examples/http %s, wrk -t2 -c%s, %s rounds of %s s, on %s CPUs%s (medians)\n' "$LOAD" "$CONNS" "$ROUNDS" "$SECS" "$NCPU" \
     "$([ "$NCPU" -ge 2 ] && echo ", the server alone on CPU $((NCPU - 1))")"
-printf '%-22s %10s %8s %12s %8s\n' TOOL REQ/S VS_NONE CPU_us/REQ VS_NONE
+printf '%-22s %10s %8s %12s %8s %12s\n' TOOL REQ/S VS_NONE CPU_us/REQ VS_NONE BPF_us/REQ
 for ((i = 0; i < ${#TOOLS[@]}; i++)); do
     rps=$(awk -v i=$i '$1 == i { print $2 }' "$TMPD/results" | median)
     cpu=$(awk -v i=$i '$1 == i { print $3 }' "$TMPD/results" | median)
-    awk -v t="${TOOLS[$i]}" -v r="$rps" -v br="$base_rps" -v c="$cpu" -v bc="$base_cpu" 'BEGIN {
-        printf "%-22s %10.1f %+7.2f%% %12.2f %+7.2f%%\n", t, r, (r / br - 1) * 100, c, (c / bc - 1) * 100 }'
+    bpf=$(awk -v i=$i '$1 == i { print $4 }' "$TMPD/results" | median)
+    awk -v t="${TOOLS[$i]}" -v r="$rps" -v br="$base_rps" -v c="$cpu" -v bc="$base_cpu" -v b="$bpf" 'BEGIN {
+        printf "%-22s %10.1f %+7.2f%% %12.2f %+7.2f%% %12.3f\n", t, r, (r / br - 1) * 100, c, (c / bc - 1) * 100, b }'
 done
