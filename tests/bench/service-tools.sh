@@ -115,20 +115,26 @@ for ((round = 0; round < ROUNDS; round++)); do
     for ((k = 0; k < ${#TOOLS[@]}; k++)); do
         i=$(((k + round) % ${#TOOLS[@]}))
         r=$(run "${TOOLS[$i]}") || exit 1
-        echo "$i $r" >>"$TMPD/results"
+        echo "$round $i $r" >>"$TMPD/results"
     done
 done
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-base_rps=$(awk '$1 == 0 { print $2 }' "$TMPD/results" | median)
-base_cpu=$(awk '$1 == 0 { print $3 }' "$TMPD/results" | median)
-printf 'examples/http %s, wrk -t2 -c%s, %s rounds of %s s, on %s CPUs%s (medians)\n' "$LOAD" "$CONNS" "$ROUNDS" "$SECS" "$NCPU" \
+# A tool's VS_NONE is the median over the rounds of its run against the run with nothing
+# attached in the same round, and SPREAD the lowest and highest of those: the machine's
+# speed drifts over minutes (other tenants), so a run is compared with its neighbour.
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# ratios COLUMN TOOL: per round, TOOL's COLUMN over none's, as a change in percent
+ratios() { awk -v c="$1" -v t="$2" '$2 == 0 { b[$1] = $c } $2 == t { v[$1] = $c } END { for (r in v) if (b[r] > 0) printf "%.2f\n", (v[r] / b[r] - 1) * 100 }' "$TMPD/results"; }
+spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%+.1f..%+.1f", lo, hi }'; }
+printf 'examples/http %s, wrk -t2 -c%s, %s rounds of %s s, on %s CPUs%s\n' "$LOAD" "$CONNS" "$ROUNDS" "$SECS" "$NCPU" \
     "$([ "$NCPU" -ge 2 ] && echo ", the server alone on CPU $((NCPU - 1))")"
-printf '%-22s %10s %8s %12s %8s %12s\n' TOOL REQ/S VS_NONE CPU_us/REQ VS_NONE BPF_us/REQ
+printf '(medians; VS_NONE: the median over the rounds of the change against none in the same round; SPREAD: its range)\n'
+printf '%-22s %10s %8s %14s %11s %8s %14s %11s\n' TOOL REQ/S VS_NONE SPREAD CPU_us/REQ VS_NONE SPREAD BPF_us/REQ
 for ((i = 0; i < ${#TOOLS[@]}; i++)); do
-    rps=$(awk -v i=$i '$1 == i { print $2 }' "$TMPD/results" | median)
-    cpu=$(awk -v i=$i '$1 == i { print $3 }' "$TMPD/results" | median)
-    bpf=$(awk -v i=$i '$1 == i { print $4 }' "$TMPD/results" | median)
-    awk -v t="${TOOLS[$i]}" -v r="$rps" -v br="$base_rps" -v c="$cpu" -v bc="$base_cpu" -v b="$bpf" 'BEGIN {
-        printf "%-22s %10.1f %+7.2f%% %12.2f %+7.2f%% %12.3f\n", t, r, (r / br - 1) * 100, c, (c / bc - 1) * 100, b }'
+    rps=$(awk -v i=$i '$2 == i { print $3 }' "$TMPD/results" | median)
+    cpu=$(awk -v i=$i '$2 == i { print $4 }' "$TMPD/results" | median)
+    bpf=$(awk -v i=$i '$2 == i { print $5 }' "$TMPD/results" | median)
+    drps=$(ratios 3 "$i" | median); srps=$(ratios 3 "$i" | spread)
+    dcpu=$(ratios 4 "$i" | median); scpu=$(ratios 4 "$i" | spread)
+    printf '%-22s %10.1f %+7.2f%% %14s %11.2f %+7.2f%% %14s %11.3f\n' "${TOOLS[$i]}" "$rps" "$drps" "$srps" "$cpu" "$dcpu" "$scpu" "$bpf"
 done
