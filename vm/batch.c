@@ -97,7 +97,9 @@ static __attribute__((noinline, cold)) uint32_t batch_make_room(uint64_t now, ui
 
 SqEventRecord *batch_add(uint32_t kind)
 {
-    uint64_t now = batch_now();
+    uint64_t now = sq_batch.heldNs;
+    sq_batch.heldNs = 0;
+    if (!now) now = batch_now();
     uint32_t n = sq_batch.n;
     if (UNLIKELY(!n || n == SQ_BATCH_MAX || now - sq_batch.firstNs > SQ_BATCH_AGE_NS)) n = batch_make_room(now, n);
     sq_batch.n = n + 1;

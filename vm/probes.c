@@ -310,6 +310,7 @@ static void record_wait_method(SqEventRecord *r)
 {
     Frame *f = interp_current ? interp_current->fp : NULL;
     r->a[6] = (uint64_t)(uintptr_t)(f ? f->method : NULL);
+    batch_hold_time(r); /* the switch to the next process follows (or a flush point) */
 }
 
 void probe_process(int what, uint64_t id, const char *name, int priority)
@@ -345,7 +346,8 @@ void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeo
 
 void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_IO_READY, (uint32_t)op, id, (uint64_t)(int64_t)fd, (uint64_t)timedOut, name);
+    if (SQ_ENABLED(SCHED_BATCH)) /* its process__ready (reason 4) follows */
+        batch_hold_time(sched_record(SQ_EV_IO_READY, (uint32_t)op, id, (uint64_t)(int64_t)fd, (uint64_t)timedOut, name));
     if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(id, name, fd, op, timedOut);
 }
 
