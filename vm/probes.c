@@ -6,10 +6,12 @@
 #include "batch.h"
 #include "gc.h"
 #include "interp.h"
+#include "io.h"
 #include "sched.h"
 #include "symbol.h"
 #include "vm.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -185,10 +187,10 @@ static void record_allocs(SqEventRecord *r)
     r->a[5] = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
 }
 
-/* The scheduler's and the requests' events as records (sched__batch). */
-static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
+/* The scheduler's and the requests' events as records (sched__batch): r, of its kind
+ * and time. */
+static SqEventRecord *sched_fill(SqEventRecord *r, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
 {
-    SqEventRecord *r = batch_add(kind);
     r->arg = arg;
     r->a[0] = a0;
     r->a[1] = a1;
@@ -196,6 +198,11 @@ static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uin
     r->a[3] = (uint64_t)(uintptr_t)name;
     record_allocs(r);
     return r;
+}
+
+static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
+{
+    return sched_fill(batch_add(kind), arg, a0, a1, a2, name);
 }
 
 /* A process switch (call__batch's consumers time calls without the time their process
@@ -337,15 +344,89 @@ void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint6
     if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(id, name, semaphore, timeoutNs);
 }
 
+/* ---- I/O (io__batch) ---- */
+
+/* The running process's Methods from its innermost frame on, n of them into m (0 past
+ * the bottom frame, whose method is NULL), skipping the first skip: what
+ * sqvm_debug_offsets lets a reader walk, as it was at the event. */
+static void stack_methods(uint64_t *m, int skip, int n)
+{
+    Frame *f = interp_current ? interp_current->fp : NULL;
+    for (; skip && f && f->method; skip--) f = f->caller;
+    for (int i = 0; i < n; i++) {
+        m[i] = f && f->method ? (uint64_t)(uintptr_t)f->method : 0;
+        if (m[i]) f = f->caller;
+    }
+}
+
+/* Is there a frame with a Method past the first skip? */
+static bool stack_deeper(int skip)
+{
+    Frame *f = interp_current ? interp_current->fp : NULL;
+    for (; skip && f && f->method; skip--) f = f->caller;
+    return f && f->method;
+}
+
+/* The SQ_EV_IO_FRAMES record r after one that holds the first `from` Methods. */
+static void io_frames(SqEventRecord *r, uint64_t ts, int from, int kind)
+{
+    r->kind = SQ_EV_IO_FRAMES;
+    r->arg = SQ_EV_IO_ARG(from, kind);
+    r->ts = ts;
+    stack_methods(r->a, from, SQ_EV_IO_FRAMES_METHODS);
+}
+
+/* The kind of descriptor of a call (SQ_IO_KIND_OF_OP): a failed open's is a file's (a
+ * path's); a connect's, a socket the VM made; accept's, the listener's (a connection
+ * accepted from a TCP listener is TCP). */
+static int io_call_kind(int op, int fd, int64_t result)
+{
+    if (op == SQ_IO_OPEN) return result >= 0 ? io_fd_kind((int)result) : SQ_IO_FILE;
+    if (op == SQ_IO_CONNECT) return SQ_IO_TCP;
+    return io_fd_kind(fd);
+}
+
+/* SQ_IO_END (probes.h): the call began at start and ended now. errno stays as the call
+ * left it (the primitive reads it next). */
+void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind)
+{
+    int err = errno;
+    uint64_t now = batch_clock();
+    if (kind < 0) kind = io_call_kind(op, fd, result);
+    if ((op == SQ_IO_OPEN || op == SQ_IO_ACCEPT) && result >= 0) fd = (int)result;
+    bool more = stack_deeper(SQ_EV_IO_METHODS);
+    SqEventRecord *r = batch_reserve(more ? 2 : 1, now);
+    r->kind = SQ_EV_IO;
+    r->arg = SQ_EV_IO_ARG(op, kind);
+    r->ts = start;
+    r->a[0] = interp_current ? interp_current->id : 0;
+    r->a[1] = (uint64_t)(int64_t)fd;
+    r->a[2] = (uint64_t)result;
+    r->a[3] = now - start;
+    stack_methods(&r->a[4], 0, SQ_EV_IO_METHODS);
+    if (more) io_frames(r + 1, start, SQ_EV_IO_METHODS, kind);
+    errno = err;
+}
+
 void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) record_wait_method(sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name));
+    bool io = SQ_ENABLED(IO_BATCH);
+    if (io || SQ_ENABLED(SCHED_BATCH)) {
+        /* io__batch's: followed by the rest of the Methods, and the kind (sqio's row) */
+        uint64_t now = batch_clock();
+        SqEventRecord *r = batch_reserve(io ? 2 : 1, now);
+        r->kind = SQ_EV_IO_WAIT;
+        r->ts = now;
+        record_wait_method(sched_fill(r, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name));
+        if (io) io_frames(r + 1, now, 1, io_fd_kind(fd));
+    }
     if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
 }
 
 void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_IO_READY, (uint32_t)op, id, (uint64_t)(int64_t)fd, (uint64_t)timedOut, name);
+    if (SQ_ENABLED(SCHED_BATCH) || SQ_ENABLED(IO_BATCH))
+        sched_record(SQ_EV_IO_READY, (uint32_t)op, id, (uint64_t)(int64_t)fd, (uint64_t)timedOut, name);
     if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(id, name, fd, op, timedOut);
 }
 
@@ -396,6 +477,10 @@ void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
     (void)id; (void)name; (void)fd; (void)op; (void)timedOut;
 }
 void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
+void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind)
+{
+    (void)start; (void)op; (void)fd; (void)result; (void)kind;
+}
 void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
 void probe_request_begin(uint64_t id, const char *route, uint64_t process) { (void)id; (void)route; (void)process; }
 void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)

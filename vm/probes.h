@@ -17,9 +17,13 @@
 /* A scheduler or request site (sched.c, request.c): its own probe or sched__batch, which
  * takes its event as a record; the function it calls tests which. */
 #define SQ_SCHED_ENABLED(NAME) UNLIKELY((SQUEAK_##NAME##_ENABLED() | SQUEAK_SCHED_BATCH_ENABLED()) != 0)
+/* io__wait's and io__ready's sites: their records are in io__batch too. */
+#define SQ_IO_WAIT_ENABLED(NAME) \
+    UNLIKELY((SQUEAK_##NAME##_ENABLED() | SQUEAK_SCHED_BATCH_ENABLED() | SQUEAK_IO_BATCH_ENABLED()) != 0)
 #else
 #define SQ_ENABLED(NAME) 0
 #define SQ_SCHED_ENABLED(NAME) 0
+#define SQ_IO_WAIT_ENABLED(NAME) 0
 #endif
 
 struct Frame;
@@ -47,6 +51,8 @@ enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
 enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED = 3, READY_IO = 4 };
 void probe_process_ready(uint64_t id, const char *name, int reason);
 void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs);
+/* Each writes its probe's event if it is enabled, its record if sched__batch or io__batch
+ * is (the site tests SQ_IO_WAIT_ENABLED). */
 void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs);
 void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut);
 void probe_user(const char *name, int64_t arg, const char *str);
@@ -108,6 +114,34 @@ extern bool probes_sample_due; /* this slow-path allocation is a sample */
 static inline uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes) { (void)bumped; (void)bytes; return UINT64_MAX / 4; }
 #define PROBE_ALLOC_SAMPLE(o, bytes) do { } while (0)
 #endif
+
+/* ---- The I/O primitives' system calls (prim_io.c, io.c) ----
+ * io__batch's records (SQ_EV_IO): a site reads the clock before its system call only
+ * while io__batch is enabled (else: one load of the semaphore and a branch), and after
+ * the call writes the record if it did (a test of that time, in a register):
+ *
+ *     uint64_t t = SQ_IO_START();
+ *     got = read(fd, buf, want);
+ *     SQ_IO_END(t, SQ_IO_READ, fd, got, SQ_IO_KIND_OF_OP);
+ *
+ * result: the call's answer, negative when it failed (errno then says why: the record
+ * holds -errno); errno is as the call left it after SQ_IO_END. kind: SQ_IO_KIND_OF_OP
+ * (the descriptor's, as the op finds it: probes.c) or a kind (close: the descriptor's,
+ * taken before the table forgets it). */
+#if SQVM_PROBES
+#define SQ_IO_START() (SQ_ENABLED(IO_BATCH) ? batch_clock() : 0)
+#else
+#define SQ_IO_START() ((uint64_t)0)
+#endif
+#define SQ_IO_END(start, op, fd, result, kind)                                             \
+    do {                                                                                   \
+        if (UNLIKELY(start)) {                                                             \
+            int64_t r_ = (int64_t)(result);                                                \
+            probe_io_call(start, op, fd, r_ < 0 ? -(int64_t)errno : r_, kind);             \
+        }                                                                                  \
+    } while (0)
+#define SQ_IO_KIND_OF_OP (-1)
+void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind);
 
 /* ---- Collections (gc.c) ---- */
 #define SQ_GC_BEGIN_ENABLED(kind) ((kind) == 0 ? SQ_ENABLED(GC_INCREMENTAL_BEGIN) : SQ_ENABLED(GC_FULL_BEGIN))
