@@ -9,10 +9,11 @@
  * thread for a miss it reads synchronously). Aggregated here.
  *
  * The calls and the waits come from the VM as records in batches (squeak:io__batch,
- * probes/event_batch.h: SQ_EV_IO, SQ_EV_IO_WAIT, SQ_EV_IO_READY, each followed by an
- * SQ_EV_IO_FRAMES with more of its Methods): the VM times each call and finds its
- * descriptor's kind itself, so that a call costs it a record, not a tracepoint hit of
- * every process's every system call. Only the page-cache tracepoint walks the stack,
+ * probes/event_batch.h: SQ_EV_IO and SQ_EV_IO_READY, each followed by an
+ * SQ_EV_IO_FRAMES with more of its Methods): the VM times each call and wait and finds
+ * its descriptor's kind itself, so that a call costs it a record or two, not two
+ * tracepoint hits of every process's every system call, and this program keeps
+ * nothing between records. Only the page-cache tracepoint walks the stack,
  * in the VM thread's read system call (x86-64 numbers), to the same row. */
 #include "sqvm.bpf.h"
 #include "sqbatch.bpf.h"
@@ -20,7 +21,7 @@
 
 _Static_assert(SQIO_READ == SQ_IO_READ && SQIO_CLOSE == SQ_IO_CLOSE && SQIO_FILE == SQ_IO_FILE &&
 	       SQIO_TCP == SQ_IO_TCP && SQIO_OTHER == SQ_IO_OTHER, "sqio.h numbers ops and kinds as event_batch.h");
-_Static_assert(SQIO_FRAMES <= SQ_EV_IO_METHODS + SQ_EV_IO_FRAMES_METHODS && SQIO_FRAMES <= 1 + SQ_EV_IO_FRAMES_METHODS,
+_Static_assert(SQIO_FRAMES <= SQ_EV_IO_METHODS + SQ_EV_IO_FRAMES_METHODS && SQIO_FRAMES <= SQ_EV_IO_FRAMES_METHODS,
 	       "an I/O record and its frames record hold a row's frames");
 
 const volatile __u32 only_pid = 0;	/* -p */
@@ -32,26 +33,6 @@ struct {
 	__type(key, struct sqio_key);
 	__type(value, struct sqio_stats);
 } rows SEC(".maps");
-
-/* A wait in flight: its row and since when. */
-struct inflight {
-	struct sqio_key key;
-	__u64 start_ns;
-};
-
-struct wait_key {
-	__u32 pid;
-	__u32 pad;
-	__u64 process;
-};
-
-/* A process that ends while it waits never sends io__ready: LRU, so that its entry goes. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct wait_key);
-	__type(value, struct inflight);
-} waits SEC(".maps");
 
 __u64 lost = 0;		/* calls that found no room in a map */
 
@@ -244,45 +225,29 @@ static __always_inline void on_call(struct batch_state *b, const SqEventRecord *
 		s->slots[slot]++;
 }
 
-/* A wait begins (SQ_EV_IO_WAIT and its frames record): its row and time, until the
- * process's io__ready. io__wait's op (0 read, 1 write, 2 accept, 3 connect) is
- * sqio_op's first four. */
-static __always_inline void on_wait(struct batch_state *b, const SqEventRecord *r, __u32 i)
+/* A wait ends (SQ_EV_IO_READY, which holds when it began, and its frames record): its
+ * row gets the wait. io__wait's op (0 read, 1 write, 2 accept, 3 connect) is sqio_op's
+ * first four. */
+static __always_inline void on_ready(struct batch_state *b, const SqEventRecord *r, __u32 i)
 {
-	const SqEventRecord *more = frames_after(i, 1);
-	struct wait_key wk = { .pid = b->pid, .process = r->a[0] };
-	struct inflight in = { .start_ns = r->ts };
-
-	if (!more || !r->a[6] || r->arg > SQIO_CONNECT)
-		return;	/* from before io__batch was enabled (sched__batch's alone) */
-	in.key.pid = b->pid;
-	in.key.op = r->arg;
-	in.key.kind = SQ_EV_IO_KIND(more->arg);
-	in.key.frames[0] = r->a[6];
-	for (int j = 1; j < SQIO_FRAMES; j++)
-		in.key.frames[j] = more->a[j - 1];
-	if (bpf_map_update_elem(&waits, &wk, &in, BPF_ANY))
-		__sync_fetch_and_add(&lost, 1);
-}
-
-static __always_inline void on_ready(struct batch_state *b, const SqEventRecord *r)
-{
-	struct wait_key wk = { .pid = b->pid, .process = r->a[0] };
-	struct inflight *in = bpf_map_lookup_elem(&waits, &wk);
+	const SqEventRecord *more = frames_after(i, 0);
+	struct sqio_key k = { .pid = b->pid, .op = r->arg };
 	struct sqio_stats *s;
-	__u64 ns;
+	__u64 ns = r->ts - r->a[6];
 
-	if (!in)
+	/* no frames: it began before io__batch was enabled (a[6] 0), or before this tool */
+	if (!more || !more->a[0] || r->a[6] < sq_batch_since_ns || r->arg > SQIO_CONNECT)
 		return;
-	ns = r->ts - in->start_ns;
-	s = row_of(&in->key, b->print_name_off);
-	if (s) {
-		s->waits++;
-		s->wait_ns += ns;
-		if (ns > s->wait_max_ns)
-			s->wait_max_ns = ns;
-	}
-	bpf_map_delete_elem(&waits, &wk);
+	k.kind = SQ_EV_IO_KIND(more->arg);
+	for (int j = 0; j < SQIO_FRAMES; j++)
+		k.frames[j] = more->a[j];
+	s = row_of(&k, b->print_name_off);
+	if (!s)
+		return;
+	s->waits++;
+	s->wait_ns += ns;
+	if (ns > s->wait_max_ns)
+		s->wait_max_ns = ns;
 }
 
 static long on_record(__u32 i, void *ctx)
@@ -295,11 +260,8 @@ static long on_record(__u32 i, void *ctx)
 	case SQ_EV_IO:
 		on_call(ctx, r, i);
 		break;
-	case SQ_EV_IO_WAIT:
-		on_wait(ctx, r, i);
-		break;
 	case SQ_EV_IO_READY:
-		on_ready(ctx, r);
+		on_ready(ctx, r, i);
 		break;
 	}
 	return 0;

@@ -67,12 +67,14 @@ enum {
 	/* process__exit: a[0] the id. */
 	SQ_EV_PROCESS_EXIT = 10,
 	/* io__wait: arg the op (0 read, 1 write, 2 accept, 3 connect); a[0] the id, a[1] the
-	 * fd, a[2] the timeout (ns, 0: none). Also in io__batch, followed there by an
-	 * SQ_EV_IO_FRAMES record (below) with the rest of the waiting process's Methods and
-	 * the descriptor's kind. */
+	 * fd, a[2] the timeout (ns, 0: none). Also in io__batch. */
 	SQ_EV_IO_WAIT = 11,
 	/* io__ready: arg the op; a[0] the id, a[1] the fd, a[2] timedout (0 or 1). Also in
-	 * io__batch. */
+	 * io__batch, where a[6] is when the wait began (its SQ_EV_IO_WAIT's ts; 0 if
+	 * io__batch was not enabled then: then nothing follows) and an SQ_EV_IO_FRAMES
+	 * record (below) follows with the waiting process's Methods (its frames are as they
+	 * were when it began to wait) and the descriptor's kind: the whole wait, for a
+	 * reader that keeps nothing between the two. */
 	SQ_EV_IO_READY = 12,
 	/* request__begin: a[0] the request's id, a[1] the route (char *, interned), a[2] the
 	 * process's id. */
@@ -91,12 +93,12 @@ enum {
 	 * accept's and open's new descriptor, 0; or -errno: EAGAIN is a failure), a[3] the time in the call (ns), a[4..6] the running process's innermost
 	 * three Methods (the primitive's sender first; 0 past the bottom frame). */
 	SQ_EV_IO = 15,
-	/* io__batch: more of the Methods of the record right before it (an SQ_EV_IO or
-	 * SQ_EV_IO_WAIT of the same batch: the VM writes the two together). arg: the index in
-	 * the stack of a[0]'s Method (bits 0-7: 3 after SQ_EV_IO, 1 after SQ_EV_IO_WAIT,
-	 * whose a[6] is the innermost) and the descriptor's kind (bits 8-15, as SQ_EV_IO's);
-	 * a[0..6] the next Methods outwards (0 past the bottom frame). Written after an
-	 * SQ_EV_IO only when its stack is deeper than the three it holds. */
+	/* io__batch: (more of) the Methods of the record right before it (an SQ_EV_IO or
+	 * SQ_EV_IO_READY of the same batch: the VM writes the two together). arg: the index
+	 * in the stack of a[0]'s Method (bits 0-7: 3 after SQ_EV_IO, 0 after
+	 * SQ_EV_IO_READY) and the descriptor's kind (bits 8-15, as SQ_EV_IO's); a[0..6] the
+	 * Methods from there outwards (0 past the bottom frame). Written after an SQ_EV_IO
+	 * only when its stack is deeper than the three it holds. */
 	SQ_EV_IO_FRAMES = 16,
 };
 

@@ -179,11 +179,19 @@ static int stat_kind(int fd)
 
 int io_fd_kind(int fd)
 {
+    if (fd < 0 || fd >= loop.capFds || !loop.fds[fd].owner) return SQ_IO_OTHER;
+    IOEntry *e = &loop.fds[fd];
+    /* a socket in the epoll set is one the VM made: TCP (prim_io.c) */
+    if (!e->kind) e->kind = (uint8_t)(1 + (e->pollable ? SQ_IO_TCP : stat_kind(fd)));
+    return e->kind - 1;
+}
+
+int io_fd_kind_new(int fd)
+{
     if (fd < 0) return SQ_IO_OTHER;
     if (fd >= loop.capFds) grow_fds(fd);
     IOEntry *e = &loop.fds[fd];
-    /* a socket in the epoll set is one the VM made: TCP (prim_io.c) */
-    if (!e->kind) e->kind = (uint8_t)(1 + (e->owner && e->pollable ? SQ_IO_TCP : stat_kind(fd)));
+    e->kind = (uint8_t)(1 + stat_kind(fd)); /* a free entry: io_adopt keeps it */
     return e->kind - 1;
 }
 

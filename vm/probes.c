@@ -346,12 +346,11 @@ void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint6
 
 /* ---- I/O (io__batch) ---- */
 
-/* The running process's Methods from its innermost frame on, n of them into m (0 past
- * the bottom frame, whose method is NULL), skipping the first skip: what
- * sqvm_debug_offsets lets a reader walk, as it was at the event. */
-static void stack_methods(uint64_t *m, int skip, int n)
+/* The Methods of frame f and its callers, n of them into m (0 past the bottom frame,
+ * whose method is NULL), skipping the first skip: what sqvm_debug_offsets lets a
+ * reader walk, as it was at the event. */
+static void stack_methods(Frame *f, uint64_t *m, int skip, int n)
 {
-    Frame *f = interp_current ? interp_current->fp : NULL;
     for (; skip && f && f->method; skip--) f = f->caller;
     for (int i = 0; i < n; i++) {
         m[i] = f && f->method ? (uint64_t)(uintptr_t)f->method : 0;
@@ -359,21 +358,20 @@ static void stack_methods(uint64_t *m, int skip, int n)
     }
 }
 
-/* Is there a frame with a Method past the first skip? */
-static bool stack_deeper(int skip)
+/* Is there a frame with a Method past the first skip from f? */
+static bool stack_deeper(Frame *f, int skip)
 {
-    Frame *f = interp_current ? interp_current->fp : NULL;
     for (; skip && f && f->method; skip--) f = f->caller;
     return f && f->method;
 }
 
-/* The SQ_EV_IO_FRAMES record r after one that holds the first `from` Methods. */
-static void io_frames(SqEventRecord *r, uint64_t ts, int from, int kind)
+/* The SQ_EV_IO_FRAMES record r after one that holds the first `from` Methods of f's. */
+static void io_frames(SqEventRecord *r, uint64_t ts, Frame *f, int from, int kind)
 {
     r->kind = SQ_EV_IO_FRAMES;
     r->arg = SQ_EV_IO_ARG(from, kind);
     r->ts = ts;
-    stack_methods(r->a, from, SQ_EV_IO_FRAMES_METHODS);
+    stack_methods(f, r->a, from, SQ_EV_IO_FRAMES_METHODS);
 }
 
 /* The kind of descriptor of a call (SQ_IO_KIND_OF_OP): a failed open's is a file's (a
@@ -381,7 +379,7 @@ static void io_frames(SqEventRecord *r, uint64_t ts, int from, int kind)
  * accepted from a TCP listener is TCP). */
 static int io_call_kind(int op, int fd, int64_t result)
 {
-    if (op == SQ_IO_OPEN) return result >= 0 ? io_fd_kind((int)result) : SQ_IO_FILE;
+    if (op == SQ_IO_OPEN) return result >= 0 ? io_fd_kind_new((int)result) : SQ_IO_FILE;
     if (op == SQ_IO_CONNECT) return SQ_IO_TCP;
     return io_fd_kind(fd);
 }
@@ -394,7 +392,8 @@ void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind)
     uint64_t now = batch_clock();
     if (kind < 0) kind = io_call_kind(op, fd, result);
     if ((op == SQ_IO_OPEN || op == SQ_IO_ACCEPT) && result >= 0) fd = (int)result;
-    bool more = stack_deeper(SQ_EV_IO_METHODS);
+    Frame *f = interp_current ? interp_current->fp : NULL;
+    bool more = stack_deeper(f, SQ_EV_IO_METHODS);
     SqEventRecord *r = batch_reserve(more ? 2 : 1, now);
     r->kind = SQ_EV_IO;
     r->arg = SQ_EV_IO_ARG(op, kind);
@@ -403,31 +402,44 @@ void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind)
     r->a[1] = (uint64_t)(int64_t)fd;
     r->a[2] = (uint64_t)result;
     r->a[3] = now - start;
-    stack_methods(&r->a[4], 0, SQ_EV_IO_METHODS);
-    if (more) io_frames(r + 1, start, SQ_EV_IO_METHODS, kind);
+    stack_methods(f, &r->a[4], 0, SQ_EV_IO_METHODS);
+    if (more) io_frames(r + 1, start, f, SQ_EV_IO_METHODS, kind);
     errno = err;
 }
 
+/* The running process begins to wait on fd; under io__batch it keeps when (its io__ready's
+ * record tells a reader how long it waited). */
 void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
 {
-    bool io = SQ_ENABLED(IO_BATCH);
-    if (io || SQ_ENABLED(SCHED_BATCH)) {
-        /* io__batch's: followed by the rest of the Methods, and the kind (sqio's row) */
-        uint64_t now = batch_clock();
-        SqEventRecord *r = batch_reserve(io ? 2 : 1, now);
-        r->kind = SQ_EV_IO_WAIT;
-        r->ts = now;
-        record_wait_method(sched_fill(r, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name));
-        if (io) io_frames(r + 1, now, 1, io_fd_kind(fd));
+    if (SQ_ENABLED(SCHED_BATCH) || SQ_ENABLED(IO_BATCH)) {
+        SqEventRecord *r = sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name);
+        record_wait_method(r);
+        bool io = SQ_ENABLED(IO_BATCH);
+        interp_current->ioWaitNs = io ? r->ts : 0;
+        interp_current->ioKind = io ? io_fd_kind(fd) : 0; /* at its ready, fd may be closed */
     }
     if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
 }
 
-void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
+/* p's wait ends. Under io__batch, when it began under it too, the record holds when
+ * (a[6]) and is followed by the waiting process's Methods (its frames are as they were
+ * when it began to wait) and the descriptor's kind: a reader has the whole wait in two
+ * records, and keeps nothing between its io__wait and its io__ready. */
+void probe_io_ready(Process *p, const char *name, int timedOut)
 {
-    if (SQ_ENABLED(SCHED_BATCH) || SQ_ENABLED(IO_BATCH))
-        sched_record(SQ_EV_IO_READY, (uint32_t)op, id, (uint64_t)(int64_t)fd, (uint64_t)timedOut, name);
-    if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(id, name, fd, op, timedOut);
+    uint64_t began = p->ioWaitNs;
+    p->ioWaitNs = 0;
+    if (SQ_ENABLED(SCHED_BATCH) || SQ_ENABLED(IO_BATCH)) {
+        bool frames = began && SQ_ENABLED(IO_BATCH);
+        uint64_t now = batch_clock();
+        SqEventRecord *r = batch_reserve(frames ? 2 : 1, now);
+        r->kind = SQ_EV_IO_READY;
+        r->ts = now;
+        sched_fill(r, (uint32_t)p->ioOp, p->id, (uint64_t)(int64_t)p->ioFd, (uint64_t)timedOut, name);
+        r->a[6] = frames ? began : 0;
+        if (frames) io_frames(r + 1, now, p->fp, 0, p->ioKind);
+    }
+    if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, name, p->ioFd, p->ioOp, timedOut);
 }
 
 void probe_user(const char *name, int64_t arg, const char *str)
@@ -472,10 +484,7 @@ void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeo
 {
     (void)id; (void)name; (void)fd; (void)op; (void)timeoutNs;
 }
-void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
-{
-    (void)id; (void)name; (void)fd; (void)op; (void)timedOut;
-}
+void probe_io_ready(Process *p, const char *name, int timedOut) { (void)p; (void)name; (void)timedOut; }
 void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
 void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind)
 {

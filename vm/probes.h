@@ -54,7 +54,8 @@ void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint6
 /* Each writes its probe's event if it is enabled, its record if sched__batch or io__batch
  * is (the site tests SQ_IO_WAIT_ENABLED). */
 void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs);
-void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut);
+struct Process;
+void probe_io_ready(struct Process *p, const char *name, int timedOut); /* p: waiting on p->ioFd */
 void probe_user(const char *name, int64_t arg, const char *str);
 void probe_request_begin(uint64_t id, const char *route, uint64_t process);
 void probe_request_end(uint64_t id, const char *route, uint64_t process, int status);

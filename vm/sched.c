@@ -229,7 +229,7 @@ static void set_wait_result(Process *p, Value v) { p->fp->sp[-1] = v; }
 
 static void fire_io_ready(Process *p, int timedOut)
 {
-    if (SQ_IO_WAIT_ENABLED(IO_READY)) probe_io_ready(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
+    if (SQ_IO_WAIT_ENABLED(IO_READY)) probe_io_ready(p, sched_process_name(p), timedOut);
 }
 
 /* Readies every process whose timer has passed, in wake order. */
