@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 #include <stddef.h>
 
 /* ---- Stack access for samplers and debuggers (always present, probes or not) ---- */
@@ -373,6 +374,7 @@ static void io_frames(SqEventRecord *r, uint64_t ts, Frame *f, int from, int kin
     r->ts = ts;
     stack_methods(f, r->a, from, SQ_EV_IO_FRAMES_METHODS);
 }
+_Static_assert(sizeof(((Process *)0)->ioWaitMethods) == sizeof(((SqEventRecord *)0)->a), "a wait's Methods fill a record");
 
 /* The kind of descriptor of a call (SQ_IO_KIND_OF_OP): a failed open's is a file's (a
  * path's); a connect's, a socket the VM made; accept's, the listener's (a connection
@@ -414,17 +416,23 @@ void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeo
     if (SQ_ENABLED(SCHED_BATCH) || SQ_ENABLED(IO_BATCH)) {
         SqEventRecord *r = sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name);
         record_wait_method(r);
-        bool io = SQ_ENABLED(IO_BATCH);
-        interp_current->ioWaitNs = io ? r->ts : 0;
-        interp_current->ioKind = io ? io_fd_kind(fd) : 0; /* at its ready, fd may be closed */
+        Process *p = interp_current;
+        p->ioWaitNs = 0;
+        if (SQ_ENABLED(IO_BATCH)) {
+            /* kept for its io__ready: then fd may be closed, and walking the frames of
+             * a process that has waited costs cache misses */
+            p->ioWaitNs = r->ts;
+            p->ioKind = io_fd_kind(fd);
+            stack_methods(p->fp, p->ioWaitMethods, 0, SQ_EV_IO_FRAMES_METHODS);
+        }
     }
     if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
 }
 
 /* p's wait ends. Under io__batch, when it began under it too, the record holds when
- * (a[6]) and is followed by the waiting process's Methods (its frames are as they were
- * when it began to wait) and the descriptor's kind: a reader has the whole wait in two
- * records, and keeps nothing between its io__wait and its io__ready. */
+ * (a[6]) and is followed by the waiting process's Methods and the descriptor's kind,
+ * kept at its io__wait: a reader has the whole wait in two records, and keeps nothing
+ * between its io__wait and its io__ready. */
 void probe_io_ready(Process *p, const char *name, int timedOut)
 {
     uint64_t began = p->ioWaitNs;
@@ -437,7 +445,12 @@ void probe_io_ready(Process *p, const char *name, int timedOut)
         r->ts = now;
         sched_fill(r, (uint32_t)p->ioOp, p->id, (uint64_t)(int64_t)p->ioFd, (uint64_t)timedOut, name);
         r->a[6] = frames ? began : 0;
-        if (frames) io_frames(r + 1, now, p->fp, 0, p->ioKind);
+        if (frames) {
+            r[1].kind = SQ_EV_IO_FRAMES;
+            r[1].arg = SQ_EV_IO_ARG(0, p->ioKind);
+            r[1].ts = now;
+            memcpy(r[1].a, p->ioWaitMethods, sizeof r[1].a);
+        }
     }
     if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, name, p->ioFd, p->ioOp, timedOut);
 }
