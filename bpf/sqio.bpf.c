@@ -21,8 +21,7 @@
 
 _Static_assert(SQIO_READ == SQ_IO_READ && SQIO_CLOSE == SQ_IO_CLOSE && SQIO_FILE == SQ_IO_FILE &&
 	       SQIO_TCP == SQ_IO_TCP && SQIO_OTHER == SQ_IO_OTHER, "sqio.h numbers ops and kinds as event_batch.h");
-_Static_assert(SQIO_FRAMES <= SQ_EV_IO_METHODS + SQ_EV_IO_FRAMES_METHODS && SQIO_FRAMES <= SQ_EV_IO_FRAMES_METHODS,
-	       "an I/O record and its frames record hold a row's frames");
+_Static_assert(SQIO_FRAMES <= SQ_EV_IO_DEPTH, "the records hold a row's frames");
 
 const volatile __u32 only_pid = 0;	/* -p */
 

@@ -90,15 +90,17 @@ enum {
 	 * succeeded, else the listener's and a file's). a[0] the running process's id, a[1]
 	 * the descriptor (accept's and open's new one when the call succeeded, else the
 	 * listener and -1; connect's new socket), a[2] the result (bytes read or written,
-	 * accept's and open's new descriptor, 0; or -errno: EAGAIN is a failure), a[3] the time in the call (ns), a[4..6] the running process's innermost
+	 * accept's and open's new descriptor, 0; or -errno: EAGAIN is a
+	 * failure), a[3] the time in the call (ns), a[4..6] the running process's innermost
 	 * three Methods (the primitive's sender first; 0 past the bottom frame). */
 	SQ_EV_IO = 15,
-	/* io__batch: (more of) the Methods of the record right before it (an SQ_EV_IO or
-	 * SQ_EV_IO_READY of the same batch: the VM writes the two together). arg: the index
-	 * in the stack of a[0]'s Method (bits 0-7: 3 after SQ_EV_IO, 0 after
-	 * SQ_EV_IO_READY) and the descriptor's kind (bits 8-15, as SQ_EV_IO's); a[0..6] the
-	 * Methods from there outwards (0 past the bottom frame). Written after an SQ_EV_IO
-	 * only when its stack is deeper than the three it holds. */
+	/* io__batch: (more of) the innermost SQ_EV_IO_DEPTH Methods of the record right
+	 * before it (an SQ_EV_IO or SQ_EV_IO_READY of the same batch: the VM writes the two
+	 * together). arg: the index in the stack of a[0]'s Method (bits 0-7: 3 after
+	 * SQ_EV_IO, 0 after SQ_EV_IO_READY) and the descriptor's kind (bits 8-15, as
+	 * SQ_EV_IO's); a[0..] the Methods from there outwards, up to the SQ_EV_IO_DEPTH-th
+	 * of the stack (0 past it or past the bottom frame). Written after an SQ_EV_IO only
+	 * when its stack is deeper than the three it holds. */
 	SQ_EV_IO_FRAMES = 16,
 };
 
@@ -110,9 +112,10 @@ enum { SQ_IO_FILE, SQ_IO_TCP, SQ_IO_OTHER };
 #define SQ_EV_IO_ARG(op, kind) ((uint32_t)(op) | (uint32_t)(kind) << 8)
 #define SQ_EV_IO_OP(arg) ((arg) & 0xff)
 #define SQ_EV_IO_KIND(arg) (((arg) >> 8) & 0xff)
-/* The Methods an SQ_EV_IO record holds, and an SQ_EV_IO_FRAMES. */
+/* The innermost Methods of a call or a wait the records hold (a reader that wants
+ * more frames walks the stack itself), and those an SQ_EV_IO holds. */
+#define SQ_EV_IO_DEPTH 6
 #define SQ_EV_IO_METHODS 3
-#define SQ_EV_IO_FRAMES_METHODS 7
 
 /* The strings a record points to are the VM's permanent names (class names, selectors):
  * they never move and stay readable after the event. Frames and Methods are addresses,

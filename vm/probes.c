@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <string.h>
 #include <stddef.h>
 
 /* ---- Stack access for samplers and debuggers (always present, probes or not) ---- */
@@ -347,34 +346,28 @@ void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint6
 
 /* ---- I/O (io__batch) ---- */
 
-/* The Methods of frame f and its callers, n of them into m (0 past the bottom frame,
- * whose method is NULL), skipping the first skip: what sqvm_debug_offsets lets a
- * reader walk, as it was at the event. */
-static void stack_methods(Frame *f, uint64_t *m, int skip, int n)
+/* The innermost SQ_EV_IO_DEPTH Methods of frame f and its callers into m (0 past the
+ * bottom frame, whose method is NULL): what sqvm_debug_offsets lets a reader walk, as
+ * it was at the event. Answers how many. Each frame outwards is a load the
+ * interpreter has not made lately (a cache miss, often): no more than that. */
+static int stack_methods(Frame *f, uint64_t *m)
 {
-    for (; skip && f && f->method; skip--) f = f->caller;
-    for (int i = 0; i < n; i++) {
-        m[i] = f && f->method ? (uint64_t)(uintptr_t)f->method : 0;
-        if (m[i]) f = f->caller;
-    }
+    int n = 0;
+    for (; n < SQ_EV_IO_DEPTH && f && f->method; f = f->caller) m[n++] = (uint64_t)(uintptr_t)f->method;
+    for (int i = n; i < SQ_EV_IO_DEPTH; i++) m[i] = 0;
+    return n;
 }
 
-/* Is there a frame with a Method past the first skip from f? */
-static bool stack_deeper(Frame *f, int skip)
-{
-    for (; skip && f && f->method; skip--) f = f->caller;
-    return f && f->method;
-}
+_Static_assert(sizeof(((Process *)0)->ioWaitMethods) == SQ_EV_IO_DEPTH * sizeof(uint64_t), "a wait's Methods");
 
-/* The SQ_EV_IO_FRAMES record r after one that holds the first `from` Methods of f's. */
-static void io_frames(SqEventRecord *r, uint64_t ts, Frame *f, int from, int kind)
+/* The SQ_EV_IO_FRAMES record r: Methods m[from..SQ_EV_IO_DEPTH). */
+static void io_frames(SqEventRecord *r, uint64_t ts, const uint64_t *m, int from, int kind)
 {
     r->kind = SQ_EV_IO_FRAMES;
     r->arg = SQ_EV_IO_ARG(from, kind);
     r->ts = ts;
-    stack_methods(f, r->a, from, SQ_EV_IO_FRAMES_METHODS);
+    for (int i = 0; i < 7; i++) r->a[i] = from + i < SQ_EV_IO_DEPTH ? m[from + i] : 0;
 }
-_Static_assert(sizeof(((Process *)0)->ioWaitMethods) == sizeof(((SqEventRecord *)0)->a), "a wait's Methods fill a record");
 
 /* The kind of descriptor of a call (SQ_IO_KIND_OF_OP): a failed open's is a file's (a
  * path's); a connect's, a socket the VM made; accept's, the listener's (a connection
@@ -394,8 +387,8 @@ void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind)
     uint64_t now = batch_clock();
     if (kind < 0) kind = io_call_kind(op, fd, result);
     if ((op == SQ_IO_OPEN || op == SQ_IO_ACCEPT) && result >= 0) fd = (int)result;
-    Frame *f = interp_current ? interp_current->fp : NULL;
-    bool more = stack_deeper(f, SQ_EV_IO_METHODS);
+    uint64_t m[SQ_EV_IO_DEPTH];
+    bool more = stack_methods(interp_current ? interp_current->fp : NULL, m) > SQ_EV_IO_METHODS;
     SqEventRecord *r = batch_reserve(more ? 2 : 1, now);
     r->kind = SQ_EV_IO;
     r->arg = SQ_EV_IO_ARG(op, kind);
@@ -404,8 +397,8 @@ void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind)
     r->a[1] = (uint64_t)(int64_t)fd;
     r->a[2] = (uint64_t)result;
     r->a[3] = now - start;
-    stack_methods(f, &r->a[4], 0, SQ_EV_IO_METHODS);
-    if (more) io_frames(r + 1, start, f, SQ_EV_IO_METHODS, kind);
+    for (int i = 0; i < SQ_EV_IO_METHODS; i++) r->a[4 + i] = m[i];
+    if (more) io_frames(r + 1, start, m, SQ_EV_IO_METHODS, kind);
     errno = err;
 }
 
@@ -423,7 +416,7 @@ void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeo
              * a process that has waited costs cache misses */
             p->ioWaitNs = r->ts;
             p->ioKind = io_fd_kind(fd);
-            stack_methods(p->fp, p->ioWaitMethods, 0, SQ_EV_IO_FRAMES_METHODS);
+            stack_methods(p->fp, p->ioWaitMethods);
         }
     }
     if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
@@ -445,12 +438,7 @@ void probe_io_ready(Process *p, const char *name, int timedOut)
         r->ts = now;
         sched_fill(r, (uint32_t)p->ioOp, p->id, (uint64_t)(int64_t)p->ioFd, (uint64_t)timedOut, name);
         r->a[6] = frames ? began : 0;
-        if (frames) {
-            r[1].kind = SQ_EV_IO_FRAMES;
-            r[1].arg = SQ_EV_IO_ARG(0, p->ioKind);
-            r[1].ts = now;
-            memcpy(r[1].a, p->ioWaitMethods, sizeof r[1].a);
-        }
+        if (frames) io_frames(r + 1, now, p->ioWaitMethods, 0, p->ioKind);
     }
     if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, name, p->ioFd, p->ioOp, timedOut);
 }
