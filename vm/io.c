@@ -152,12 +152,15 @@ int io_close(int fd)
 {
     IOEntry *e = &loop.fds[fd];
     Process *w[2] = {e->waiter[0], e->waiter[1]};
-    uint64_t t = SQ_IO_START();
-    int kind = t ? io_fd_kind(fd) : 0; /* before the entry goes */
+    int kind = SQ_IO_OTHER;
+    if (SQ_ENABLED(IO_BATCH)) { /* SQ_IO_START, with the kind before the entry goes */
+        kind = io_fd_kind(fd);
+        probe_io_start();
+    }
     forget(fd);
     /* Linux releases the descriptor even when close fails (EINTR, EIO): never retry */
     int rc = close(fd);
-    SQ_IO_END(t, SQ_IO_CLOSE, fd, rc, kind);
+    SQ_IO_END(SQ_IO_CLOSE, fd, rc, kind);
     int r = rc ? -errno : 0;
     wake_all(w[0]);
     wake_all(w[1]);

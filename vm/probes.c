@@ -379,11 +379,22 @@ static int io_call_kind(int op, int fd, int64_t result)
     return io_fd_kind(fd);
 }
 
-/* SQ_IO_END (probes.h): the call began at start and ended now. errno stays as the call
- * left it (the primitive reads it next). */
-void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind)
+/* SQ_IO_START (probes.h): when the call began; 0: no call began under io__batch. (One
+ * left by a call that io__batch's tool detached during is older than the next tool: its
+ * reader skips the record, bpf/sqbatch.bpf.h.) */
+static uint64_t ioCallStart;
+
+void probe_io_start(void) { ioCallStart = batch_clock(); }
+
+/* SQ_IO_END (probes.h): the call that began at ioCallStart ended now. errno stays as
+ * the call left it (the primitive reads it next). */
+void probe_io_call(int op, int fd, int64_t result, int kind)
 {
+    uint64_t start = ioCallStart;
+    ioCallStart = 0;
+    if (!start) return; /* io__batch was enabled during the call */
     int err = errno;
+    if (result < 0) result = -(int64_t)err;
     uint64_t now = batch_clock();
     if (kind < 0) kind = io_call_kind(op, fd, result);
     if ((op == SQ_IO_OPEN || op == SQ_IO_ACCEPT) && result >= 0) fd = (int)result;
@@ -487,10 +498,8 @@ void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeo
 }
 void probe_io_ready(Process *p, const char *name, int timedOut) { (void)p; (void)name; (void)timedOut; }
 void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
-void probe_io_call(uint64_t start, int op, int fd, int64_t result, int kind)
-{
-    (void)start; (void)op; (void)fd; (void)result; (void)kind;
-}
+void probe_io_start(void) {}
+void probe_io_call(int op, int fd, int64_t result, int kind) { (void)op; (void)fd; (void)result; (void)kind; }
 void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
 void probe_request_begin(uint64_t id, const char *route, uint64_t process) { (void)id; (void)route; (void)process; }
 void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)
