@@ -67,10 +67,11 @@ enum {
 	/* process__exit: a[0] the id. */
 	SQ_EV_PROCESS_EXIT = 10,
 	/* io__wait: arg the op (0 read, 1 write, 2 accept, 3 connect); a[0] the id, a[1] the
-	 * fd, a[2] the timeout (ns, 0: none). Also in io__batch. */
+	 * fd, a[2] the timeout (ns, 0: none). (io__batch has the whole wait in
+	 * SQ_EV_IO_READY's records.) */
 	SQ_EV_IO_WAIT = 11,
 	/* io__ready: arg the op; a[0] the id, a[1] the fd, a[2] timedout (0 or 1). Also in
-	 * io__batch, where a[6] is when the wait began (its SQ_EV_IO_WAIT's ts; 0 if
+	 * io__batch, where a[6] is when the wait began (its io__wait; 0 if
 	 * io__batch was not enabled then: then nothing follows) and an SQ_EV_IO_FRAMES
 	 * record (below) follows with the waiting process's Methods (its frames are as they
 	 * were when it began to wait) and the descriptor's kind: the whole wait, for a

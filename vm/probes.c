@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 #include <stddef.h>
 
 /* ---- Stack access for samplers and debuggers (always present, probes or not) ---- */
@@ -360,13 +361,15 @@ static int stack_methods(Frame *f, uint64_t *m)
 
 _Static_assert(sizeof(((Process *)0)->ioWaitMethods) == SQ_EV_IO_DEPTH * sizeof(uint64_t), "a wait's Methods");
 
-/* The SQ_EV_IO_FRAMES record r: Methods m[from..SQ_EV_IO_DEPTH). */
-static void io_frames(SqEventRecord *r, uint64_t ts, const uint64_t *m, int from, int kind)
+/* The SQ_EV_IO_FRAMES record r: Methods m[from..SQ_EV_IO_DEPTH), then zeros (from is a
+ * constant: the copies are a few moves). */
+static inline void io_frames(SqEventRecord *r, uint64_t ts, const uint64_t *m, int from, int kind)
 {
     r->kind = SQ_EV_IO_FRAMES;
     r->arg = SQ_EV_IO_ARG(from, kind);
     r->ts = ts;
-    for (int i = 0; i < 7; i++) r->a[i] = from + i < SQ_EV_IO_DEPTH ? m[from + i] : 0;
+    memcpy(r->a, m + from, (SQ_EV_IO_DEPTH - from) * sizeof(uint64_t));
+    memset(r->a + (SQ_EV_IO_DEPTH - from), 0, (7 - (SQ_EV_IO_DEPTH - from)) * sizeof(uint64_t));
 }
 
 /* The kind of descriptor of a call (SQ_IO_KIND_OF_OP): a failed open's is a file's (a
@@ -408,27 +411,29 @@ void probe_io_call(int op, int fd, int64_t result, int kind)
     r->a[1] = (uint64_t)(int64_t)fd;
     r->a[2] = (uint64_t)result;
     r->a[3] = now - start;
-    for (int i = 0; i < SQ_EV_IO_METHODS; i++) r->a[4 + i] = m[i];
+    memcpy(&r->a[4], m, SQ_EV_IO_METHODS * sizeof(uint64_t));
     if (more) io_frames(r + 1, start, m, SQ_EV_IO_METHODS, kind);
     errno = err;
 }
 
-/* The running process begins to wait on fd; under io__batch it keeps when (its io__ready's
- * record tells a reader how long it waited). */
+/* The running process begins to wait on fd: sched__batch's record. Under io__batch it
+ * keeps when, the descriptor's kind and its Methods for its io__ready's records, which
+ * hold the whole wait: then fd may be closed, and walking the frames of a process that
+ * has waited costs cache misses. */
 void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
 {
-    if (SQ_ENABLED(SCHED_BATCH) || SQ_ENABLED(IO_BATCH)) {
+    Process *p = interp_current;
+    uint64_t now = 0;
+    if (SQ_ENABLED(SCHED_BATCH)) {
         SqEventRecord *r = sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name);
         record_wait_method(r);
-        Process *p = interp_current;
-        p->ioWaitNs = 0;
-        if (SQ_ENABLED(IO_BATCH)) {
-            /* kept for its io__ready: then fd may be closed, and walking the frames of
-             * a process that has waited costs cache misses */
-            p->ioWaitNs = r->ts;
-            p->ioKind = io_fd_kind(fd);
-            stack_methods(p->fp, p->ioWaitMethods);
-        }
+        now = r->ts;
+    }
+    p->ioWaitNs = 0;
+    if (SQ_ENABLED(IO_BATCH)) {
+        p->ioWaitNs = now ? now : batch_clock();
+        p->ioKind = io_fd_kind(fd);
+        stack_methods(p->fp, p->ioWaitMethods);
     }
     if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
 }
