@@ -104,7 +104,7 @@ provider squeak {
 	/* The I/O primitives' system calls as batches of records (as call__batch): while it
 	 * is enabled the VM writes each read, write, accept, connect, open and close of a
 	 * handle as a record, with the descriptor's kind and the running process's
-	 * innermost Methods, and each io__wait and io__ready too (probes/event_batch.h),
+	 * innermost Methods, and each io__ready with its whole wait (probes/event_batch.h),
 	 * and fires io__batch once per batch. */
 	probe io__batch(uintptr_t records, uint32_t count);
 
