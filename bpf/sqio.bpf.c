@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* sqio.bpf.c - the I/O of sqvm processes by Smalltalk method: the VM thread's read,
- * write, accept, connect, open and close system calls, each charged to the innermost
- * frames of the running green process (the primitive runs in the frame of the method
- * that sent it) and to the kind of descriptor (a regular file, a TCP socket, other),
- * with their bytes and time; the process's waits in the event loop for a descriptor
- * (io__wait to io__ready, after EAGAIN); and the pages a read brought into the page
- * cache (filemap:mm_filemap_add_to_page_cache, which fires in the reading thread for a
- * miss it reads synchronously). System-call numbers are x86-64's. Aggregated here.
+/* sqio.bpf.c - the I/O of sqvm processes by Smalltalk method: the I/O primitives'
+ * system calls (read, write, accept, connect, open, close), each charged to the
+ * innermost frames of the running green process (the primitive runs in the frame of
+ * the method that sent it) and to the kind of descriptor (a regular file, a TCP
+ * socket, other), with their bytes and time; the process's waits in the event loop for
+ * a descriptor (io__wait to io__ready, after EAGAIN); and the pages a read brought into
+ * the page cache (filemap:mm_filemap_add_to_page_cache, which fires in the reading
+ * thread for a miss it reads synchronously). Aggregated here.
  *
- * What it costs the traced VM is what runs in its system calls, so that is kept
- * small: the BTF raw tracepoints sys_enter/sys_exit (no perf buffer is filled, as it
- * is for a syscalls: or raw_syscalls: tracepoint), the process filter before anything
- * else, the call in flight in the thread's own task storage (no hash map update and
- * delete per call), and the frame walk reading a frame's caller and method together. */
+ * The calls and the waits come from the VM as records in batches (squeak:io__batch,
+ * probes/event_batch.h: SQ_EV_IO and SQ_EV_IO_READY, each followed by an
+ * SQ_EV_IO_FRAMES with more of its Methods): the VM times each call and wait and finds
+ * its descriptor's kind itself, so that a call costs it a record or two, not two
+ * tracepoint hits of every process's every system call, and this program keeps
+ * nothing between records. Only the page-cache tracepoint walks the stack,
+ * in the VM thread's read system call (x86-64 numbers), to the same row. */
 #include "sqvm.bpf.h"
+#include "sqbatch.bpf.h"
 #include "sqio.h"
+
+_Static_assert(SQIO_READ == SQ_IO_READ && SQIO_CLOSE == SQ_IO_CLOSE && SQIO_FILE == SQ_IO_FILE &&
+	       SQIO_TCP == SQ_IO_TCP && SQIO_OTHER == SQ_IO_OTHER, "sqio.h numbers ops and kinds as event_batch.h");
+_Static_assert(SQIO_FRAMES <= SQ_EV_IO_DEPTH, "the records hold a row's frames");
 
 const volatile __u32 only_pid = 0;	/* -p */
 
@@ -26,51 +33,16 @@ struct {
 	__type(value, struct sqio_stats);
 } rows SEC(".maps");
 
-/* A system call or a wait in flight: its row and since when. */
-struct inflight {
-	struct sqio_key key;
-	__u64 start_ns;
-	__s32 fd_from_ret;	/* accept, open: the kind is the new descriptor's */
-	__u32 live;		/* calls: a call is in flight (the storage outlives it) */
-};
-
-/* The system call in flight of each thread, in the thread's task storage. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct inflight);
-} calls SEC(".maps");
-
-struct wait_key {
-	__u32 pid;
-	__u32 pad;
-	__u64 process;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct wait_key);
-	__type(value, struct inflight);
-} waits SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct inflight);
-} scratch SEC(".maps");
-
 __u64 lost = 0;		/* calls that found no room in a map */
 
 #define S_IFMT 0170000
 #define S_IFREG 0100000
 #define S_IFSOCK 0140000
 
-/* The kind of descriptor fd of the current task (SQIO_OTHER if it cannot tell). The
- * task's descriptor table is read through its BTF pointers (plain loads); the file and
- * what it points to through bpf_probe_read_kernel. */
+/* The kind of descriptor fd of the current task (SQIO_OTHER if it cannot tell), as the
+ * VM finds it (vm/io.c io_fd_kind: fstat, a socket's protocol). The task's descriptor
+ * table is read through its BTF pointers (plain loads); the file and what it points to
+ * through bpf_probe_read_kernel. */
 static __always_inline __u8 fd_kind(int fd)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
@@ -91,26 +63,6 @@ static __always_inline __u8 fd_kind(int fd)
 		return proto == 6 /* IPPROTO_TCP */ ? SQIO_TCP : SQIO_OTHER;
 	}
 	return SQIO_OTHER;
-}
-
-/* The operation of system call id (x86-64), or SQIO_NOPS. */
-static __always_inline __u8 op_of(long id)
-{
-	switch (id) {
-	case 0: case 17: case 19: case 45: case 47:	/* read pread64 readv recvfrom recvmsg */
-		return SQIO_READ;
-	case 1: case 18: case 20: case 44: case 46:	/* write pwrite64 writev sendto sendmsg */
-		return SQIO_WRITE;
-	case 43: case 288:				/* accept accept4 */
-		return SQIO_ACCEPT;
-	case 42:
-		return SQIO_CONNECT;
-	case 2: case 257: case 437:			/* open openat openat2 */
-		return SQIO_OPEN;
-	case 3:
-		return SQIO_CLOSE;
-	}
-	return SQIO_NOPS;
 }
 
 /* Is pid a traced VM, and its offsets? */
@@ -204,25 +156,7 @@ static __always_inline __u32 walk(const struct sq_vm_offsets *vm, __u64 *frames)
 	return n;
 }
 
-/* Fills in *in the key of the running process's I/O of op on fd (from_ret: the kind is
- * the returned descriptor's, when the call succeeds). */
-static __always_inline bool begin(struct inflight *in, struct sq_vm_offsets *vm, __u32 pid, __u8 op, int fd,
-				  bool from_ret)
-{
-	__builtin_memset(&in->key, 0, sizeof(in->key));
-	if (!walk(vm, in->key.frames))
-		return false;	/* no Smalltalk frame: the VM's own I/O (start-up, the event loop) */
-	in->key.pid = pid;
-	in->key.op = op;
-	/* accept: the listening socket's kind until the new one's is known; open: a file
-	 * (a failed open is a path's) */
-	in->key.kind = op == SQIO_OPEN ? SQIO_FILE : fd_kind(fd);
-	in->fd_from_ret = from_ret;
-	in->start_ns = bpf_ktime_get_ns();
-	return true;
-}
-
-static __always_inline struct sqio_stats *row_of(const struct sqio_key *k, struct sq_vm_offsets *vm)
+static __always_inline struct sqio_stats *row_of(const struct sqio_key *k, __u32 print_name_off)
 {
 	static const struct sqio_stats zero = {};
 	bool created = false;
@@ -234,118 +168,240 @@ static __always_inline struct sqio_stats *row_of(const struct sqio_key *k, struc
 	}
 	if (created)
 		for (int i = 0; i < SQIO_FRAMES; i++)
-			sq_remember_method(k->pid, k->frames[i], vm->method_print_name);
+			sq_remember_method(k->pid, k->frames[i], print_name_off);
 	return s;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
-{
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct sq_vm_offsets *vm;
-	struct inflight *in;
-	__u8 op;
+/* ---- The batch ---- */
 
-	if ((only_pid && pid != only_pid) || (op = op_of(id)) == SQIO_NOPS || !(vm = traced(pid)))
-		return 0;
-	in = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!in) {
-		__sync_fetch_and_add(&lost, 1);
-		return 0;
-	}
-	in->live = begin(in, vm, pid, op, (int)regs->di, op == SQIO_ACCEPT || op == SQIO_OPEN);
-	return 0;
+/* A batch's rows, added up here before they go to the rows map: a request's calls go
+ * to a few rows by turns (in a server: the read, the write, the read that finds
+ * nothing, the wait), and a lookup in the map hashes a 56-byte key; comparing it with
+ * a few keys costs less, and the map then sees one lookup per row per batch. */
+#define PENDING 8
+
+struct pending {
+	__u32 n;
+	__u32 pad;
+	struct {
+		struct sqio_key key;
+		struct sqio_stats st;
+	} e[PENDING];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pending);
+} pendings SEC(".maps");
+
+/* Walking one VM's batch: its pid, where its Methods keep their names, its rows. */
+struct batch_state {
+	__u32 pid;
+	__u32 print_name_off;
+	struct pending *p;
+};
+
+static __always_inline bool same_key(const struct sqio_key *a, const struct sqio_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	for (int i = 0; i < sizeof(*a) / 8; i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+/* The pending rows into the rows map. */
+static __always_inline void flush_pending(struct batch_state *b)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct sq_vm_offsets *vm;
-	struct inflight *in;
+	struct pending *p = b->p;
+
+	for (__u32 i = 0; i < PENDING; i++) {
+		if (i >= p->n)
+			break;
+		const struct sqio_stats *d = &p->e[i].st;
+		struct sqio_stats *s = row_of(&p->e[i].key, b->print_name_off);
+		if (!s)
+			continue;
+		s->calls += d->calls;
+		s->errors += d->errors;
+		s->bytes += d->bytes;
+		s->total_ns += d->total_ns;
+		if (d->max_ns > s->max_ns)
+			s->max_ns = d->max_ns;
+		s->waits += d->waits;
+		s->wait_ns += d->wait_ns;
+		if (d->wait_max_ns > s->wait_max_ns)
+			s->wait_max_ns = d->wait_max_ns;
+		for (int j = 0; j < SQ_MAX_SLOTS; j++)
+			s->slots[j] += d->slots[j];
+	}
+	p->n = 0;
+}
+
+/* The pending row of k (a full table goes to the map first). */
+static __always_inline struct sqio_stats *batch_row(struct batch_state *b, const struct sqio_key *k)
+{
+	struct pending *p = b->p;
+	__u32 n = p->n, i;
+
+	for (i = 0; i < PENDING; i++) {
+		if (i >= n)
+			break;
+		if (same_key(&p->e[i].key, k))
+			return &p->e[i].st;
+	}
+	if (n >= PENDING) {
+		flush_pending(b);
+		n = 0;
+	}
+	i = n & (PENDING - 1);
+	p->e[i].key = *k;
+	__builtin_memset(&p->e[i].st, 0, sizeof(p->e[i].st));
+	p->n = i + 1;
+	return &p->e[i].st;
+}
+
+/* The frames record right after record i (kind SQ_EV_IO_FRAMES, its first Method the
+ * from-th of the stack), or NULL. */
+static __always_inline const SqEventRecord *frames_after(__u32 i, __u32 from)
+{
+	const SqEventRecord *f = sq_batch_record(i + 1);
+
+	return f && f->kind == SQ_EV_IO_FRAMES && SQ_EV_IO_OP(f->arg) == from ? f : 0;
+}
+
+/* A call (SQ_EV_IO): its row gets the call, its bytes and its time. The VM's thread is
+ * the only writer of its rows: plain adds. */
+static __always_inline void on_call(struct batch_state *b, const SqEventRecord *r, __u32 i)
+{
+	const SqEventRecord *more = frames_after(i, SQ_EV_IO_METHODS);
+	struct sqio_key k = { .pid = b->pid, .op = SQ_EV_IO_OP(r->arg), .kind = SQ_EV_IO_KIND(r->arg) };
 	struct sqio_stats *s;
-	__u64 ns;
+	__s64 result = (__s64)r->a[2];
+	__u64 ns = r->a[3];
+	__u32 slot;
 
-	if ((only_pid && pid != only_pid) || !(in = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0)) ||
-	    !in->live || !(vm = traced(pid)))
-		return 0;
-	in->live = 0;
-	ns = bpf_ktime_get_ns() - in->start_ns;
-	if (in->fd_from_ret && ret >= 0)
-		in->key.kind = fd_kind((int)ret);
-	s = row_of(&in->key, vm);
-	if (s) {
-		__sync_fetch_and_add(&s->calls, 1);
-		if (ret < 0)
-			__sync_fetch_and_add(&s->errors, 1);
-		else if (in->key.op == SQIO_READ || in->key.op == SQIO_WRITE)
-			__sync_fetch_and_add(&s->bytes, ret);
-		__sync_fetch_and_add(&s->total_ns, ns);
-		if (ns > s->max_ns)
-			s->max_ns = ns;		/* one VM thread per VM: no race */
-		__u32 slot = sq_hist_slot(ns / 1000);
-		asm volatile("" : "+r"(slot));
-		if (slot < SQ_MAX_SLOTS)
-			__sync_fetch_and_add(&s->slots[slot], 1);
+	for (int j = 0; j < SQ_EV_IO_METHODS && j < SQIO_FRAMES; j++)
+		k.frames[j] = r->a[4 + j];
+	if (more)
+		for (int j = SQ_EV_IO_METHODS; j < SQIO_FRAMES; j++)
+			k.frames[j] = more->a[j - SQ_EV_IO_METHODS];
+	if (!k.frames[0] || k.op >= SQIO_NOPS)
+		return;
+	s = batch_row(b, &k);
+	if (!s)
+		return;
+	s->calls++;
+	if (result < 0)
+		s->errors++;
+	else if (k.op == SQIO_READ || k.op == SQIO_WRITE)
+		s->bytes += result;
+	s->total_ns += ns;
+	if (ns > s->max_ns)
+		s->max_ns = ns;
+	slot = sq_hist_slot(ns / 1000);
+	asm volatile("" : "+r"(slot));	/* the verifier checks the bound on the register used */
+	if (slot < SQ_MAX_SLOTS)
+		s->slots[slot]++;
+}
+
+/* A wait ends (SQ_EV_IO_READY, which holds when it began, and its frames record): its
+ * row gets the wait. io__wait's op (0 read, 1 write, 2 accept, 3 connect) is sqio_op's
+ * first four. */
+static __always_inline void on_ready(struct batch_state *b, const SqEventRecord *r, __u32 i)
+{
+	const SqEventRecord *more = frames_after(i, 0);
+	struct sqio_key k = { .pid = b->pid, .op = r->arg };
+	struct sqio_stats *s;
+	__u64 ns = r->ts - r->a[6];
+
+	/* no frames: it began before io__batch was enabled (a[6] 0), or before this tool */
+	if (!more || !more->a[0] || r->a[6] < sq_batch_since_ns || r->arg > SQIO_CONNECT)
+		return;
+	k.kind = SQ_EV_IO_KIND(more->arg);
+	for (int j = 0; j < SQIO_FRAMES; j++)
+		k.frames[j] = more->a[j];
+	s = batch_row(b, &k);
+	if (!s)
+		return;
+	s->waits++;
+	s->wait_ns += ns;
+	if (ns > s->wait_max_ns)
+		s->wait_max_ns = ns;
+}
+
+static long on_record(__u32 i, void *ctx)
+{
+	const SqEventRecord *r = sq_batch_record(i);
+
+	if (!r)
+		return 1;
+	switch (r->kind) {
+	case SQ_EV_IO:
+		on_call(ctx, r, i);
+		break;
+	case SQ_EV_IO_READY:
+		on_ready(ctx, r, i);
+		break;
 	}
 	return 0;
 }
 
-/* A read that misses the page cache adds the pages it reads, in the reading thread. */
+SEC("usdt")
+int BPF_USDT(io_batch, __u64 records, __u32 count)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, n;
+	struct sq_vm_offsets *vm = traced(pid);
+	struct batch_state b = { .pid = pid };
+	__u32 zero = 0;
+
+	if (!vm || !(b.p = bpf_map_lookup_elem(&pendings, &zero)))
+		return 0;
+	b.print_name_off = vm->method_print_name;
+	b.p->n = 0;
+	n = sq_batch_load(records, count);
+	if (n) {
+		bpf_loop(n, on_record, &b, 0);
+		flush_pending(&b);
+	}
+	return 0;
+}
+
+/* ---- Disk reads ---- */
+
+/* Is system call nr a read (x86-64: read, pread64, readv, preadv, preadv2)? The I/O
+ * primitives make read(2) calls only. */
+static __always_inline bool is_read(long nr)
+{
+	return nr == 0 || nr == 17 || nr == 19 || nr == 295 || nr == 327;
+}
+
+/* A read that misses the page cache adds the pages it reads, in the reading thread: the
+ * row of its call (the same frames, op and kind as the VM's record of it), found from
+ * the running process's stack while the VM thread is in the read system call. */
 SEC("tp/filemap/mm_filemap_add_to_page_cache")
 int page_added(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct sq_vm_offsets *vm;
-	struct inflight *in;
+	struct pt_regs *regs;
 	struct sqio_stats *s;
+	struct sqio_key k = {};
 
-	if ((only_pid && pid != only_pid) || !(in = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0)) ||
-	    !in->live || in->key.op != SQIO_READ || !(vm = traced(pid)))
+	if ((only_pid && pid != only_pid) || !(vm = traced(pid)))
 		return 0;
-	s = row_of(&in->key, vm);
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs || !is_read(BPF_CORE_READ(regs, orig_ax)) || !walk(vm, k.frames))
+		return 0;	/* not a read; no Smalltalk frame: the VM's own */
+	k.pid = pid;
+	k.op = SQIO_READ;
+	k.kind = fd_kind((int)BPF_CORE_READ(regs, di));
+	s = row_of(&k, vm->method_print_name);
 	if (s)
 		__sync_fetch_and_add(&s->disk_pages, 1ULL << (ctx->order & 31));
-	return 0;
-}
-
-SEC("usdt")
-int BPF_USDT(io_wait, __u64 process, char *name, int fd, int op, __u64 timeout)
-{
-	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0;
-	struct wait_key k = { .pid = pid, .process = process };
-	struct sq_vm_offsets *vm = traced(pid);
-	struct inflight *in = bpf_map_lookup_elem(&scratch, &zero);
-	/* io__wait's op: 0 read, 1 write, 2 accept, 3 connect: sqio_op's first four */
-
-	if (!vm || !in || op < 0 || op > SQIO_CONNECT || !begin(in, vm, pid, op, fd, false))
-		return 0;
-	if (bpf_map_update_elem(&waits, &k, in, BPF_ANY))
-		__sync_fetch_and_add(&lost, 1);
-	return 0;
-}
-
-SEC("usdt")
-int BPF_USDT(io_ready, __u64 process, char *name, int fd, int op, int timedout)
-{
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct wait_key k = { .pid = pid, .process = process };
-	struct sq_vm_offsets *vm = traced(pid);
-	struct inflight *in = bpf_map_lookup_elem(&waits, &k);
-	struct sqio_stats *s;
-	__u64 ns;
-
-	if (!vm || !in)
-		return 0;
-	ns = bpf_ktime_get_ns() - in->start_ns;
-	s = row_of(&in->key, vm);
-	if (s) {
-		__sync_fetch_and_add(&s->waits, 1);
-		__sync_fetch_and_add(&s->wait_ns, ns);
-		if (ns > s->wait_max_ns)
-			s->wait_max_ns = ns;
-	}
-	bpf_map_delete_elem(&waits, &k);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * event_batch.h - the records of the batch probes (squeak:alloc__batch, call__batch, sched__batch):
+ * event_batch.h - the records of the batch probes (squeak:alloc__batch, call__batch, sched__batch,
+ * io__batch):
  * part of the probe contract, as squeak.d and debug_offsets.h are. Plain C with fixed-width
  * types, included by the VM (vm/batch.c) and by the tools' BPF programs (bpf/sqbatch.bpf.h).
  *
@@ -66,9 +67,15 @@ enum {
 	/* process__exit: a[0] the id. */
 	SQ_EV_PROCESS_EXIT = 10,
 	/* io__wait: arg the op (0 read, 1 write, 2 accept, 3 connect); a[0] the id, a[1] the
-	 * fd, a[2] the timeout (ns, 0: none). */
+	 * fd, a[2] the timeout (ns, 0: none). (io__batch has the whole wait in
+	 * SQ_EV_IO_READY's records.) */
 	SQ_EV_IO_WAIT = 11,
-	/* io__ready: arg the op; a[0] the id, a[1] the fd, a[2] timedout (0 or 1). */
+	/* io__ready: arg the op; a[0] the id, a[1] the fd, a[2] timedout (0 or 1). Also in
+	 * io__batch, where a[6] is when the wait began (its io__wait; 0 if
+	 * io__batch was not enabled then: then nothing follows) and an SQ_EV_IO_FRAMES
+	 * record (below) follows with the waiting process's Methods (its frames are as they
+	 * were when it began to wait) and the descriptor's kind: the whole wait, for a
+	 * reader that keeps nothing between the two. */
 	SQ_EV_IO_READY = 12,
 	/* request__begin: a[0] the request's id, a[1] the route (char *, interned), a[2] the
 	 * process's id. */
@@ -76,7 +83,40 @@ enum {
 	/* request__end: arg the status (int32, -1 and -2 as request__end's); a[0] the id,
 	 * a[1] the route, a[2] the process's id. */
 	SQ_EV_REQUEST_END = 14,
+	/* io__batch: one system call of an I/O primitive (a handle's read, write or send,
+	 * accept4, connect, open, close; not the event loop's own calls), stamped with the
+	 * time it began. arg: the op (bits 0-7: 0 read, 1 write, 2 accept, 3 connect,
+	 * 4 open, 5 close) and the descriptor's kind (bits 8-15: 0 a regular file, 1 a TCP
+	 * socket, 2 other; accept's and open's are the new descriptor's when the call
+	 * succeeded, else the listener's and a file's). a[0] the running process's id, a[1]
+	 * the descriptor (accept's and open's new one when the call succeeded, else the
+	 * listener and -1; connect's new socket), a[2] the result (bytes read or written,
+	 * accept's and open's new descriptor, 0; or -errno: EAGAIN is a
+	 * failure), a[3] the time in the call (ns), a[4..6] the running process's innermost
+	 * three Methods (the primitive's sender first; 0 past the bottom frame). */
+	SQ_EV_IO = 15,
+	/* io__batch: (more of) the innermost SQ_EV_IO_DEPTH Methods of the record right
+	 * before it (an SQ_EV_IO or SQ_EV_IO_READY of the same batch: the VM writes the two
+	 * together). arg: the index in the stack of a[0]'s Method (bits 0-7: 3 after
+	 * SQ_EV_IO, 0 after SQ_EV_IO_READY) and the descriptor's kind (bits 8-15, as
+	 * SQ_EV_IO's); a[0..] the Methods from there outwards, up to the SQ_EV_IO_DEPTH-th
+	 * of the stack (0 past it or past the bottom frame). Written after an SQ_EV_IO only
+	 * when its stack is deeper than the three it holds. */
+	SQ_EV_IO_FRAMES = 16,
 };
+
+/* SQ_EV_IO's ops (io__wait's four, then open and close) and descriptor kinds. */
+enum { SQ_IO_READ, SQ_IO_WRITE, SQ_IO_ACCEPT, SQ_IO_CONNECT, SQ_IO_OPEN, SQ_IO_CLOSE };
+enum { SQ_IO_FILE, SQ_IO_TCP, SQ_IO_OTHER };
+
+/* SQ_EV_IO's and SQ_EV_IO_FRAMES's arg. */
+#define SQ_EV_IO_ARG(op, kind) ((uint32_t)(op) | (uint32_t)(kind) << 8)
+#define SQ_EV_IO_OP(arg) ((arg) & 0xff)
+#define SQ_EV_IO_KIND(arg) (((arg) >> 8) & 0xff)
+/* The innermost Methods of a call or a wait the records hold (a reader that wants
+ * more frames walks the stack itself), and those an SQ_EV_IO holds. */
+#define SQ_EV_IO_DEPTH 6
+#define SQ_EV_IO_METHODS 3
 
 /* The strings a record points to are the VM's permanent names (class names, selectors):
  * they never move and stay readable after the event. Frames and Methods are addresses,

@@ -101,6 +101,13 @@ provider squeak {
 	 * event_batch.h) and fires sched__batch once per batch. */
 	probe sched__batch(uintptr_t records, uint32_t count);
 
+	/* The I/O primitives' system calls as batches of records (as call__batch): while it
+	 * is enabled the VM writes each read, write, accept, connect, open and close of a
+	 * handle as a record, with the descriptor's kind and the running process's
+	 * innermost Methods, and each io__ready with its whole wait (probes/event_batch.h),
+	 * and fires io__batch once per batch. */
+	probe io__batch(uintptr_t records, uint32_t count);
+
 	/* A message was not understood; a primitive failed (before the error is raised). */
 	probe method__dnu(char *receiverclass, char *selector);
 	probe primitive__fail(char *receiverclass, char *primitive, char *reason);

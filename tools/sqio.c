@@ -4,7 +4,8 @@
  * TCP, other): the system calls, their bytes and time, the waits for the descriptor
  * in the event loop, and the pages its reads brought in from disk. The method shown is
  * the innermost one outside the library's I/O classes (--library: the innermost).
- * Counted in the kernel (the sys_enter/sys_exit raw tracepoints, filemap's, the io probes). */
+ * Counted in the kernel, from the VM's records of its I/O calls and waits (the
+ * squeak:io__batch probe) and filemap's page-cache tracepoint. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -227,7 +228,8 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 			sq_print_log2_hist(stdout, rows[i].st.slots, SQ_MAX_SLOTS, "usecs");
 		}
 	if (lost)
-		printf("Lost %llu calls (a kernel map was full)\n", (unsigned long long)lost);
+		printf("Lost %llu calls or batches of them (a kernel map was full, or a batch unreadable)\n",
+		       (unsigned long long)lost);
 }
 
 static void print_json(struct row *rows, size_t n, __u64 lost)
@@ -255,7 +257,7 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 
 static int report(void *ctx, bool last)
 {
-	__u64 lost = sq_take(&skel->bss->lost);
+	__u64 lost = sq_take(&skel->bss->lost) + sq_take(&skel->bss->sq_batch_lost);
 	struct row *rows;
 	size_t n;
 	int err = take_rows(&rows, &n);
@@ -284,29 +286,19 @@ static int attach_all(void)
 
 	if (!err)
 		sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), "reading its stack");
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.io_ready, "io__ready");
-	if (!err)
-		err = sq_attach(&env.c, skel->progs.io_wait, "io__wait");
 	if (err)
 		return err;
-	/* The tracepoints (one link each, for every process: the programs filter), exits
-	 * before entries. Their links live until sqio__destroy. */
-	struct bpf_program *tps[] = { skel->progs.sys_exit, skel->progs.page_added, skel->progs.sys_enter };
-	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
-		l = bpf_program__attach(tps[i]);
-		if (!l) {
-			sq_error("cannot attach %s: %s", bpf_program__name(tps[i]), strerror(errno));
-			return -errno;
-		}
-		if (tps[i] == skel->progs.sys_exit)
-			skel->links.sys_exit = l;
-		else if (tps[i] == skel->progs.page_added)
-			skel->links.page_added = l;
-		else
-			skel->links.sys_enter = l;
+	/* The page-cache tracepoint (one link, for every process: the program filters);
+	 * its link lives until sqio__destroy. */
+	l = bpf_program__attach(skel->progs.page_added);
+	if (!l) {
+		sq_error("cannot attach %s: %s", bpf_program__name(skel->progs.page_added), strerror(errno));
+		return -errno;
 	}
-	return 0;
+	skel->links.page_added = l;
+	/* last: the records from now on are this tool's (bpf/sqbatch.bpf.h) */
+	skel->bss->sq_batch_since_ns = sq_mono_ns();
+	return sq_attach(&env.c, skel->progs.io_batch, "io__batch");
 }
 
 int main(int argc, char **argv)

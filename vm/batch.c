@@ -13,15 +13,6 @@
 
 SqBatch sq_batch;
 
-/* CLOCK_MONOTONIC through the vDSO (about 20 ns with the TSC clocksource): the clock
- * bpf_ktime_get_ns reads, so that a tool may mix the records' times with its own. */
-static inline uint64_t batch_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void batch_flush(void)
 {
     uint32_t n = sq_batch.n;
@@ -33,6 +24,7 @@ void batch_flush(void)
     if (SQ_ENABLED(ALLOC_BATCH)) SQUEAK_ALLOC_BATCH(rec, n);
     if (SQ_ENABLED(CALL_BATCH)) SQUEAK_CALL_BATCH(rec, n);
     if (SQ_ENABLED(SCHED_BATCH)) SQUEAK_SCHED_BATCH(rec, n);
+    if (SQ_ENABLED(IO_BATCH)) SQUEAK_IO_BATCH(rec, n);
 }
 
 /* ---- The ticker ----
@@ -57,8 +49,9 @@ static void *ticker_main(void *unused)
         struct timespec ts = {0, (long)sleepNs};
         nanosleep(&ts, NULL);
         uint32_t n = __atomic_load_n(&sq_batch.n, __ATOMIC_RELAXED);
-        if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !SQ_ENABLED(SCHED_BATCH)) break; /* the tools are gone */
-        uint64_t first = __atomic_load_n(&sq_batch.firstNs, __ATOMIC_RELAXED), age = batch_now() - first;
+        if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !SQ_ENABLED(SCHED_BATCH) && !SQ_ENABLED(IO_BATCH))
+            break; /* the tools are gone */
+        uint64_t first = __atomic_load_n(&sq_batch.firstNs, __ATOMIC_RELAXED), age = batch_clock() - first;
         sleepNs = SQ_BATCH_AGE_NS;
         if (!n) {
             seenFirst = 0;
@@ -95,11 +88,19 @@ static __attribute__((noinline, cold)) uint32_t batch_make_room(uint64_t now, ui
     return n;
 }
 
+SqEventRecord *batch_reserve(uint32_t count, uint64_t now)
+{
+    uint32_t n = sq_batch.n;
+    if (UNLIKELY(!n || n + count > SQ_BATCH_MAX || now - sq_batch.firstNs > SQ_BATCH_AGE_NS)) n = batch_make_room(now, n);
+    sq_batch.n = n + count;
+    return &sq_batch.rec[n];
+}
+
 SqEventRecord *batch_add(uint32_t kind)
 {
     uint64_t now = sq_batch.heldNs;
     sq_batch.heldNs = 0;
-    if (!now) now = batch_now();
+    if (!now) now = batch_clock();
     uint32_t n = sq_batch.n;
     if (UNLIKELY(!n || n == SQ_BATCH_MAX || now - sq_batch.firstNs > SQ_BATCH_AGE_NS)) n = batch_make_room(now, n);
     sq_batch.n = n + 1;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* batch.h - event batches: the buffer behind squeak:alloc__batch and squeak:call__batch
+/* batch.h - event batches: the buffer behind the batch probes (squeak:alloc__batch,
+ * call__batch, sched__batch, io__batch)
  * (probes/event_batch.h has the records, probes/README.md the rules). While a batch
  * probe is enabled an event costs the VM a record written into this buffer, and a full
  * or aged buffer one uprobe hit; the probes.c functions that the hot sites call (cold,
@@ -12,6 +13,8 @@
 #include "event_batch.h"
 
 #if SQVM_PROBES
+#include <time.h>
+
 typedef struct SqBatch {
     uint32_t n;          /* records in rec[] */
     uint64_t firstNs;    /* rec[0].ts */
@@ -24,6 +27,20 @@ extern SqBatch sq_batch;
  * caller's to fill before the next batch call): first flushes the buffer if it is full,
  * or if its oldest record is SQ_BATCH_AGE_NS old. */
 SqEventRecord *batch_add(uint32_t kind);
+
+/* count (1 or 2) records at the end of the buffer, in the same batch (a kind that
+ * continues in the next record: SQ_EV_IO_FRAMES), as of time now; the caller fills them
+ * in, kind and ts included. */
+SqEventRecord *batch_reserve(uint32_t count, uint64_t now);
+
+/* CLOCK_MONOTONIC through the vDSO (about 20 ns with the TSC clocksource): the clock
+ * bpf_ktime_get_ns reads, so that a tool may mix the records' times with its own. */
+static inline uint64_t batch_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* Hands the buffered records to the batch probes that are enabled (one hit each) and
  * empties the buffer; with none enabled (the tools detached) they are dropped. */

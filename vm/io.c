@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include "io.h"
 #include "gc.h"
+#include "probes.h"
 #include "sched.h"
 #include "thread.h"
 #include "vm.h"
@@ -30,8 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -47,6 +51,7 @@ typedef struct IOEntry {
     Value owner;            /* the handle object (weak: see io_weak_scan); 0: free slot */
     uint32_t gen;           /* bumped at each adoption: stale events are recognised */
     bool pollable;          /* in the epoll set (a socket); else always ready */
+    uint8_t kind;           /* io__batch's kind of descriptor + 1 (SQ_IO_FILE ...); 0: not known yet */
     uint8_t ready;          /* bit per direction: an edge that no waiter has taken */
     int openIndex;          /* its place in loop.open */
     Process *waiter[2];     /* waiting to read or accept; to write or connect: FIFO lists
@@ -101,7 +106,9 @@ int io_adopt(int fd, Value owner, bool pollable)
         loop.open = vm_xrealloc(loop.open, (size_t)loop.capOpen * sizeof(int));
     }
     IOEntry *e = &loop.fds[fd];
+    uint8_t kind = e->kind; /* open's new descriptor's, if io_fd_kind found it */
     memset(e, 0, sizeof *e);
+    e->kind = kind;
     e->owner = owner;
     e->gen = ++loop.gen;
     e->pollable = pollable;
@@ -145,12 +152,50 @@ int io_close(int fd)
 {
     IOEntry *e = &loop.fds[fd];
     Process *w[2] = {e->waiter[0], e->waiter[1]};
+    int kind = SQ_IO_OTHER;
+    if (SQ_ENABLED(IO_BATCH)) { /* SQ_IO_START, with the kind before the entry goes */
+        kind = io_fd_kind(fd);
+        probe_io_start();
+    }
     forget(fd);
     /* Linux releases the descriptor even when close fails (EINTR, EIO): never retry */
-    int r = close(fd) ? -errno : 0;
+    int rc = close(fd);
+    SQ_IO_END(SQ_IO_CLOSE, fd, rc, kind);
+    int r = rc ? -errno : 0;
     wake_all(w[0]);
     wake_all(w[1]);
     return r;
+}
+
+/* What fstat (and, for a socket, its protocol) says fd is. */
+static int stat_kind(int fd)
+{
+    struct stat st;
+    int proto = 0;
+    socklen_t len = sizeof proto;
+    if (fstat(fd, &st)) return SQ_IO_OTHER;
+    if (S_ISREG(st.st_mode)) return SQ_IO_FILE;
+    if (S_ISSOCK(st.st_mode) && !getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) && proto == IPPROTO_TCP)
+        return SQ_IO_TCP;
+    return SQ_IO_OTHER;
+}
+
+int io_fd_kind(int fd)
+{
+    if (fd < 0 || fd >= loop.capFds || !loop.fds[fd].owner) return SQ_IO_OTHER;
+    IOEntry *e = &loop.fds[fd];
+    /* a socket in the epoll set is one the VM made: TCP (prim_io.c) */
+    if (!e->kind) e->kind = (uint8_t)(1 + (e->pollable ? SQ_IO_TCP : stat_kind(fd)));
+    return e->kind - 1;
+}
+
+int io_fd_kind_new(int fd)
+{
+    if (fd < 0) return SQ_IO_OTHER;
+    if (fd >= loop.capFds) grow_fds(fd);
+    IOEntry *e = &loop.fds[fd];
+    e->kind = (uint8_t)(1 + stat_kind(fd)); /* a free entry: io_adopt keeps it */
+    return e->kind - 1;
 }
 
 void io_not_ready(int fd, int dir) { loop.fds[fd].ready &= (uint8_t)~(1u << dir); }

@@ -51,6 +51,13 @@ int io_fd_of(Value handle);
 int io_close(int fd);
 /* A socket (in the epoll set), not a file. */
 bool io_is_socket(int fd);
+/* io__batch's kind of descriptor fd of the table (SQ_IO_FILE, SQ_IO_TCP, SQ_IO_OTHER:
+ * probes/event_batch.h), found once (fstat; a socket the VM made is TCP) and kept until
+ * fd is closed. */
+int io_fd_kind(int fd);
+/* The same of a descriptor not in the table yet (open's new one), kept for the
+ * io_adopt that must follow. */
+int io_fd_kind_new(int fd);
 /* An operation on fd answered EAGAIN: readiness in dir is used up. */
 void io_not_ready(int fd, int dir);
 /* The active process waits until fd is ready for op; see sched_io_wait. A wait that

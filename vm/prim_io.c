@@ -5,11 +5,14 @@
  * (primWait:timeout:, through the event loop, io.c) and tries again; a failure answers
  * the negated errno, which the library turns into an error through one method
  * (IOHandle class>>ioFailed:errno:). Descriptors are non-blocking (sockets) and
- * close-on-exec, and belong to the table in io.c from the moment they exist. */
+ * close-on-exec, and belong to the table in io.c from the moment they exist. Each read,
+ * write, accept, connect and open system call is a site of io__batch's records
+ * (SQ_IO_START/SQ_IO_END, probes.h); close's is io_close's. */
 #define _GNU_SOURCE
 #include "io.h"
 #include "object.h"
 #include "prims.h"
+#include "probes.h"
 #include "symbol.h"
 #include "vm.h"
 
@@ -136,8 +139,12 @@ static PrimResult p_read(Value *a, uint32_t n)
     if (fd < 0) return answer_errno(a, EBADF);
     size_t want = int_val(a[1]) < READ_MAX ? (size_t)int_val(a[1]) : READ_MAX;
     if (!buf) buf = vm_xmalloc(READ_MAX);
-    ssize_t got;
-    do got = want ? read(fd, buf, want) : 0; while (got < 0 && errno == EINTR);
+    ssize_t got = 0;
+    if (want) do {
+        SQ_IO_START();
+        got = read(fd, buf, want);
+        SQ_IO_END(SQ_IO_READ, fd, got, SQ_IO_KIND_OF_OP);
+    } while (got < 0 && errno == EINTR);
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         io_not_ready(fd, IO_DIR_READ);
         a[0] = VM.nil;
@@ -166,7 +173,11 @@ static PrimResult p_write(Value *a, uint32_t n)
     const char *p = str_bytes(a[1]) + off;
     bool sock = io_is_socket(fd);
     ssize_t put;
-    do put = sock ? send(fd, p, left, MSG_NOSIGNAL) : write(fd, p, left); while (put < 0 && errno == EINTR);
+    do {
+        SQ_IO_START();
+        put = sock ? send(fd, p, left, MSG_NOSIGNAL) : write(fd, p, left);
+        SQ_IO_END(SQ_IO_WRITE, fd, put, SQ_IO_KIND_OF_OP);
+    } while (put < 0 && errno == EINTR);
     if (put < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         io_not_ready(fd, IO_DIR_WRITE);
         a[0] = VM.nil;
@@ -208,7 +219,11 @@ static PrimResult p_file_open(Value *a, uint32_t n)
     io_reclaim(false);
     int fd;
     for (int tries = 0;; tries++) {
-        do fd = open(str_bytes(a[1]), flags | O_CLOEXEC, 0666); while (fd < 0 && errno == EINTR);
+        do {
+            SQ_IO_START();
+            fd = open(str_bytes(a[1]), flags | O_CLOEXEC, 0666);
+            SQ_IO_END(SQ_IO_OPEN, -1, fd, SQ_IO_KIND_OF_OP);
+        } while (fd < 0 && errno == EINTR);
         if (fd >= 0 || (errno != EMFILE && errno != ENFILE) || tries) break;
         io_reclaim(true);
     }
@@ -274,7 +289,9 @@ static PrimResult p_file_read_all(Value *a, uint32_t n)
     char *buf = vm_xmalloc(cap);
     for (;;) {
         if (len == cap) buf = vm_xrealloc(buf, cap *= 2);
+        SQ_IO_START();
         ssize_t got = read(fd, buf + len, cap - len);
+        SQ_IO_END(SQ_IO_READ, fd, got, SQ_IO_KIND_OF_OP);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
             int err = errno;
@@ -325,7 +342,10 @@ static PrimResult p_connect(Value *a, uint32_t n)
     int fd = new_socket(ss.ss_family);
     if (fd < 0) return answer_errno(a, errno);
     no_delay(fd);
-    if (connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS) {
+    SQ_IO_START();
+    int rc = connect(fd, (struct sockaddr *)&ss, len);
+    SQ_IO_END(SQ_IO_CONNECT, fd, rc, SQ_IO_TCP);
+    if (rc && errno != EINPROGRESS) {
         err = errno;
         close(fd);
         return answer_errno(a, err);
@@ -381,7 +401,9 @@ static PrimResult p_accept(Value *a, uint32_t n)
     socklen_t len;
     for (int tries = 0;; tries++) {
         len = sizeof ss;
+        SQ_IO_START();
         conn = accept4(fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        SQ_IO_END(SQ_IO_ACCEPT, fd, conn, SQ_IO_KIND_OF_OP);
         if (conn >= 0 || errno == EINTR || errno == ECONNABORTED) {
             if (conn >= 0) break;
             continue;

@@ -6,11 +6,14 @@
 #include "batch.h"
 #include "gc.h"
 #include "interp.h"
+#include "io.h"
 #include "sched.h"
 #include "symbol.h"
 #include "vm.h"
 
+#include <errno.h>
 #include <math.h>
+#include <string.h>
 #include <stddef.h>
 
 /* ---- Stack access for samplers and debuggers (always present, probes or not) ---- */
@@ -185,10 +188,10 @@ static void record_allocs(SqEventRecord *r)
     r->a[5] = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
 }
 
-/* The scheduler's and the requests' events as records (sched__batch). */
-static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
+/* The scheduler's and the requests' events as records (sched__batch): r, of its kind
+ * and time. */
+static SqEventRecord *sched_fill(SqEventRecord *r, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
 {
-    SqEventRecord *r = batch_add(kind);
     r->arg = arg;
     r->a[0] = a0;
     r->a[1] = a1;
@@ -196,6 +199,11 @@ static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uin
     r->a[3] = (uint64_t)(uintptr_t)name;
     record_allocs(r);
     return r;
+}
+
+static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
+{
+    return sched_fill(batch_add(kind), arg, a0, a1, a2, name);
 }
 
 /* A process switch (call__batch's consumers time calls without the time their process
@@ -338,17 +346,119 @@ void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint6
     if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(id, name, semaphore, timeoutNs);
 }
 
+/* ---- I/O (io__batch) ---- */
+
+/* The innermost SQ_EV_IO_DEPTH Methods of frame f and its callers into m (0 past the
+ * bottom frame, whose method is NULL): what sqvm_debug_offsets lets a reader walk, as
+ * it was at the event. Answers how many. Each frame outwards is a load the
+ * interpreter has not made lately (a cache miss, often): no more than that. */
+static int stack_methods(Frame *f, uint64_t *m)
+{
+    int n = 0;
+    for (; n < SQ_EV_IO_DEPTH && f && f->method; f = f->caller) m[n++] = (uint64_t)(uintptr_t)f->method;
+    for (int i = n; i < SQ_EV_IO_DEPTH; i++) m[i] = 0;
+    return n;
+}
+
+_Static_assert(sizeof(((Process *)0)->ioWaitMethods) == SQ_EV_IO_DEPTH * sizeof(uint64_t), "a wait's Methods");
+
+/* The SQ_EV_IO_FRAMES record r: Methods m[from..SQ_EV_IO_DEPTH), then zeros (from is a
+ * constant: the copies are a few moves). */
+static inline void io_frames(SqEventRecord *r, uint64_t ts, const uint64_t *m, int from, int kind)
+{
+    r->kind = SQ_EV_IO_FRAMES;
+    r->arg = SQ_EV_IO_ARG(from, kind);
+    r->ts = ts;
+    memcpy(r->a, m + from, (SQ_EV_IO_DEPTH - from) * sizeof(uint64_t));
+    memset(r->a + (SQ_EV_IO_DEPTH - from), 0, (7 - (SQ_EV_IO_DEPTH - from)) * sizeof(uint64_t));
+}
+
+/* The kind of descriptor of a call (SQ_IO_KIND_OF_OP): a failed open's is a file's (a
+ * path's); a connect's, a socket the VM made; accept's, the listener's (a connection
+ * accepted from a TCP listener is TCP). */
+static int io_call_kind(int op, int fd, int64_t result)
+{
+    if (op == SQ_IO_OPEN) return result >= 0 ? io_fd_kind_new((int)result) : SQ_IO_FILE;
+    if (op == SQ_IO_CONNECT) return SQ_IO_TCP;
+    return io_fd_kind(fd);
+}
+
+/* SQ_IO_START (probes.h): when the call began; 0: no call began under io__batch. (One
+ * left by a call that io__batch's tool detached during is older than the next tool: its
+ * reader skips the record, bpf/sqbatch.bpf.h.) */
+static uint64_t ioCallStart;
+
+void probe_io_start(void) { ioCallStart = batch_clock(); }
+
+/* SQ_IO_END (probes.h): the call that began at ioCallStart ended now. errno stays as
+ * the call left it (the primitive reads it next). */
+void probe_io_call(int op, int fd, int64_t result, int kind)
+{
+    uint64_t start = ioCallStart;
+    ioCallStart = 0;
+    if (!start) return; /* io__batch was enabled during the call */
+    int err = errno;
+    if (result < 0) result = -(int64_t)err;
+    uint64_t now = batch_clock();
+    if (kind < 0) kind = io_call_kind(op, fd, result);
+    if ((op == SQ_IO_OPEN || op == SQ_IO_ACCEPT) && result >= 0) fd = (int)result;
+    uint64_t m[SQ_EV_IO_DEPTH];
+    bool more = stack_methods(interp_current ? interp_current->fp : NULL, m) > SQ_EV_IO_METHODS;
+    SqEventRecord *r = batch_reserve(more ? 2 : 1, now);
+    r->kind = SQ_EV_IO;
+    r->arg = SQ_EV_IO_ARG(op, kind);
+    r->ts = start;
+    r->a[0] = interp_current ? interp_current->id : 0;
+    r->a[1] = (uint64_t)(int64_t)fd;
+    r->a[2] = (uint64_t)result;
+    r->a[3] = now - start;
+    memcpy(&r->a[4], m, SQ_EV_IO_METHODS * sizeof(uint64_t));
+    if (more) io_frames(r + 1, start, m, SQ_EV_IO_METHODS, kind);
+    errno = err;
+}
+
+/* The running process begins to wait on fd: sched__batch's record. Under io__batch it
+ * keeps when, the descriptor's kind and its Methods for its io__ready's records, which
+ * hold the whole wait: then fd may be closed, and walking the frames of a process that
+ * has waited costs cache misses. */
 void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) record_wait_method(sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name));
+    Process *p = interp_current;
+    uint64_t now = 0;
+    if (SQ_ENABLED(SCHED_BATCH)) {
+        SqEventRecord *r = sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name);
+        record_wait_method(r);
+        now = r->ts;
+    }
+    p->ioWaitNs = 0;
+    if (SQ_ENABLED(IO_BATCH)) {
+        p->ioWaitNs = now ? now : batch_clock();
+        p->ioKind = io_fd_kind(fd);
+        stack_methods(p->fp, p->ioWaitMethods);
+    }
     if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
 }
 
-void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
+/* p's wait ends. Under io__batch, when it began under it too, the record holds when
+ * (a[6]) and is followed by the waiting process's Methods and the descriptor's kind,
+ * kept at its io__wait: a reader has the whole wait in two records, and keeps nothing
+ * between its io__wait and its io__ready. */
+void probe_io_ready(Process *p, const char *name, int timedOut)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) /* its process__ready (reason 4) follows */
-        batch_hold_time(sched_record(SQ_EV_IO_READY, (uint32_t)op, id, (uint64_t)(int64_t)fd, (uint64_t)timedOut, name));
-    if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(id, name, fd, op, timedOut);
+    uint64_t began = p->ioWaitNs;
+    p->ioWaitNs = 0;
+    if (SQ_ENABLED(SCHED_BATCH) || SQ_ENABLED(IO_BATCH)) {
+        bool frames = began && SQ_ENABLED(IO_BATCH);
+        uint64_t now = batch_clock();
+        SqEventRecord *r = batch_reserve(frames ? 2 : 1, now);
+        r->kind = SQ_EV_IO_READY;
+        r->ts = now;
+        sched_fill(r, (uint32_t)p->ioOp, p->id, (uint64_t)(int64_t)p->ioFd, (uint64_t)timedOut, name);
+        r->a[6] = frames ? began : 0;
+        if (frames) io_frames(r + 1, now, p->ioWaitMethods, 0, p->ioKind);
+        if (SQ_ENABLED(SCHED_BATCH)) batch_hold_time(r); /* its process__ready (reason 4) follows */
+    }
+    if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, name, p->ioFd, p->ioOp, timedOut);
 }
 
 void probe_user(const char *name, int64_t arg, const char *str)
@@ -393,11 +503,10 @@ void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeo
 {
     (void)id; (void)name; (void)fd; (void)op; (void)timeoutNs;
 }
-void probe_io_ready(uint64_t id, const char *name, int fd, int op, int timedOut)
-{
-    (void)id; (void)name; (void)fd; (void)op; (void)timedOut;
-}
+void probe_io_ready(Process *p, const char *name, int timedOut) { (void)p; (void)name; (void)timedOut; }
 void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
+void probe_io_start(void) {}
+void probe_io_call(int op, int fd, int64_t result, int kind) { (void)op; (void)fd; (void)result; (void)kind; }
 void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
 void probe_request_begin(uint64_t id, const char *route, uint64_t process) { (void)id; (void)route; (void)process; }
 void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)

@@ -229,7 +229,7 @@ static void set_wait_result(Process *p, Value v) { p->fp->sp[-1] = v; }
 
 static void fire_io_ready(Process *p, int timedOut)
 {
-    if (SQ_SCHED_ENABLED(IO_READY)) probe_io_ready(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
+    if (SQ_IO_WAIT_ENABLED(IO_READY)) probe_io_ready(p, sched_process_name(p), timedOut);
 }
 
 /* Readies every process whose timer has passed, in wake order. */
@@ -704,7 +704,7 @@ PrimResult sched_io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
     Process *cur = interp_current;
     cur->ioFd = fd;
     cur->ioOp = op;
-    if (SQ_SCHED_ENABLED(IO_WAIT)) probe_io_wait(cur->id, sched_process_name(cur), fd, op, timeoutNs);
+    if (SQ_IO_WAIT_ENABLED(IO_WAIT)) probe_io_wait(cur->id, sched_process_name(cur), fd, op, timeoutNs);
     args[0] = VM.trueObj;
     suspend_active_at(args, PS_IO);
     if (timeoutNs) timer_add(cur, vm_now_ns() + timeoutNs);

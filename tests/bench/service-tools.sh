@@ -87,6 +87,10 @@ run() {
         "${ON_CLIENT[@]}" build/tools/$tool -p "$SERVER" >"$TMPD/tool.out" 2>&1 &
         pid=$!
         for _ in $(seq 500); do grep -qE '^(Tracing|Sampling) ' "$TMPD/tool.out" && break; sleep 0.01; done
+        # a tool that could not attach (tracefs unmounted: no tracepoints) would be
+        # measured as costing nothing
+        grep -qE '^(Tracing|Sampling) ' "$TMPD/tool.out" ||
+            { echo "$tool did not attach: $(head -3 "$TMPD/tool.out")" >&2; kill "$pid" 2>/dev/null; exit 1; }
     fi
     prog_times >"$TMPD/progs.0"
     c0=$(cpu_ticks)
