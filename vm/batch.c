@@ -3,11 +3,14 @@
  * probes.c, without a red zone: Makefile). */
 #include "batch.h"
 #include "probes.h"
-#include "thread.h"
 #include "vm.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #if SQVM_PROBES
 
@@ -30,61 +33,93 @@ void batch_flush(void)
 /* ---- The ticker ----
  * A VM that stops producing events while it computes would keep a partial batch to
  * itself until it next sleeps. While a batch probe is enabled (or records wait) a
- * thread sleeps until the oldest record it saw would be SQ_BATCH_AGE_NS old and, if it
- * is still there, asks the VM's thread to flush at its next safe point (the scheduler's
- * attention flag, as the event loop's watcher does: sched_poll calls batch_flush_pending).
- * A VM that flushes its own batches (full, or aged at its next record) needs no help:
- * when the ticker finds a batch begun since it last looked it sleeps four ages, so that
- * on a busy VM it wakes about 125 times a second, not once a batch (on a CPU the VM
- * shares, each wake-up is two context switches the VM pays for). A VM that stops right
- * then keeps its records at most about five ages. The records are the VM thread's
- * alone; the ticker only reads the count and the time. */
-static int tickerOn; /* 1 while the ticker runs; it clears it as it ends */
+ * one-shot timer signals the VM's own thread when the oldest record it saw would be
+ * SQ_BATCH_AGE_NS old and, if it is still there, the handler asks the VM to flush at
+ * its next safe point (the scheduler's attention flag, as the event loop's watcher
+ * does: sched_poll calls batch_flush_pending). A VM that flushes its own batches (full,
+ * or aged at its next record) needs no help: when the handler finds a batch begun since
+ * it last looked it re-arms four ages, so that on a busy VM it runs about 125 times a
+ * second. A VM that stops right then keeps its records at most about five ages.
+ *
+ * A timer signal, not a thread: a process that has started a second thread makes glibc
+ * take its multi-threaded path for the rest of its life (every cancellable system call
+ * enables and disables asynchronous cancellation: 0.6% of a /hello request's samples).
+ * The handler is installed with SA_RESTART, and the VM's blocking calls that a signal
+ * interrupts anyway (epoll_wait, nanosleep) already go round again. The records are the
+ * VM thread's; the handler, on that thread, only reads the count and the time. */
+#define TICKER_SIGNAL (SIGRTMIN + 5) /* glibc keeps the first few for itself */
 
-static void *ticker_main(void *unused)
+static timer_t ticker;
+static int tickerMade;                 /* 1: ticker exists; -1: it could not be made */
+static volatile sig_atomic_t tickerOn; /* 1 while armed; the handler clears it as it stops */
+static uint64_t tickerSeenFirst;       /* the batch the handler saw last (0: none) */
+static volatile uint64_t tickerLastNs; /* when it was last armed */
+
+static void ticker_arm(uint64_t ns)
 {
-    (void)unused;
-    uint64_t sleepNs = SQ_BATCH_AGE_NS, seenFirst = 0;
-    for (;;) {
-        struct timespec ts = {0, (long)sleepNs};
-        nanosleep(&ts, NULL);
-        uint32_t n = __atomic_load_n(&sq_batch.n, __ATOMIC_RELAXED);
-        if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !SQ_ENABLED(SCHED_BATCH) && !SQ_ENABLED(IO_BATCH))
-            break; /* the tools are gone */
-        uint64_t first = __atomic_load_n(&sq_batch.firstNs, __ATOMIC_RELAXED), age = batch_clock() - first;
-        sleepNs = SQ_BATCH_AGE_NS;
-        if (!n) {
-            seenFirst = 0;
-        } else if (age >= SQ_BATCH_AGE_NS) {
-            __atomic_store_n(&sched_attention, 1, __ATOMIC_RELEASE);
-        } else if (seenFirst && first != seenFirst) {
-            sleepNs = 4 * SQ_BATCH_AGE_NS; /* it flushed a batch by itself since */
-        } else {
-            sleepNs = SQ_BATCH_AGE_NS - age + SQ_BATCH_AGE_NS / 16;
-        }
-        if (n) seenFirst = first;
+    tickerLastNs = batch_clock();
+    struct itimerspec it = {{0, 0}, {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)}};
+    timer_settime(ticker, 0, &it, NULL);
+}
+
+static void ticker_tick(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    uint32_t n = sq_batch.n;
+    if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !SQ_ENABLED(SCHED_BATCH) && !SQ_ENABLED(IO_BATCH)) {
+        tickerOn = 0; /* the tools are gone; the next batch re-arms it */
+        tickerSeenFirst = 0;
+        errno = saved;
+        return;
     }
-    __atomic_store_n(&tickerOn, 0, __ATOMIC_RELEASE);
-    return NULL;
+    uint64_t first = sq_batch.firstNs, age = batch_clock() - first, next = SQ_BATCH_AGE_NS;
+    if (!n) {
+        tickerSeenFirst = 0;
+    } else if (age >= SQ_BATCH_AGE_NS) {
+        __atomic_store_n(&sched_attention, 1, __ATOMIC_RELEASE);
+    } else if (tickerSeenFirst && first != tickerSeenFirst) {
+        next = 4 * SQ_BATCH_AGE_NS; /* it flushed a batch by itself since */
+    } else {
+        next = SQ_BATCH_AGE_NS - age + SQ_BATCH_AGE_NS / 16;
+    }
+    if (n) tickerSeenFirst = first;
+    ticker_arm(next);
+    errno = saved;
 }
 
 static void start_ticker(void)
 {
+    if (!tickerMade) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = ticker_tick;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        struct sigevent ev;
+        memset(&ev, 0, sizeof ev);
+        ev.sigev_notify = SIGEV_THREAD_ID; /* the VM's thread, never a helper */
+        ev.sigev_signo = TICKER_SIGNAL;
+        ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+        tickerMade = sigaction(TICKER_SIGNAL, &sa, NULL) == 0 && timer_create(CLOCK_MONOTONIC, &ev, &ticker) == 0 ? 1 : -1;
+    }
+    if (tickerMade < 0) return; /* batches still flush when full, aged, idle or at exit */
     tickerOn = 1;
-    if (thread_start_helper(ticker_main, "sqvm-batch"))
-        tickerOn = 0; /* batches still flush when full, aged, idle or at exit */
+    ticker_arm(SQ_BATCH_AGE_NS);
 }
 
 /* The slow path of batch_add: the first record of a batch (the ticker may need
- * starting), or a full or aged batch to flush first. */
+ * arming), or a full or aged batch to flush first. */
 static __attribute__((noinline, cold)) uint32_t batch_make_room(uint64_t now, uint32_t n)
 {
     if (n) {
         batch_flush();
         n = 0;
     }
-    if (UNLIKELY(!__atomic_load_n(&tickerOn, __ATOMIC_ACQUIRE))) start_ticker();
     sq_batch.firstNs = now;
+    /* not armed, or its signal lost (a tracer that stopped the VM with ptrace may
+     * swallow a signal that arrived meanwhile): its last arming was at most 4 ages */
+    if (UNLIKELY(!tickerOn || now - tickerLastNs > 8 * SQ_BATCH_AGE_NS)) start_ticker();
     return n;
 }
 

@@ -6,7 +6,8 @@
 # Per tool, the share of the server CPU's samples in
 #   BPF     the tool's programs (bpf_prog_*: their own work)
 #   PROBE   the kernel's uprobe path that runs them (uprobe*, handle_swbp, sys_uprobe)
-#   RECORD  the VM writing event records (batch_*, probe_*, sched_record, record_*)
+#   RECORD  the VM writing event records (batch_*, probe_*, sched_record, sched_fill, record_*, the
+#           frames and descriptor kinds of sqio's: stack_methods, io_frames, io_fd_kind*)
 #   CLOCK   the records' time stamps (the vDSO clock, less what the VM reads with none)
 # and their sum, DIRECT: the tool's cost counted sample by sample. It is steadier than
 # requests/s on a shared machine (service-tools.sh: a pair of runs can differ by 15%),
@@ -64,7 +65,7 @@ share() {
     awk '{ p = $1; s = $2 }
          s ~ /^bpf_prog_/ { b += p; next }
          s ~ /uprobe|handle_swbp|uretprobe/ { u += p; next }
-         s ~ /^(batch_|probe_|sched_record|record_)/ { r += p; next }
+         s ~ /^(batch_|probe_|sched_record|sched_fill|record_|stack_methods|io_frames|io_fd_kind)/ { r += p; next }
          s ~ /clock_gettime/ { c += p }
          END { printf "%.2f %.2f %.2f %.2f\n", b, u, r, c }' "$1"
 }
