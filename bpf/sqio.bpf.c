@@ -221,22 +221,11 @@ static __always_inline void flush_pending(struct batch_state *b)
 	for (__u32 i = 0; i < PENDING; i++) {
 		if (i >= p->n)
 			break;
-		const struct sqio_stats *d = &p->e[i].st;
 		struct sqio_stats *s = row_of(&p->e[i].key, b->print_name_off);
-		if (!s)
-			continue;
-		s->calls += d->calls;
-		s->errors += d->errors;
-		s->bytes += d->bytes;
-		s->total_ns += d->total_ns;
-		if (d->max_ns > s->max_ns)
-			s->max_ns = d->max_ns;
-		s->waits += d->waits;
-		s->wait_ns += d->wait_ns;
-		if (d->wait_max_ns > s->wait_max_ns)
-			s->wait_max_ns = d->wait_max_ns;
-		for (int j = 0; j < SQ_MAX_SLOTS; j++)
-			s->slots[j] += d->slots[j];
+		/* plain adds: a row is one VM's, and its one thread runs both this and the
+		 * page-cache tracepoint's atomic add */
+		if (s)
+			sqio_merge(s, &p->e[i].st);
 	}
 	p->n = 0;
 }

@@ -35,4 +35,23 @@ struct sqio_stats {
 	__u64 slots[SQ_MAX_SLOTS];	/* -L: log2 of a call's latency in us */
 };
 
+/* Adds from's counts into to's, and keeps the larger maxima: the BPF program's batch rows
+ * into its map, user space's rows of one method into one line. */
+SQ_INLINE void sqio_merge(struct sqio_stats *to, const struct sqio_stats *from)
+{
+	to->calls += from->calls;
+	to->errors += from->errors;
+	to->bytes += from->bytes;
+	to->total_ns += from->total_ns;
+	to->waits += from->waits;
+	to->wait_ns += from->wait_ns;
+	to->disk_pages += from->disk_pages;
+	if (from->max_ns > to->max_ns)
+		to->max_ns = from->max_ns;
+	if (from->wait_max_ns > to->wait_max_ns)
+		to->wait_max_ns = from->wait_max_ns;
+	for (int i = 0; i < SQ_MAX_SLOTS; i++)
+		to->slots[i] += from->slots[i];
+}
+
 #endif

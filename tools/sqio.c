@@ -128,23 +128,6 @@ static const char *shown_method(const struct sqio_key *k)
 	return first ? first : "?";
 }
 
-static void merge(struct sqio_stats *to, const struct sqio_stats *from)
-{
-	to->calls += from->calls;
-	to->errors += from->errors;
-	to->bytes += from->bytes;
-	to->total_ns += from->total_ns;
-	to->waits += from->waits;
-	to->wait_ns += from->wait_ns;
-	to->disk_pages += from->disk_pages;
-	if (from->max_ns > to->max_ns)
-		to->max_ns = from->max_ns;
-	if (from->wait_max_ns > to->wait_max_ns)
-		to->wait_max_ns = from->wait_max_ns;
-	for (int i = 0; i < SQ_MAX_SLOTS; i++)
-		to->slots[i] += from->slots[i];
-}
-
 static int by_time(const void *pa, const void *pb)
 {
 	const struct row *a = pa, *b = pb;
@@ -189,7 +172,7 @@ static int take_rows(struct row **out, size_t *n)
 			rows[j].method = m;
 			nrows++;
 		}
-		merge(&rows[j].st, &st);
+		sqio_merge(&rows[j].st, &st);
 	}
 	free(keys);
 	qsort(rows, nrows, sizeof(*rows), by_time);
