@@ -136,10 +136,7 @@ SqEventRecord *batch_add(uint32_t kind)
     uint64_t now = sq_batch.heldNs;
     sq_batch.heldNs = 0;
     if (!now) now = batch_clock();
-    uint32_t n = sq_batch.n;
-    if (UNLIKELY(!n || n == SQ_BATCH_MAX || now - sq_batch.firstNs > SQ_BATCH_AGE_NS)) n = batch_make_room(now, n);
-    sq_batch.n = n + 1;
-    SqEventRecord *r = &sq_batch.rec[n];
+    SqEventRecord *r = batch_reserve(1, now);
     r->kind = kind;
     r->ts = now;
     return r;

@@ -47,7 +47,8 @@ typedef struct Process {
     int ioOp;              /* what it waits for: IO_OP_READ, ... (io.h) */
     uint64_t ioWaitNs;     /* when that wait began, if io__batch was enabled then (probes.c); else 0 */
     int ioKind;            /* ... the kind of ioFd then (io_fd_kind), */
-    uint64_t ioWaitMethods[6]; /* SQ_EV_IO_DEPTH (probes.c checks) */ /* and its innermost Methods (the record of its io__ready's) */
+    uint64_t ioWaitMethods[6]; /* ... and its innermost Methods, for its io__ready's
+                                * record (SQ_EV_IO_DEPTH of them: probes.c checks) */
     struct Process *ioNext; /* the next process waiting on ioFd in the same direction */
     int priority;
     int state;
