@@ -275,8 +275,15 @@ static int attach_all(void)
 	 * its link lives until sqio__destroy. */
 	l = bpf_program__attach(skel->progs.page_added);
 	if (!l) {
-		sq_error("cannot attach %s: %s", bpf_program__name(skel->progs.page_added), strerror(errno));
-		return -errno;
+		int e = errno;
+
+		/* libbpf finds a tracepoint's id through tracefs, which a fresh boot may lack */
+		if (e == ENOENT && access("/sys/kernel/tracing/events", F_OK) && access("/sys/kernel/debug/tracing/events", F_OK))
+			sq_error("cannot attach to the filemap:mm_filemap_add_to_page_cache tracepoint: tracefs is not "
+				 "mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+		else
+			sq_error("cannot attach %s: %s", bpf_program__name(skel->progs.page_added), strerror(e));
+		return -e;
 	}
 	skel->links.page_added = l;
 	/* last: the records from now on are this tool's (bpf/sqbatch.bpf.h) */

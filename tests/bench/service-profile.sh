@@ -27,6 +27,8 @@ make -s all >/dev/null || exit 1
 TMPD=$(mktemp -d)
 SERVER=""
 trap '[ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$TMPD"' EXIT
+# sqio's page-cache tracepoint is found through tracefs (a fresh boot may not have it)
+[ -e /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 cp build/sqvm "$TMPD/sqvm"
 NCPU=$(nproc)
 [ "$NCPU" -ge 2 ] || { echo "tests/bench/service-profile.sh: needs two CPUs (the server alone on one)" >&2; exit 1; }
