@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tests/bench/service-tools.sh - what each request and scheduling tool costs a service:
 # examples/http under wrk with nothing attached, and with sqreq, sqprof at 99 Hz (CPU and
-# --wall), sqsched and sqio attached, in rounds that alternate the order, one server for
-# all of them. Reported per tool: requests/s and the server's own CPU time per request
-# (user + system, /proc/PID/stat), each against the runs with nothing attached in the
-# same rounds (medians). The server and wrk run as tests/bench/http/load.sh runs them
+# --wall), sqsched and sqio attached, each run between two with nothing attached, in
+# rounds that rotate the order, one server for all of them. Reported per tool:
+# requests/s and the server's own CPU time per request (user + system, /proc/PID/stat),
+# each against the mean of its two neighbours with nothing attached (medians). The
+# server and wrk run as tests/bench/http/load.sh runs them
 # (wrk -t2, report.lua's RESULT line; LOAD=mix: mix.lua after seeding every key); a run
 # with a failed request fails the bench. Root only; needs wrk. Run it under
 # flock /tmp/sqvm-heavy.lock (make bench-service-tools does).
@@ -117,29 +118,37 @@ run() {
         'BEGIN { printf "%.1f %.2f %.3f\n", r / s, r ? c * 1e6 / hz / r : 0, r ? b / 1000 / r : 0 }'
 }
 
+# Each tool's run sits between two runs with nothing attached, and is compared with their
+# mean: the machine's speed drifts over seconds to minutes (other tenants), so a run is
+# compared with its neighbours. Rounds rotate the tools' order.
+seq=0
 for ((round = 0; round < ROUNDS; round++)); do
-    for ((k = 0; k < ${#TOOLS[@]}; k++)); do
-        i=$(((k + round) % ${#TOOLS[@]}))
+    r=$(run none) || exit 1
+    echo "$round $seq 0 $r" >>"$TMPD/results"; seq=$((seq + 1))
+    for ((k = 1; k < ${#TOOLS[@]}; k++)); do
+        i=$(((k - 1 + round) % (${#TOOLS[@]} - 1) + 1))
         r=$(run "${TOOLS[$i]}") || exit 1
-        echo "$round $i $r" >>"$TMPD/results"
+        echo "$round $seq $i $r" >>"$TMPD/results"; seq=$((seq + 1))
+        r=$(run none) || exit 1
+        echo "$round $seq 0 $r" >>"$TMPD/results"; seq=$((seq + 1))
     done
 done
 
-# A tool's VS_NONE is the median over the rounds of its run against the run with nothing
-# attached in the same round, and SPREAD the lowest and highest of those: the machine's
-# speed drifts over minutes (other tenants), so a run is compared with its neighbour.
+# A tool's VS_NONE is the median of its runs' changes against the mean of the runs with
+# nothing attached just before and after each, and SPREAD the lowest and highest of them.
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-# ratios COLUMN TOOL: per round, TOOL's COLUMN over none's, as a change in percent
-ratios() { awk -v c="$1" -v t="$2" '$2 == 0 { b[$1] = $c } $2 == t { v[$1] = $c } END { for (r in v) if (b[r] > 0) printf "%.2f\n", (v[r] / b[r] - 1) * 100 }' "$TMPD/results"; }
+# ratios COLUMN TOOL: TOOL's runs' COLUMN against their neighbours', as changes in percent
+ratios() { awk -v c="$1" -v t="$2" '{ tool[$2] = $3; v[$2] = $(c + 1) }
+    END { for (s in tool) if (tool[s] == t && t > 0) { b = (v[s - 1] + v[s + 1]) / 2; if (b > 0) printf "%.2f\n", (v[s] / b - 1) * 100 } }' "$TMPD/results"; }
 spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%+.1f..%+.1f", lo, hi }'; }
 printf 'examples/http %s, wrk -t2 -c%s, %s rounds of %s s, on %s CPUs%s\n' "$LOAD" "$CONNS" "$ROUNDS" "$SECS" "$NCPU" \
     "$([ "$NCPU" -ge 2 ] && echo ", the server alone on CPU $((NCPU - 1))")"
-printf '(medians; VS_NONE: the median over the rounds of the change against none in the same round; SPREAD: its range)\n'
+printf '(medians; VS_NONE: the median of the changes against the runs with none just before and after; SPREAD: their range)\n'
 printf '%-22s %10s %8s %14s %11s %8s %14s %11s\n' TOOL REQ/S VS_NONE SPREAD CPU_us/REQ VS_NONE SPREAD BPF_us/REQ
 for ((i = 0; i < ${#TOOLS[@]}; i++)); do
-    rps=$(awk -v i=$i '$2 == i { print $3 }' "$TMPD/results" | median)
-    cpu=$(awk -v i=$i '$2 == i { print $4 }' "$TMPD/results" | median)
-    bpf=$(awk -v i=$i '$2 == i { print $5 }' "$TMPD/results" | median)
+    rps=$(awk -v i=$i '$3 == i { print $4 }' "$TMPD/results" | median)
+    cpu=$(awk -v i=$i '$3 == i { print $5 }' "$TMPD/results" | median)
+    bpf=$(awk -v i=$i '$3 == i { print $6 }' "$TMPD/results" | median)
     drps=$(ratios 3 "$i" | median); srps=$(ratios 3 "$i" | spread)
     dcpu=$(ratios 4 "$i" | median); scpu=$(ratios 4 "$i" | spread)
     printf '%-22s %10.1f %+7.2f%% %14s %11.2f %+7.2f%% %14s %11.3f\n' "${TOOLS[$i]}" "$rps" "$drps" "$srps" "$cpu" "$dcpu" "$scpu" "$bpf"
