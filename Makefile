@@ -176,7 +176,7 @@ load: vm
 # What sqreq, sqprof (CPU, --wall), sqsched and sqio cost examples/http under wrk: req/s and
 # the server's CPU per request against none, alternating (root; LOAD=mix for the mix; ~2 min).
 bench-service-tools: all
-	flock /tmp/sqvm-heavy.lock tests/bench/service-tools.sh 3 5 64 $(or $(LOAD),hello)
+	flock /tmp/sqvm-heavy.lock tests/bench/service-tools.sh 10 3 64 $(or $(LOAD),hello)
 
 # The same tools' cost counted in the server CPU's perf samples: their BPF programs, the
 # uprobe path, the VM's records and their clock (root; needs perf; ~2 min).
