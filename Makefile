@@ -174,7 +174,7 @@ load: vm
 	tests/bench/http/load.sh --anchors $(O)/sqvm
 
 # What sqreq, sqprof (CPU, --wall), sqsched and sqio cost examples/http under wrk: req/s and
-# the server's CPU per request against none, alternating (root; LOAD=mix for the mix; ~2 min).
+# the server's CPU per request, each run between two with none (root; LOAD=mix for the mix; ~9 min).
 bench-service-tools: all
 	flock /tmp/sqvm-heavy.lock tests/bench/service-tools.sh 10 3 64 $(or $(LOAD),hello)
 

@@ -216,11 +216,11 @@ tt_batch_count() { # tool file
 
 # Three tools in turn on one VM (tests/tools/BatchFlush.som), each count exact: the first
 # attached from the start and detached while the VM spins with a partial batch (the
-# ticker flushes it: within about 3 ms, 500 ms are allowed), the second attached
-# mid-phase and detached once the VM sleeps (flushed before the sleep), the third
-# attached while it sleeps and ended by the VM's exit (flushed before vm__exit). The
-# ticker is a timer signal, not a thread: the VM has one thread while the first is
-# attached (a second would put glibc on its multi-threaded path for good).
+# ticker flushes it: within about 130 ms once it has backed off, 500 ms are allowed),
+# the second attached mid-phase and detached once the VM sleeps (flushed before the
+# sleep), the third attached while it sleeps and ended by the VM's exit (flushed before
+# vm__exit). The ticker is a timer signal, not a thread: the VM has one thread while
+# the first is attached (a second would put glibc on its multi-threaded path for good).
 tt_batches() {
     local tool s1 s2 a b c args threads
     for tool in sqalloc sqcalls; do

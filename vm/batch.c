@@ -39,10 +39,10 @@ void batch_flush(void)
  * does: sched_poll calls batch_flush_pending). A VM that flushes its own batches (full,
  * or aged at its next record) needs no help: each time the handler finds a batch begun
  * since it last looked, or none at all, it waits twice as long, from four ages up to
- * 64 (128 ms), so that on a busy or an idle VM it runs about 8 times a second. Each signal costs the VM an
- * interrupt and a signal frame: at 1,000 a second (half an age) they took 2% of a
- * /hello server's throughput under sqsched in a VM guest. A VM that stops right after
- * a long wait keeps its records at most about 65 ages.
+ * 64 (128 ms), so that on a busy or an idle VM it runs about 8 times a second. Each
+ * signal costs the VM an interrupt and a signal frame: at 1,000 a second (half an age)
+ * they took 2% of a /hello server's throughput under sqsched in a VM guest. A VM that
+ * stops right after a long wait keeps its records at most about 65 ages.
  *
  * A timer signal, not a thread: a process that has started a second thread makes glibc
  * take its multi-threaded path for the rest of its life (every cancellable system call
@@ -83,7 +83,8 @@ static void ticker_tick(int sig)
     uint64_t first = sq_batch.firstNs, age = batch_clock() - first, next;
     if (!n || (tickerSeenFirst && first != tickerSeenFirst && age < SQ_BATCH_AGE_NS)) {
         /* nothing to flush, or it flushed a batch by itself since: wait longer */
-        tickerBackoff = tickerBackoff ? (tickerBackoff < TICKER_MAX_WAIT ? 2 * tickerBackoff : TICKER_MAX_WAIT) : TICKER_MIN_WAIT;
+        tickerBackoff = tickerBackoff ? 2 * tickerBackoff : TICKER_MIN_WAIT;
+        if (tickerBackoff > TICKER_MAX_WAIT) tickerBackoff = TICKER_MAX_WAIT;
         next = tickerBackoff;
         if (!n) tickerSeenFirst = 0;
     } else if (age >= SQ_BATCH_AGE_NS) {
