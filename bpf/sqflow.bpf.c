@@ -53,18 +53,31 @@ struct {
 
 __u64 lost = 0;		/* events the ring buffer had no room for */
 
+/* A name the event's copy cut short (len: what the copy read) is kept longer in the
+ * names map (sqvm.bpf.h): user space completes it from there when the VM has exited
+ * before it reads the event, as it may right after its last call. */
+static __always_inline void remember_long(long len, const char *str)
+{
+	if (len == SQ_NAME_LEN)
+		sq_remember_name(bpf_get_current_pid_tgid() >> 32, (__u64)str, str);
+}
+
 /* Fill e's names and apply -C and -M; true if the event is wanted. */
 static __always_inline bool read_and_filter(struct sqflow_event *e, const char *recv,
 					     const char *sel, const char *def)
 {
-	bpf_probe_read_user_str(e->recv_class, sizeof(e->recv_class), recv);
-	bpf_probe_read_user_str(e->selector, sizeof(e->selector), sel);
-	bpf_probe_read_user_str(e->def_class, sizeof(e->def_class), def);
+	long recv_len = bpf_probe_read_user_str(e->recv_class, sizeof(e->recv_class), recv);
+	long sel_len = bpf_probe_read_user_str(e->selector, sizeof(e->selector), sel);
+	long def_len = bpf_probe_read_user_str(e->def_class, sizeof(e->def_class), def);
+
 	if (sel_prefix_len && !sq_has_prefix(e->selector, sel_prefix, sel_prefix_len))
 		return false;
 	if (class_prefix_len && !sq_has_prefix(e->recv_class, class_prefix, class_prefix_len) &&
 	    !sq_has_prefix(e->def_class, class_prefix, class_prefix_len))
 		return false;
+	remember_long(recv_len, recv);
+	remember_long(sel_len, sel);
+	remember_long(def_len, def);
 	return true;
 }
 

@@ -124,9 +124,14 @@ struct names {
 	const char *recv, *sel, *def;
 };
 
+static int names_fd = -1;	/* the BPF side's longer copies of long names */
+
 static const char *name_of(const struct sqflow_event *e, __u64 addr, const char *copy)
 {
-	const char *name = sq_name(e->pid, addr, copy, SQ_NAME_LEN, NULL);
+	/* a copy that fills its field was cut short: the names map has a longer one */
+	const char *name = strnlen(copy, SQ_NAME_LEN) < SQ_NAME_LEN - 1
+				   ? sq_name(e->pid, addr, copy, SQ_NAME_LEN, NULL)
+				   : sq_map_name_or(names_fd, e->pid, addr, copy, SQ_NAME_LEN, NULL);
 
 	return name ? name : "?";
 }
@@ -507,6 +512,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sqflow: cannot load the BPF programs: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	names_fd = bpf_map__fd(skel->maps.names);
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;

@@ -164,15 +164,22 @@ static bool map_copy(int names_fd, pid_t pid, __u64 addr, struct sq_name_copy *c
 	return true;
 }
 
-const char *sq_map_name(int names_fd, pid_t pid, __u64 addr, bool *complete)
+const char *sq_map_name_or(int names_fd, pid_t pid, __u64 addr, const char *fallback, size_t fallback_len,
+			   bool *complete)
 {
 	struct sq_name_copy copy;
 	bool have, c;
 
 	if (!addr)
-		return sq_name(pid, addr, NULL, 0, complete);
+		return sq_name(pid, addr, fallback, fallback_len, complete);
 	have = find(pid, addr) == NULL && map_copy(names_fd, pid, addr, &copy);
-	return lookup(pid, addr, -1, have ? copy.name : NULL, sizeof(copy.name), complete ? complete : &c);
+	return lookup(pid, addr, -1, have ? copy.name : fallback, have ? sizeof(copy.name) : fallback_len,
+		      complete ? complete : &c);
+}
+
+const char *sq_map_name(int names_fd, pid_t pid, __u64 addr, bool *complete)
+{
+	return sq_map_name_or(names_fd, pid, addr, NULL, 0, complete);
 }
 
 const char *sq_map_method_name(int names_fd, int vms_fd, pid_t pid, __u64 method, bool *complete)

@@ -32,6 +32,10 @@ const char *sq_method_name(pid_t pid, __u64 method, int print_name_off, const ch
 /* The same, with the copy from a tool's names map, and for a method the printName
  * offset from its vms map (both of bpf/sqvm.bpf.h, by their fds). */
 const char *sq_map_name(int names_fd, pid_t pid, __u64 addr, bool *complete);
+/* sq_map_name, with fallback (fallback_len bytes, as sq_name's copy) where the map has
+ * no copy. */
+const char *sq_map_name_or(int names_fd, pid_t pid, __u64 addr, const char *fallback, size_t fallback_len,
+			   bool *complete);
 const char *sq_map_method_name(int names_fd, int vms_fd, pid_t pid, __u64 method, bool *complete);
 
 /* -C and -M take name prefixes. The BPF side compares a prefix's first SQ_NAME_LEN - 1
