@@ -75,7 +75,7 @@ VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-service-tools bench-service-profile bench-sqprof bench-bigint load clean install deps unit lang
+.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-service-tools bench-service-side bench-service-profile bench-sqprof bench-bigint load clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -177,6 +177,11 @@ load: vm
 # the server's CPU per request, each run between two with none (root; LOAD=mix for the mix; ~9 min).
 bench-service-tools: all
 	flock /tmp/sqvm-heavy.lock tests/bench/service-tools.sh 10 3 64 $(or $(LOAD),hello)
+
+# The same tools' cost side by side: two servers share a CPU, one traced, compared over the
+# same seconds (steady where the sequential runs drift; root; ~5 min).
+bench-service-side: all
+	flock /tmp/sqvm-heavy.lock tests/bench/service-side.sh 8 3 32 $(or $(LOAD),hello)
 
 # The same tools' cost counted in the server CPU's perf samples: their BPF programs, the
 # uprobe path, the VM's records and their clock (root; needs perf; ~2 min).
