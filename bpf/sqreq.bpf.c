@@ -143,15 +143,18 @@ static __always_inline void alloc_edge(struct open_req *r, bool mark, const stru
 }
 
 /* Process id of VM pid enters state to: the time in the state it leaves goes to its
- * open request, if it has one. */
+ * open request. Only a process with a request open has a state here (on_begin gives it
+ * one, on_end takes it away): req__batch has the records of those alone, and the
+ * others' time is no request's. */
 static __always_inline void move(__u32 pid, __u64 id, __u32 to, __u64 now, const struct allocs *a)
 {
 	__u64 ns;
-	__u32 from = sq_green_move(pid, id, to, now, &ns);
+	__u32 from;
 	struct open_req *r = open_of(pid, id);
 
 	if (!r)
 		return;
+	from = sq_green_move(pid, id, to, now, &ns);
 	if (from < SQ_GREEN_NSTATES)
 		r->state_ns[from] += ns;
 	if (from == SQ_GREEN_SEMAPHORE || from == SQ_GREEN_DELAY || from == SQ_GREEN_IO) {
@@ -194,7 +197,7 @@ struct {
 /* request__begin: sqrequest.bpf.h's pairing rules, on the slot table. */
 static __always_inline void on_begin(struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 id = rec->a[0], route = rec->a[1], process = rec->a[2], now = rec->ts, prev;
+	__u64 id = rec->a[0], route = rec->a[1], process = rec->a[2], now = rec->ts, prev, ns;
 	__u32 pid = b->pid, zero = 0;
 	struct allocs a = allocs_of(rec);
 	struct open_req *fresh, *r;
@@ -208,7 +211,6 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	sq_green_activate_in(&b->cur, process, &prev);
 	if (prev)
 		move(pid, prev, SQ_GREEN_UNKNOWN, now, &a);
-	move(pid, process, SQ_GREEN_RUNNING, now, &a);
 	fresh = bpf_map_lookup_elem(&fresh_req, &zero);
 	if (!fresh)
 		return;
@@ -221,6 +223,7 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 		__sync_fetch_and_add(&lost, 1);
 		return;
 	}
+	sq_green_move(pid, process, SQ_GREEN_RUNNING, now, &ns);
 	alloc_edge(r, true, &a);
 }
 
@@ -313,6 +316,7 @@ static __always_inline void on_end(struct batch_state *b, const SqEventRecord *r
 	if (records)
 		record(pid, process, r, status, lat);
 	open_delete(pid, process);
+	green_delete(pid, process);
 }
 
 static __always_inline void on_activate(struct batch_state *b, const SqEventRecord *rec)
@@ -389,8 +393,10 @@ static long on_record(__u32 i, void *ctx)
 	return 0;
 }
 
+/* squeak:req__batch: request__begin, request__end and the scheduler's records of the
+ * processes with a request open (sched__batch's, when a tool has that enabled too). */
 SEC("usdt")
-int BPF_USDT(sched_batch, __u64 records, __u32 count)
+int BPF_USDT(req_batch, __u64 records, __u32 count)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	struct batch_state b = { .pid = pt >> 32, .tid = (__u32)pt };

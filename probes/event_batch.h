@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * event_batch.h - the records of the batch probes (squeak:alloc__batch, call__batch, sched__batch,
- * io__batch):
+ * req__batch, io__batch):
  * part of the probe contract, as squeak.d and debug_offsets.h are. Plain C with fixed-width
  * types, included by the VM (vm/batch.c) and by the tools' BPF programs (bpf/sqbatch.bpf.h).
  *

@@ -101,6 +101,13 @@ provider squeak {
 	 * event_batch.h) and fires sched__batch once per batch. */
 	probe sched__batch(uintptr_t records, uint32_t count);
 
+	/* The same records for the requests' tools (sqreq): while it is enabled the VM writes
+	 * each request__begin and request__end, and the scheduler's records of a process
+	 * while it has a request open (and the process__activate that ends one's run),
+	 * and fires req__batch once per batch; the other processes' events, no request's
+	 * time, cost nothing. With sched__batch enabled too, both fire with every record. */
+	probe req__batch(uintptr_t records, uint32_t count);
+
 	/* The I/O primitives' system calls as batches of records (as call__batch): while it
 	 * is enabled the VM writes each read, write, accept, connect, open and close of a
 	 * handle as a record, with the descriptor's kind and the running process's

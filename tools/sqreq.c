@@ -389,14 +389,14 @@ static int attach_all(void)
 	 * request is followed from its first nanosecond, and none is begun and not ended). */
 	static const struct { const char *probe; int prog; } order[] = {
 		{ "gc__incremental__end", 0 }, { "gc__full__end", 0 }, { "gc__incremental__begin", 1 },
-		{ "gc__full__begin", 1 }, { "vm__start", 2 }, { "sched__batch", 3 },
+		{ "gc__full__begin", 1 }, { "vm__start", 2 }, { "req__batch", 3 },
 	};
 	struct bpf_program *progs[] = { skel->progs.gc_end, skel->progs.gc_begin, skel->progs.vm_start,
-					skel->progs.sched_batch };
+					skel->progs.req_batch };
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && !err; i++) {
-		if (!strcmp(order[i].probe, "sched__batch")) {
+		if (!strcmp(order[i].probe, "req__batch")) {
 			sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), "naming its methods");
 			skel->bss->sq_batch_since_ns = sq_mono_ns();
 		}

@@ -27,6 +27,7 @@ void batch_flush(void)
     if (SQ_ENABLED(ALLOC_BATCH)) SQUEAK_ALLOC_BATCH(rec, n);
     if (SQ_ENABLED(CALL_BATCH)) SQUEAK_CALL_BATCH(rec, n);
     if (SQ_ENABLED(SCHED_BATCH)) SQUEAK_SCHED_BATCH(rec, n);
+    if (SQ_ENABLED(REQ_BATCH)) SQUEAK_REQ_BATCH(rec, n);
     if (SQ_ENABLED(IO_BATCH)) SQUEAK_IO_BATCH(rec, n);
 }
 
@@ -74,7 +75,7 @@ static void ticker_tick(int sig)
     (void)sig;
     int saved = errno;
     uint32_t n = sq_batch.n;
-    if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !SQ_ENABLED(SCHED_BATCH) && !SQ_ENABLED(IO_BATCH)) {
+    if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !sq_sched_batches() && !SQ_ENABLED(IO_BATCH)) {
         tickerOn = 0; /* the tools are gone; the next batch re-arms it */
         tickerSeenFirst = 0;
         errno = saved;

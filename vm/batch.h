@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* batch.h - event batches: the buffer behind the batch probes (squeak:alloc__batch,
- * call__batch, sched__batch, io__batch)
+ * call__batch, sched__batch, req__batch, io__batch)
  * (probes/event_batch.h has the records, probes/README.md the rules). While a batch
  * probe is enabled an event costs the VM a record written into this buffer, and a full
  * or aged buffer one uprobe hit; the probes.c functions that the hot sites call (cold,

@@ -239,7 +239,7 @@ static PrimResult p_begin_request(Value *a, uint32_t n)
     (void)n;
     if (!is_string_like(a[1])) return prim_fail(a, "beginRequest: needs a String (the route)");
     Value route = is_symbol(a[1]) ? a[1] : sym_intern(str_bytes(a[1]), str_len(a[1]));
-    a[0] = int_value((int64_t)request_begin(route, interp_current->id));
+    a[0] = int_value((int64_t)request_begin(route, interp_current));
     return PRIM_OK;
 }
 

@@ -99,6 +99,8 @@ _Static_assert(offsetof(struct squeak_semaphores, method__return) == offsetof(st
                "the call probes are declared together in squeak.d (probes.h reads their semaphores as one word)");
 _Static_assert(offsetof(struct squeak_semaphores, alloc__batch) == offsetof(struct squeak_semaphores, object__alloc) + 2,
                "alloc__batch follows object__alloc in squeak.d (probes.h tests both semaphores with one compare)");
+_Static_assert(offsetof(struct squeak_semaphores, req__batch) == offsetof(struct squeak_semaphores, sched__batch) + 2,
+               "req__batch follows sched__batch in squeak.d (probes.h reads both semaphores as one word)");
 
 /* ---- Methods and blocks ---- */
 
@@ -206,11 +208,24 @@ static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uin
     return sched_fill(batch_add(kind), arg, a0, a1, a2, name);
 }
 
-/* A process switch (call__batch's consumers time calls without the time their process
- * was switched out; sched__batch's follow the scheduler): one record for either or both. */
-void probe_batch_activate(uint64_t id, const char *name, int priority)
+/* Whether a scheduler event of p is a record: sched__batch takes every one; req__batch
+ * (squeak.d) those of a process with a request open, the others' time being no
+ * request's. */
+static bool sched_recorded(const Process *p)
 {
-    sched_record(SQ_EV_PROCESS_ACTIVATE, (uint32_t)priority, id, 0, 0, name);
+    return SQ_ENABLED(SCHED_BATCH) || (SQ_ENABLED(REQ_BATCH) && p->requestsOpen);
+}
+
+/* A process switch (call__batch's consumers time calls without the time their process
+ * was switched out; sched__batch's follow the scheduler): one record for any of them.
+ * req__batch's takes the switch to a process with a request open, and from one (which
+ * may have stopped without a record of its own: suspended). */
+void probe_batch_activate(Process *to, const Process *from)
+{
+    if (SQ_ENABLED(CALL_BATCH) || sched_recorded(to) || (from && sched_recorded(from)))
+        sched_record(SQ_EV_PROCESS_ACTIVATE, (uint32_t)to->priority, to->id, 0, 0, sched_process_name(to));
+    else
+        sq_batch.heldNs = 0; /* a time held for this switch is no later record's */
 }
 
 /* The sampler: the gap to the next sample is exponentially distributed with mean
@@ -321,29 +336,34 @@ static void record_wait_method(SqEventRecord *r)
     batch_hold_time(r); /* the switch to the next process follows (or a flush point) */
 }
 
-void probe_process(int what, uint64_t id, const char *name, int priority)
+/* (A process's name is read only for a record or probe that takes it: it is in the
+ * Smalltalk Process object, which the scheduler does not otherwise touch.) */
+void probe_process(int what, Process *p)
 {
-    if (what == PROBE_PROCESS_CREATE) {
-        if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_PROCESS_CREATE, (uint32_t)priority, id, 0, 0, name);
-        if (SQ_ENABLED(PROCESS_CREATE)) SQUEAK_PROCESS_CREATE(id, name, priority);
+    uint64_t id = p->id;
+    int priority = p->priority;
+    if (what == PROBE_PROCESS_CREATE) { /* no request's yet: sched__batch's alone */
+        if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_PROCESS_CREATE, (uint32_t)priority, id, 0, 0, sched_process_name(p));
+        if (SQ_ENABLED(PROCESS_CREATE)) SQUEAK_PROCESS_CREATE(id, sched_process_name(p), priority);
     } else if (what == PROBE_PROCESS_ACTIVATE) { /* its record: probe_batch_activate */
-        if (SQ_ENABLED(PROCESS_ACTIVATE)) SQUEAK_PROCESS_ACTIVATE(id, name, priority);
+        if (SQ_ENABLED(PROCESS_ACTIVATE)) SQUEAK_PROCESS_ACTIVATE(id, sched_process_name(p), priority);
     } else if (what == PROBE_PROCESS_EXIT) {
-        if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_PROCESS_EXIT, 0, id, 0, 0, name);
-        if (SQ_ENABLED(PROCESS_EXIT)) SQUEAK_PROCESS_EXIT(id, name);
+        if (sched_recorded(p)) sched_record(SQ_EV_PROCESS_EXIT, 0, id, 0, 0, sched_process_name(p));
+        if (SQ_ENABLED(PROCESS_EXIT)) SQUEAK_PROCESS_EXIT(id, sched_process_name(p));
     }
 }
 
-void probe_process_ready(uint64_t id, const char *name, int reason)
+void probe_process_ready(Process *p, int reason)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_PROCESS_READY, (uint32_t)reason, id, 0, 0, name);
-    if (SQ_ENABLED(PROCESS_READY)) SQUEAK_PROCESS_READY(id, name, reason);
+    if (sched_recorded(p)) sched_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p->id, 0, 0, sched_process_name(p));
+    if (SQ_ENABLED(PROCESS_READY)) SQUEAK_PROCESS_READY(p->id, sched_process_name(p), reason);
 }
 
-void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs)
+void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) record_wait_method(sched_record(SQ_EV_PROCESS_WAIT, 0, id, semaphore, timeoutNs, name));
-    if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(id, name, semaphore, timeoutNs);
+    if (sched_recorded(p))
+        record_wait_method(sched_record(SQ_EV_PROCESS_WAIT, 0, p->id, semaphore, timeoutNs, sched_process_name(p)));
+    if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(p->id, sched_process_name(p), semaphore, timeoutNs);
 }
 
 /* ---- I/O (io__batch) ---- */
@@ -421,12 +441,11 @@ void probe_io_call(int op, int fd, int64_t result, int kind)
  * keeps when, the descriptor's kind and its Methods for its io__ready's records, which
  * hold the whole wait: then fd may be closed, and walking the frames of a process that
  * has waited costs cache misses. */
-void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
+void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs)
 {
-    Process *p = interp_current;
     uint64_t now = 0;
-    if (SQ_ENABLED(SCHED_BATCH)) {
-        SqEventRecord *r = sched_record(SQ_EV_IO_WAIT, (uint32_t)op, id, (uint64_t)(int64_t)fd, timeoutNs, name);
+    if (sched_recorded(p)) {
+        SqEventRecord *r = sched_record(SQ_EV_IO_WAIT, (uint32_t)op, p->id, (uint64_t)(int64_t)fd, timeoutNs, sched_process_name(p));
         record_wait_method(r);
         now = r->ts;
     }
@@ -436,14 +455,14 @@ void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeo
         p->ioKind = io_fd_kind(fd);
         stack_methods(p->fp, p->ioWaitMethods);
     }
-    if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(id, name, fd, op, timeoutNs);
+    if (SQ_ENABLED(IO_WAIT)) SQUEAK_IO_WAIT(p->id, sched_process_name(p), fd, op, timeoutNs);
 }
 
 /* p's wait ends. Under io__batch, when it began under it too, the record holds when
  * (a[6]) and is followed by the waiting process's Methods and the descriptor's kind,
  * kept at its io__wait: a reader has the whole wait in two records, and keeps nothing
  * between its io__wait and its io__ready. */
-void probe_io_ready(Process *p, const char *name, int timedOut)
+void probe_io_ready(Process *p, int timedOut)
 {
     uint64_t began = p->ioWaitNs;
     p->ioWaitNs = 0;
@@ -453,12 +472,12 @@ void probe_io_ready(Process *p, const char *name, int timedOut)
         SqEventRecord *r = batch_reserve(frames ? 2 : 1, now);
         r->kind = SQ_EV_IO_READY;
         r->ts = now;
-        sched_fill(r, (uint32_t)p->ioOp, p->id, (uint64_t)(int64_t)p->ioFd, (uint64_t)timedOut, name);
+        sched_fill(r, (uint32_t)p->ioOp, p->id, (uint64_t)(int64_t)p->ioFd, (uint64_t)timedOut, sched_process_name(p));
         r->a[6] = frames ? began : 0;
         if (frames) io_frames(r + 1, now, p->ioWaitMethods, 0, p->ioKind);
         if (SQ_ENABLED(SCHED_BATCH)) batch_hold_time(r); /* its process__ready (reason 4) follows */
     }
-    if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, name, p->ioFd, p->ioOp, timedOut);
+    if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
 }
 
 void probe_user(const char *name, int64_t arg, const char *str)
@@ -469,13 +488,13 @@ void probe_user(const char *name, int64_t arg, const char *str)
 
 void probe_request_begin(uint64_t id, const char *route, uint64_t process)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_REQUEST_BEGIN, 0, id, (uint64_t)(uintptr_t)route, process, NULL);
+    if (sq_sched_batches()) sched_record(SQ_EV_REQUEST_BEGIN, 0, id, (uint64_t)(uintptr_t)route, process, NULL);
     if (SQ_ENABLED(REQUEST_BEGIN)) SQUEAK_REQUEST_BEGIN(id, route, process);
 }
 
 void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)
 {
-    if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_REQUEST_END, (uint32_t)status, id, (uint64_t)(uintptr_t)route, process, NULL);
+    if (sq_sched_batches()) sched_record(SQ_EV_REQUEST_END, (uint32_t)status, id, (uint64_t)(uintptr_t)route, process, NULL);
     if (SQ_ENABLED(REQUEST_END)) SQUEAK_REQUEST_END(id, route, process, status);
 }
 
@@ -484,7 +503,7 @@ void probe_request_end(uint64_t id, const char *route, uint64_t process, int sta
 void probe_method_entry(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_method_return(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_object_alloc(Obj *o) { (void)o; }
-void probe_batch_activate(uint64_t id, const char *name, int priority) { (void)id; (void)name; (void)priority; }
+void probe_batch_activate(Process *to, const Process *from) { (void)to; (void)from; }
 void probe_alloc_sample(Obj *o, size_t bytes) { (void)o; (void)bytes; }
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes) { (void)kind; (void)seq; (void)youngBytes; (void)oldBytes; }
 void probe_gc_end(const GCEvent *e) { (void)e; }
@@ -493,17 +512,11 @@ void probe_vm_start(void) {}
 void probe_vm_exit(int status) { (void)status; }
 void probe_dnu(Value receiver, Value selector) { (void)receiver; (void)selector; }
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason) { (void)receiver; (void)primitive; (void)reason; }
-void probe_process(int what, uint64_t id, const char *name, int priority) { (void)what; (void)id; (void)name; (void)priority; }
-void probe_process_ready(uint64_t id, const char *name, int reason) { (void)id; (void)name; (void)reason; }
-void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs)
-{
-    (void)id; (void)name; (void)semaphore; (void)timeoutNs;
-}
-void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs)
-{
-    (void)id; (void)name; (void)fd; (void)op; (void)timeoutNs;
-}
-void probe_io_ready(Process *p, const char *name, int timedOut) { (void)p; (void)name; (void)timedOut; }
+void probe_process(int what, Process *p) { (void)what; (void)p; }
+void probe_process_ready(Process *p, int reason) { (void)p; (void)reason; }
+void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs) { (void)p; (void)semaphore; (void)timeoutNs; }
+void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs) { (void)p; (void)fd; (void)op; (void)timeoutNs; }
+void probe_io_ready(Process *p, int timedOut) { (void)p; (void)timedOut; }
 void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
 void probe_io_start(void) {}
 void probe_io_call(int op, int fd, int64_t result, int kind) { (void)op; (void)fd; (void)result; (void)kind; }

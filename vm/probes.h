@@ -14,16 +14,24 @@
 #if SQVM_PROBES
 #include "squeak_probes.h"
 #define SQ_ENABLED(NAME) UNLIKELY(SQUEAK_##NAME##_ENABLED())
-/* A scheduler or request site (sched.c, request.c): its own probe or sched__batch, which
- * takes its event as a record; the function it calls tests which. */
-#define SQ_SCHED_ENABLED(NAME) UNLIKELY((SQUEAK_##NAME##_ENABLED() | SQUEAK_SCHED_BATCH_ENABLED()) != 0)
+/* sched__batch's or req__batch's semaphore is set: the two are neighbours (squeak.d's
+ * order; probes.c checks), read as one 32-bit word, so that a site pays for req__batch
+ * no instruction more than it did for sched__batch alone. */
+typedef uint32_t __attribute__((aligned(2))) sq_semaphore_pair;
+#define sq_sched_batches() (*(const volatile sq_semaphore_pair *)&squeak_semaphores.sched__batch)
+/* A scheduler or request site (sched.c, request.c): its own probe, sched__batch or
+ * req__batch, which take its event as a record; the function it calls tests which. */
+#define SQ_SCHED_ENABLED(NAME) UNLIKELY((SQUEAK_##NAME##_ENABLED() | sq_sched_batches()) != 0)
 /* io__wait's and io__ready's sites: their records are in io__batch too. */
 #define SQ_IO_WAIT_ENABLED(NAME) \
-    UNLIKELY((SQUEAK_##NAME##_ENABLED() | SQUEAK_SCHED_BATCH_ENABLED() | SQUEAK_IO_BATCH_ENABLED()) != 0)
+    UNLIKELY((SQUEAK_##NAME##_ENABLED() | sq_sched_batches() | SQUEAK_IO_BATCH_ENABLED()) != 0)
+/* A process switch: a record for call__batch, sched__batch or req__batch. */
+#define SQ_ACTIVATE_BATCHES() UNLIKELY((SQUEAK_CALL_BATCH_ENABLED() | sq_sched_batches()) != 0)
 #else
 #define SQ_ENABLED(NAME) 0
 #define SQ_SCHED_ENABLED(NAME) 0
 #define SQ_IO_WAIT_ENABLED(NAME) 0
+#define SQ_ACTIVATE_BATCHES() 0
 #endif
 
 struct Frame;
@@ -34,7 +42,9 @@ struct Obj;
 void probe_method_entry(struct Frame *f, uint32_t depth);
 void probe_method_return(struct Frame *f, uint32_t depth);
 void probe_object_alloc(struct Obj *o);
-void probe_batch_activate(uint64_t id, const char *name, int priority); /* call__batch or sched__batch is enabled */
+struct Process;
+/* call__batch, sched__batch or req__batch is enabled: to runs now, after from */
+void probe_batch_activate(struct Process *to, const struct Process *from);
 void probe_alloc_sample(struct Obj *o, size_t bytes);
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes);
 void probe_gc_end(const struct GCEvent *e);
@@ -45,17 +55,16 @@ void probe_dnu(Value receiver, Value selector);
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason);
 /* The scheduler's and the requests' probes: each fires its probe if it is enabled and
  * writes its record if sched__batch is (the site tests SQ_SCHED_ENABLED). */
-void probe_process(int what, uint64_t id, const char *name, int priority);
+void probe_process(int what, struct Process *p);
 enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
 /* process__ready's reasons (probes/squeak.d). */
 enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED = 3, READY_IO = 4 };
-void probe_process_ready(uint64_t id, const char *name, int reason);
-void probe_process_wait(uint64_t id, const char *name, uint64_t semaphore, uint64_t timeoutNs);
+void probe_process_ready(struct Process *p, int reason);
+void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutNs);
 /* Each writes its probe's event if it is enabled, its record if sched__batch or io__batch
  * is (the site tests SQ_IO_WAIT_ENABLED). */
-void probe_io_wait(uint64_t id, const char *name, int fd, int op, uint64_t timeoutNs);
-struct Process;
-void probe_io_ready(struct Process *p, const char *name, int timedOut); /* p: waiting on p->ioFd */
+void probe_io_wait(struct Process *p, int fd, int op, uint64_t timeoutNs);
+void probe_io_ready(struct Process *p, int timedOut); /* p: waiting on p->ioFd */
 void probe_user(const char *name, int64_t arg, const char *str);
 void probe_request_begin(uint64_t id, const char *route, uint64_t process);
 void probe_request_end(uint64_t id, const char *route, uint64_t process, int status);
@@ -83,8 +92,7 @@ void probes_init(uint64_t allocSampleBytes);
  * allocation, one compare with memory of the two semaphores, adjacent (squeak.d), as
  * one 32-bit word. */
 #if SQVM_PROBES
-typedef uint32_t __attribute__((aligned(2))) sq_alloc_word;
-#define SQ_ALLOC_SEMAPHORES (*(const volatile sq_alloc_word *)&squeak_semaphores.object__alloc)
+#define SQ_ALLOC_SEMAPHORES (*(const volatile sq_semaphore_pair *)&squeak_semaphores.object__alloc)
 #endif
 #if SQVM_PROBES && defined(__x86_64__)
 #define SQ_IF_ALLOC_PROBE(slowcode)                                                      \

@@ -5,12 +5,14 @@
 #include "request.h"
 #include "probes.h"
 #include "symbol.h"
+#include "interp.h"
 #include "vm.h"
 
 #include <stdlib.h>
 
 typedef struct Request {
     uint64_t id, processId;
+    Process *owner;            /* open: its requestsOpen counts this one */
     Value route;               /* a Symbol */
     struct Request *next;
 } Request;
@@ -18,14 +20,17 @@ typedef struct Request {
 static Request *open, *spare;
 static uint64_t lastId;
 
-uint64_t request_begin(Value route, uint64_t processId)
+uint64_t request_begin(Value route, Process *owner)
 {
+    uint64_t processId = owner->id;
     Request *r = spare;
     if (r) spare = r->next;
     else if (!(r = malloc(sizeof *r))) vm_fatal("out of memory (request)");
     r->id = ++lastId;
     r->processId = processId;
     r->route = route;
+    r->owner = owner;
+    owner->requestsOpen++;
     r->next = open;
     open = r;
     if (SQ_SCHED_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), processId);
@@ -37,6 +42,7 @@ static void end_at(Request **link, int status)
 {
     Request *r = *link;
     *link = r->next;
+    r->owner->requestsOpen--;
     if (SQ_SCHED_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->processId, status);
     r->next = spare;
     spare = r;

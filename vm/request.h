@@ -13,8 +13,9 @@
 enum { REQUEST_ABANDONED = -1, REQUEST_VM_EXIT = -2 };
 
 /* A new open request on route (a Symbol: permanent, so probes may hand out its bytes)
- * for process processId; answers its id (1, 2, ...). */
-uint64_t request_begin(Value route, uint64_t processId);
+ * of process owner; answers its id (1, 2, ...). */
+struct Process;
+uint64_t request_begin(Value route, struct Process *owner);
 /* Ends the open request id with status; false if no such request is open. */
 bool request_end(uint64_t id, int status);
 /* The process ended: its open requests end with REQUEST_ABANDONED. */

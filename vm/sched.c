@@ -118,7 +118,7 @@ static int highest_bit(const uint64_t bits[2])
 static void make_ready(Process *p, bool front, int reason)
 {
     int pr = p->priority;
-    if (SQ_SCHED_ENABLED(PROCESS_READY)) probe_process_ready(p->id, sched_process_name(p), reason);
+    if (SQ_SCHED_ENABLED(PROCESS_READY)) probe_process_ready(p, reason);
     p->state = PS_READY;
     if (front) {
         p->prev = NULL;
@@ -229,7 +229,7 @@ static void set_wait_result(Process *p, Value v) { p->fp->sp[-1] = v; }
 
 static void fire_io_ready(Process *p, int timedOut)
 {
-    if (SQ_IO_WAIT_ENABLED(IO_READY)) probe_io_ready(p, sched_process_name(p), timedOut);
+    if (SQ_IO_WAIT_ENABLED(IO_READY)) probe_io_ready(p, timedOut);
 }
 
 /* Readies every process whose timer has passed, in wake order. */
@@ -280,22 +280,24 @@ static void update_watch(void)
     if (timers) io_alarm_by(earliest_timer());
 }
 
-static void fire_activate(Process *p)
+/* p runs now, after from (NULL: p ran before too, the VM slept in between) */
+static void fire_activate(Process *p, const Process *from)
 {
-    if (SQ_ENABLED(PROCESS_ACTIVATE)) probe_process(PROBE_PROCESS_ACTIVATE, p->id, sched_process_name(p), p->priority);
-    if (UNLIKELY(SQ_ENABLED(CALL_BATCH) | SQ_ENABLED(SCHED_BATCH))) probe_batch_activate(p->id, sched_process_name(p), p->priority);
+    if (SQ_ENABLED(PROCESS_ACTIVATE)) probe_process(PROBE_PROCESS_ACTIVATE, p);
+    if (SQ_ACTIVATE_BATCHES()) probe_batch_activate(p, from);
 }
 
 static void transfer_to(Process *to)
 {
     if (to != interp_current) {
+        Process *from = interp_current;
         interp_current = to;
         vm_counters.process_switches++;
-        fire_activate(to);
+        fire_activate(to, from);
     } else if (to->state != PS_RUNNING) {
         /* It blocked and nothing else could run meanwhile: it gets the CPU back, which
          * is an activation too (the VM slept in between). */
-        fire_activate(to);
+        fire_activate(to, NULL);
     }
     to->state = PS_RUNNING;
     update_watch();
@@ -474,8 +476,8 @@ void sched_main_object(void)
     sched_state.processClass = loader_load_class("Process");
     if (!sched_state.processClass || sched_state.processClass->numFields < PROC_NFIELDS) vm_fatal("core class Process missing or malformed");
     new_process_object(interp_current, str_new_perm("main", 4));
-    if (SQ_SCHED_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, interp_current->id, "main", PRIORITY_USER);
-    fire_activate(interp_current);
+    if (SQ_SCHED_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, interp_current); /* "main" */
+    fire_activate(interp_current, NULL);
 }
 
 static void remove_from_semaphore(Process *p)
@@ -511,7 +513,7 @@ static void detach(Process *p)
 static void end_process(Process *p)
 {
     request_process_ended(p->id);
-    if (SQ_SCHED_ENABLED(PROCESS_EXIT)) probe_process(PROBE_PROCESS_EXIT, p->id, sched_process_name(p), 0);
+    if (SQ_SCHED_ENABLED(PROCESS_EXIT)) probe_process(PROBE_PROCESS_EXIT, p);
     detach(p);
     p->state = PS_TERMINATED;
     unlink_all(p);
@@ -566,7 +568,7 @@ PrimResult sched_resume(Process *p, Value *args)
     /* process__create fires at the first resume, when fork/forkNamed: has set the name */
     if (!p->started) {
         p->started = true;
-        if (SQ_SCHED_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, p->id, sched_process_name(p), p->priority);
+        if (SQ_SCHED_ENABLED(PROCESS_CREATE)) probe_process(PROBE_PROCESS_CREATE, p);
     }
     return ready_and_maybe_preempt(p, args, READY_RESUMED);
 }
@@ -665,7 +667,7 @@ PrimResult sched_semaphore_wait(Value *args)
     sem->slots[SEM_LAST] = me;
     gc_write_barrier(sem, me);
     cur->waitingOn = args[0];
-    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), obj_hash(sem), 0);
+    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, obj_hash(sem), 0);
     suspend_active_at(args, PS_WAITING);
     return switch_away();
 }
@@ -693,7 +695,7 @@ PrimResult sched_semaphore_signal(Value *args)
 PrimResult sched_delay(Value *args, uint64_t ns)
 {
     Process *cur = interp_current;
-    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur->id, sched_process_name(cur), 0, ns);
+    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, 0, ns);
     suspend_active_at(args, PS_WAITING);
     timer_add(cur, vm_now_ns() + ns);
     return switch_away();
@@ -704,7 +706,7 @@ PrimResult sched_io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
     Process *cur = interp_current;
     cur->ioFd = fd;
     cur->ioOp = op;
-    if (SQ_IO_WAIT_ENABLED(IO_WAIT)) probe_io_wait(cur->id, sched_process_name(cur), fd, op, timeoutNs);
+    if (SQ_IO_WAIT_ENABLED(IO_WAIT)) probe_io_wait(cur, fd, op, timeoutNs);
     args[0] = VM.trueObj;
     suspend_active_at(args, PS_IO);
     if (timeoutNs) timer_add(cur, vm_now_ns() + timeoutNs);
