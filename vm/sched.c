@@ -415,6 +415,7 @@ static void init_sched_fields(Process *p)
     p->id = ++sched_state.nextId;
     p->timerSlot = -1;
     p->ioFd = -1;
+    p->requestsOpen = 0; /* the fuzzer's main process is reused: its requests were dropped */
 }
 
 static Process *new_process(size_t stackWords)
