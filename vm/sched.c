@@ -530,6 +530,7 @@ void sched_process_finished(void)
     p->state = PS_TERMINATED;
     Process *next = pick_next();
     end_process(p);
+    interp_current = NULL; /* freed: the switch is from no process (probe_batch_activate) */
     transfer_to(next);
 }
 
