@@ -54,15 +54,16 @@ void probe_vm_exit(int status);
 void probe_dnu(Value receiver, Value selector);
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason);
 /* The scheduler's and the requests' probes: each fires its probe if it is enabled and
- * writes its record if sched__batch is (the site tests SQ_SCHED_ENABLED). */
+ * writes its record if sched__batch is, or req__batch is and the record is a request's
+ * (the site tests SQ_SCHED_ENABLED). */
 void probe_process(int what, struct Process *p);
 enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
 /* process__ready's reasons (probes/squeak.d). */
 enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED = 3, READY_IO = 4 };
 void probe_process_ready(struct Process *p, int reason);
 void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutNs);
-/* Each writes its probe's event if it is enabled, its record if sched__batch or io__batch
- * is (the site tests SQ_IO_WAIT_ENABLED). */
+/* Each writes its probe's event if it is enabled, its record as the probes above do or
+ * if io__batch is enabled (the site tests SQ_IO_WAIT_ENABLED). */
 void probe_io_wait(struct Process *p, int fd, int op, uint64_t timeoutNs);
 void probe_io_ready(struct Process *p, int timedOut); /* p: waiting on p->ioFd */
 void probe_user(const char *name, int64_t arg, const char *str);

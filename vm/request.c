@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 typedef struct Request {
-    uint64_t id, processId;
+    uint64_t id;
     Process *owner;            /* open: its requestsOpen counts this one */
     Value route;               /* a Symbol */
     struct Request *next;
@@ -22,18 +22,16 @@ static uint64_t lastId;
 
 uint64_t request_begin(Value route, Process *owner)
 {
-    uint64_t processId = owner->id;
     Request *r = spare;
     if (r) spare = r->next;
     else if (!(r = malloc(sizeof *r))) vm_fatal("out of memory (request)");
     r->id = ++lastId;
-    r->processId = processId;
     r->route = route;
     r->owner = owner;
     owner->requestsOpen++;
     r->next = open;
     open = r;
-    if (SQ_SCHED_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), processId);
+    if (SQ_SCHED_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), owner->id);
     return r->id;
 }
 
@@ -43,7 +41,7 @@ static void end_at(Request **link, int status)
     Request *r = *link;
     *link = r->next;
     r->owner->requestsOpen--;
-    if (SQ_SCHED_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->processId, status);
+    if (SQ_SCHED_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->owner->id, status);
     r->next = spare;
     spare = r;
 }
@@ -58,10 +56,10 @@ bool request_end(uint64_t id, int status)
     return false;
 }
 
-void request_process_ended(uint64_t processId)
+void request_process_ended(Process *p)
 {
     for (Request **link = &open; *link;)
-        if ((*link)->processId == processId) end_at(link, REQUEST_ABANDONED);
+        if ((*link)->owner == p) end_at(link, REQUEST_ABANDONED);
         else link = &(*link)->next;
 }
 

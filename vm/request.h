@@ -19,7 +19,7 @@ uint64_t request_begin(Value route, struct Process *owner);
 /* Ends the open request id with status; false if no such request is open. */
 bool request_end(uint64_t id, int status);
 /* The process ended: its open requests end with REQUEST_ABANDONED. */
-void request_process_ended(uint64_t processId);
+void request_process_ended(struct Process *p);
 /* The VM exits: every open request ends with REQUEST_VM_EXIT. */
 void request_vm_exit(void);
 #ifdef SQVM_FUZZ

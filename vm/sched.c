@@ -513,7 +513,7 @@ static void detach(Process *p)
 
 static void end_process(Process *p)
 {
-    request_process_ended(p->id);
+    request_process_ended(p);
     if (SQ_SCHED_ENABLED(PROCESS_EXIT)) probe_process(PROBE_PROCESS_EXIT, p);
     detach(p);
     p->state = PS_TERMINATED;
