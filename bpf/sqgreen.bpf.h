@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqgreen.bpf.h - the state of every green process, kept from the probes (or their
- * records in squeak:sched__batch, each with its own time), for the tools
- * that charge time to what a process was doing (sqsched per process, sqreq per request):
+ * records in squeak:sched__batch or req__batch, each with its own time), for the tools
+ * that charge time to what a process was doing (sqsched per process, sqreq per request:
+ * it keeps only the processes with a request open, whose records req__batch has):
  *
  *   process__activate   -> running (and the process that ran before on that VM thread,
  *                          if nothing said it stopped, e.g. suspended -> unknown)
