@@ -47,7 +47,8 @@ enum {
 	 * event, so that call times can leave out time switched out). arg: its priority;
 	 * a[0] its id, a[3] its name (sched__batch, below). */
 	SQ_EV_PROCESS_ACTIVATE = 6,
-	/* sched__batch: the scheduler's and the requests' events, each with its per-event
+	/* sched__batch: the scheduler's events (req__batch: the requests' too, and a
+	 * process's while it has one open; io__batch: io__ready's), each with its per-event
 	 * probe's arguments (squeak.d). A process's records (activate included) hold its name
 	 * in a[3] (char *): a Smalltalk string, which a collection may move, so the VM
 	 * flushes the buffer before every collection and a reader reads the name while it
@@ -70,8 +71,9 @@ enum {
 	 * fd, a[2] the timeout (ns, 0: none). (io__batch has the whole wait in
 	 * SQ_EV_IO_READY's records.) */
 	SQ_EV_IO_WAIT = 11,
-	/* io__ready: arg the op; a[0] the id, a[1] the fd, a[2] timedout (0 or 1). Also in
-	 * io__batch, where a[6] is when the wait began (its io__wait; 0 if
+	/* io__ready (io__batch's alone: sched__batch's process__ready, reason 4, follows at
+	 * the same time): arg the op; a[0] the id, a[1] the fd, a[2] timedout (0 or 1),
+	 * a[6] when the wait began (its io__wait; 0 if
 	 * io__batch was not enabled then: then nothing follows) and an SQ_EV_IO_FRAMES
 	 * record (below) follows with the waiting process's Methods (its frames are as they
 	 * were when it began to wait) and the descriptor's kind: the whole wait, for a

@@ -95,13 +95,14 @@ provider squeak {
 	probe request__begin(uint64_t id, char *route, uint64_t process);
 	probe request__end(uint64_t id, char *route, uint64_t process, int status);
 
-	/* The scheduler's and the requests' events as batches of records (as call__batch):
-	 * while it is enabled the VM writes each process__activate, _create, _exit, _ready,
-	 * _wait, io__wait, io__ready, request__begin and request__end as a record (probes/
-	 * event_batch.h) and fires sched__batch once per batch. */
+	/* The scheduler's events as batches of records (as call__batch): while it is enabled
+	 * the VM writes each process__activate, _create, _exit, _ready, _wait and io__wait
+	 * as a record (probes/event_batch.h) and fires sched__batch once per batch. (An
+	 * io__ready's record is io__batch's: process__ready, reason 4, says the same here.
+	 * A request's are req__batch's.) */
 	probe sched__batch(uintptr_t records, uint32_t count);
 
-	/* The same records for the requests' tools (sqreq): while it is enabled the VM writes
+	/* The records of the requests' tools (sqreq): while it is enabled the VM writes
 	 * each request__begin and request__end, and the scheduler's records of a process
 	 * while it has a request open (and the process__activate that ends one's run),
 	 * and fires req__batch once per batch; the other processes' events, no request's

@@ -355,14 +355,32 @@ void probe_process(int what, Process *p)
 
 void probe_process_ready(Process *p, int reason)
 {
-    if (sched_recorded(p)) sched_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p->id, 0, 0, sched_process_name(p));
+    if (sched_recorded(p)) {
+        /* in the event loop's round: its time (io__ready's, if io__batch wrote it) */
+        if (sq_batch.inRound) sq_batch.heldNs = batch_round_time();
+        sched_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p->id, 0, 0, sched_process_name(p));
+    }
     if (SQ_ENABLED(PROCESS_READY)) SQUEAK_PROCESS_READY(p->id, sched_process_name(p), reason);
 }
 
-void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs)
+/* A time the scheduler read for a wait's deadline (vm_now_ns, the same clock; 0: none),
+ * for the wait's record: one clock read fewer. A fuzz build's clock is its own (vm.c). */
+static uint64_t deadline_clock(uint64_t now)
 {
-    if (sched_recorded(p))
+#ifndef SQVM_FUZZ
+    return now;
+#else
+    (void)now;
+    return 0;
+#endif
+}
+
+void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now)
+{
+    if (sched_recorded(p)) {
+        sq_batch.heldNs = deadline_clock(now);
         record_wait_method(sched_record(SQ_EV_PROCESS_WAIT, 0, p->id, semaphore, timeoutNs, sched_process_name(p)));
+    }
     if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(p->id, sched_process_name(p), semaphore, timeoutNs);
 }
 
@@ -441,10 +459,11 @@ void probe_io_call(int op, int fd, int64_t result, int kind)
  * keeps when, the descriptor's kind and its Methods for its io__ready's records, which
  * hold the whole wait: then fd may be closed, and walking the frames of a process that
  * has waited costs cache misses. */
-void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs)
+void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs, uint64_t clockNs)
 {
-    uint64_t now = 0;
+    uint64_t now = deadline_clock(clockNs);
     if (sched_recorded(p)) {
+        sq_batch.heldNs = now;
         SqEventRecord *r = sched_record(SQ_EV_IO_WAIT, (uint32_t)op, p->id, (uint64_t)(int64_t)fd, timeoutNs, sched_process_name(p));
         record_wait_method(r);
         now = r->ts;
@@ -466,16 +485,15 @@ void probe_io_ready(Process *p, int timedOut)
 {
     uint64_t began = p->ioWaitNs;
     p->ioWaitNs = 0;
-    if (SQ_ENABLED(SCHED_BATCH) || SQ_ENABLED(IO_BATCH)) {
-        bool frames = began && SQ_ENABLED(IO_BATCH);
-        uint64_t now = batch_clock();
+    if (SQ_ENABLED(IO_BATCH)) {
+        bool frames = began != 0;
+        uint64_t now = batch_round_time();
         SqEventRecord *r = batch_reserve(frames ? 2 : 1, now);
         r->kind = SQ_EV_IO_READY;
         r->ts = now;
         sched_fill(r, (uint32_t)p->ioOp, p->id, (uint64_t)(int64_t)p->ioFd, (uint64_t)timedOut, sched_process_name(p));
         r->a[6] = frames ? began : 0;
         if (frames) io_frames(r + 1, now, p->ioWaitMethods, 0, p->ioKind);
-        if (SQ_ENABLED(SCHED_BATCH)) batch_hold_time(r); /* its process__ready (reason 4) follows */
     }
     if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
 }
@@ -488,13 +506,13 @@ void probe_user(const char *name, int64_t arg, const char *str)
 
 void probe_request_begin(uint64_t id, const char *route, uint64_t process)
 {
-    if (sq_sched_batches()) sched_record(SQ_EV_REQUEST_BEGIN, 0, id, (uint64_t)(uintptr_t)route, process, NULL);
+    if (SQ_ENABLED(REQ_BATCH)) sched_record(SQ_EV_REQUEST_BEGIN, 0, id, (uint64_t)(uintptr_t)route, process, NULL);
     if (SQ_ENABLED(REQUEST_BEGIN)) SQUEAK_REQUEST_BEGIN(id, route, process);
 }
 
 void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)
 {
-    if (sq_sched_batches()) sched_record(SQ_EV_REQUEST_END, (uint32_t)status, id, (uint64_t)(uintptr_t)route, process, NULL);
+    if (SQ_ENABLED(REQ_BATCH)) sched_record(SQ_EV_REQUEST_END, (uint32_t)status, id, (uint64_t)(uintptr_t)route, process, NULL);
     if (SQ_ENABLED(REQUEST_END)) SQUEAK_REQUEST_END(id, route, process, status);
 }
 
@@ -514,8 +532,14 @@ void probe_dnu(Value receiver, Value selector) { (void)receiver; (void)selector;
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason) { (void)receiver; (void)primitive; (void)reason; }
 void probe_process(int what, Process *p) { (void)what; (void)p; }
 void probe_process_ready(Process *p, int reason) { (void)p; (void)reason; }
-void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs) { (void)p; (void)semaphore; (void)timeoutNs; }
-void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs) { (void)p; (void)fd; (void)op; (void)timeoutNs; }
+void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now)
+{
+    (void)p; (void)semaphore; (void)timeoutNs; (void)now;
+}
+void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs, uint64_t now)
+{
+    (void)p; (void)fd; (void)op; (void)timeoutNs; (void)now;
+}
 void probe_io_ready(Process *p, int timedOut) { (void)p; (void)timedOut; }
 void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
 void probe_io_start(void) {}

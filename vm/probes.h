@@ -19,9 +19,11 @@
  * no instruction more than it did for sched__batch alone. */
 typedef uint32_t __attribute__((aligned(2))) sq_semaphore_pair;
 #define sq_sched_batches() (*(const volatile sq_semaphore_pair *)&squeak_semaphores.sched__batch)
-/* A scheduler or request site (sched.c, request.c): its own probe, sched__batch or
- * req__batch, which take its event as a record; the function it calls tests which. */
+/* A scheduler site (sched.c): its own probe, sched__batch or req__batch, which take its
+ * event as a record; the function it calls tests which. */
 #define SQ_SCHED_ENABLED(NAME) UNLIKELY((SQUEAK_##NAME##_ENABLED() | sq_sched_batches()) != 0)
+/* A request's site (request.c): its own probe, or req__batch, which takes its record. */
+#define SQ_REQ_ENABLED(NAME) UNLIKELY((SQUEAK_##NAME##_ENABLED() | SQUEAK_REQ_BATCH_ENABLED()) != 0)
 /* io__wait's and io__ready's sites: their records are in io__batch too. */
 #define SQ_IO_WAIT_ENABLED(NAME) \
     UNLIKELY((SQUEAK_##NAME##_ENABLED() | sq_sched_batches() | SQUEAK_IO_BATCH_ENABLED()) != 0)
@@ -30,6 +32,7 @@ typedef uint32_t __attribute__((aligned(2))) sq_semaphore_pair;
 #else
 #define SQ_ENABLED(NAME) 0
 #define SQ_SCHED_ENABLED(NAME) 0
+#define SQ_REQ_ENABLED(NAME) 0
 #define SQ_IO_WAIT_ENABLED(NAME) 0
 #define SQ_ACTIVATE_BATCHES() 0
 #endif
@@ -54,17 +57,20 @@ void probe_vm_exit(int status);
 void probe_dnu(Value receiver, Value selector);
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason);
 /* The scheduler's and the requests' probes: each fires its probe if it is enabled and
- * writes its record if sched__batch is, or req__batch is and the record is a request's
- * (the site tests SQ_SCHED_ENABLED). */
+ * writes its record if its batch probe takes it: sched__batch a scheduler's record,
+ * req__batch a request's and those of a process with a request open (the site tests
+ * SQ_SCHED_ENABLED or SQ_REQ_ENABLED). */
 void probe_process(int what, struct Process *p);
 enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
 /* process__ready's reasons (probes/squeak.d). */
 enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED = 3, READY_IO = 4 };
 void probe_process_ready(struct Process *p, int reason);
-void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutNs);
+/* now: the clock (vm_now_ns) as the site read it for the wait's deadline, or 0: the
+ * record takes it instead of reading the clock again. */
+void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now);
 /* Each writes its probe's event if it is enabled, its record as the probes above do or
  * if io__batch is enabled (the site tests SQ_IO_WAIT_ENABLED). */
-void probe_io_wait(struct Process *p, int fd, int op, uint64_t timeoutNs);
+void probe_io_wait(struct Process *p, int fd, int op, uint64_t timeoutNs, uint64_t now);
 void probe_io_ready(struct Process *p, int timedOut); /* p: waiting on p->ioFd */
 void probe_user(const char *name, int64_t arg, const char *str);
 void probe_request_begin(uint64_t id, const char *route, uint64_t process);

@@ -31,7 +31,7 @@ uint64_t request_begin(Value route, Process *owner)
     owner->requestsOpen++;
     r->next = open;
     open = r;
-    if (SQ_SCHED_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), owner->id);
+    if (SQ_REQ_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), owner->id);
     return r->id;
 }
 
@@ -41,7 +41,7 @@ static void end_at(Request **link, int status)
     Request *r = *link;
     *link = r->next;
     r->owner->requestsOpen--;
-    if (SQ_SCHED_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->owner->id, status);
+    if (SQ_REQ_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->owner->id, status);
     r->next = spare;
     spare = r;
 }

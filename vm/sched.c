@@ -669,7 +669,7 @@ PrimResult sched_semaphore_wait(Value *args)
     sem->slots[SEM_LAST] = me;
     gc_write_barrier(sem, me);
     cur->waitingOn = args[0];
-    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, obj_hash(sem), 0);
+    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, obj_hash(sem), 0, 0);
     suspend_active_at(args, PS_WAITING);
     return switch_away();
 }
@@ -697,9 +697,10 @@ PrimResult sched_semaphore_signal(Value *args)
 PrimResult sched_delay(Value *args, uint64_t ns)
 {
     Process *cur = interp_current;
-    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, 0, ns);
+    uint64_t now = vm_now_ns(); /* the deadline's, and the probe's record's */
+    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, 0, ns, now);
     suspend_active_at(args, PS_WAITING);
-    timer_add(cur, vm_now_ns() + ns);
+    timer_add(cur, now + ns);
     return switch_away();
 }
 
@@ -708,10 +709,11 @@ PrimResult sched_io_wait(Value *args, int fd, int op, uint64_t timeoutNs)
     Process *cur = interp_current;
     cur->ioFd = fd;
     cur->ioOp = op;
-    if (SQ_IO_WAIT_ENABLED(IO_WAIT)) probe_io_wait(cur, fd, op, timeoutNs);
+    uint64_t now = timeoutNs ? vm_now_ns() : 0; /* the deadline's, and the probe's record's */
+    if (SQ_IO_WAIT_ENABLED(IO_WAIT)) probe_io_wait(cur, fd, op, timeoutNs, now);
     args[0] = VM.trueObj;
     suspend_active_at(args, PS_IO);
-    if (timeoutNs) timer_add(cur, vm_now_ns() + timeoutNs);
+    if (timeoutNs) timer_add(cur, now + timeoutNs);
     counts_add(&sched_state.ioWaiters, cur->priority);
     return switch_away();
 }
