@@ -186,7 +186,9 @@ struct batch_state {
 	struct sq_green_running cur;	/* the thread's running process (bpf/sqgreen.bpf.h) */
 };
 
-/* A fresh open request, built off the stack (it is larger than BPF's stack allows). */
+/* A fresh open request, built off the stack (it is larger than BPF's stack allows): all
+ * zeros but its sq_request, which on_begin sets each time (nothing else writes it, so it
+ * is not cleared again: a request costs one copy of it, into its slot). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -214,7 +216,6 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	fresh = bpf_map_lookup_elem(&fresh_req, &zero);
 	if (!fresh)
 		return;
-	__builtin_memset(fresh, 0, sizeof(*fresh));
 	fresh->req.id = id;
 	fresh->req.route = route;
 	fresh->req.begin_ns = now;
@@ -294,11 +295,13 @@ static __always_inline void aggregate(__u32 pid, struct open_req *r, int status,
 
 static __always_inline void on_end(struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 id = rec->a[0], process = rec->a[2], now = rec->ts, lat;
+	__u64 id = rec->a[0], process = rec->a[2], now = rec->ts, lat, ns;
 	int status = (int)rec->arg;
 	__u32 pid = b->pid;
 	struct allocs a = allocs_of(rec);
 	struct open_req *r = open_find(pid, process);
+	struct sq_green *g;
+	__u32 st;
 
 	if (!r) {
 		__sync_fetch_and_add(&unseen, 1);
@@ -307,8 +310,18 @@ static __always_inline void on_end(struct batch_state *b, const SqEventRecord *r
 	if (r->req.id != id)
 		return;
 	/* Its time up to now, in the state it is in (it may be another process that ends
-	 * it, while the owner waits), and its allocations if it runs. */
-	move(pid, process, sq_green_state(pid, process), now, &a);
+	 * it, while the owner waits: then where it waits too), and its allocations if it
+	 * runs: what move() to the same state would charge, from the state found once. */
+	g = green_find(pid, process);
+	st = g ? g->state : SQ_GREEN_UNKNOWN;
+	if (g && st != SQ_GREEN_UNKNOWN) {
+		ns = now - g->since_ns;
+		asm volatile("" : "+r"(st));	/* the verifier checks the bound on the register used */
+		if (st < SQ_GREEN_NSTATES)
+			r->state_ns[st] += ns;
+		if (st == SQ_GREEN_SEMAPHORE || st == SQ_GREEN_DELAY || st == SQ_GREEN_IO)
+			add_method(r, r->wait_method, ns);
+	}
 	if (r->marked)
 		alloc_edge(r, false, &a);
 	lat = now - r->req.begin_ns;
