@@ -79,8 +79,11 @@ static inline void batch_flush_pending(void)
     sq_batch.heldNs = 0;
     if (UNLIKELY(sq_batch.n)) batch_flush();
 }
+/* Records wait in the buffer. */
+static inline bool batch_pending(void) { return sq_batch.n != 0; }
 #else
 static inline void batch_flush_pending(void) {}
+static inline bool batch_pending(void) { return false; }
 static inline void batch_round_begin(void) {}
 static inline void batch_round_end(void) {}
 #endif

@@ -353,6 +353,14 @@ static Process *pick_next(void)
             continue;
         }
 #endif
+        if (batch_pending()) {
+            /* A tool's records wait: before a flush (a uprobe hit) and a sleep, a look
+             * without blocking. On a busy server the next requests are often there
+             * already, and the batch goes on filling instead of costing a hit a round. */
+            io_poll(false);
+            if (sched_state.numTimers) expire_timers(vm_now_ns());
+            if (highest_ready() >= 0) continue;
+        }
         io_watch(WATCH_NONE);
         if (sched_state.numTimers) io_alarm_by(earliest_timer());
         batch_flush_pending(); /* the VM sleeps: what it traced is out first */
