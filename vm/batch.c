@@ -148,7 +148,7 @@ SqEventRecord *batch_add(uint32_t kind)
 {
     uint64_t now = sq_batch.heldNs;
     sq_batch.heldNs = 0;
-    if (!now) now = batch_clock();
+    if (!now) now = batch_round_time();
     SqEventRecord *r = batch_reserve(1, now);
     r->kind = kind;
     r->ts = now;

@@ -53,12 +53,14 @@ void batch_flush(void);
  * takes r's time instead of reading the clock (about 20 ns, a third of what a record
  * costs the VM). A flush point forgets it, so a time held before the VM blocks or
  * sleeps is never taken after. */
-static inline void batch_hold_time(const SqEventRecord *r) { sq_batch.heldNs = r->ts; }
+static inline void batch_hold_ns(uint64_t ns) { sq_batch.heldNs = ns; }
+static inline void batch_hold_time(const SqEventRecord *r) { batch_hold_ns(r->ts); }
 
 /* The event loop's round (io_poll): the waits that one epoll_wait ends all ended when it
- * returned, so their records take one time, read by the first that asks
- * (batch_round_time), instead of reading the clock each: a busy server's round ends
- * dozens. Outside a round batch_round_time reads the clock. */
+ * returned, so their records (batch_add's, and those a caller stamps with
+ * batch_round_time) take one time, read by the first that asks, instead of reading the
+ * clock each: a busy server's round ends dozens. Outside a round batch_round_time reads
+ * the clock. */
 static inline void batch_round_begin(void) { sq_batch.inRound = 1; }
 static inline void batch_round_end(void)
 {

@@ -225,7 +225,7 @@ void probe_batch_activate(Process *to, const Process *from)
     if (SQ_ENABLED(CALL_BATCH) || sched_recorded(to) || (from && sched_recorded(from)))
         sched_record(SQ_EV_PROCESS_ACTIVATE, (uint32_t)to->priority, to->id, 0, 0, sched_process_name(to));
     else
-        sq_batch.heldNs = 0; /* a time held for this switch is no later record's */
+        batch_hold_ns(0); /* a time held for this switch is no later record's */
 }
 
 /* The sampler: the gap to the next sample is exponentially distributed with mean
@@ -355,11 +355,7 @@ void probe_process(int what, Process *p)
 
 void probe_process_ready(Process *p, int reason)
 {
-    if (sched_recorded(p)) {
-        /* in the event loop's round: its time (io__ready's, if io__batch wrote it) */
-        if (sq_batch.inRound) sq_batch.heldNs = batch_round_time();
-        sched_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p->id, 0, 0, sched_process_name(p));
-    }
+    if (sched_recorded(p)) sched_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p->id, 0, 0, sched_process_name(p));
     if (SQ_ENABLED(PROCESS_READY)) SQUEAK_PROCESS_READY(p->id, sched_process_name(p), reason);
 }
 
@@ -378,7 +374,7 @@ static uint64_t deadline_clock(uint64_t now)
 void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now)
 {
     if (sched_recorded(p)) {
-        sq_batch.heldNs = deadline_clock(now);
+        batch_hold_ns(deadline_clock(now));
         record_wait_method(sched_record(SQ_EV_PROCESS_WAIT, 0, p->id, semaphore, timeoutNs, sched_process_name(p)));
     }
     if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(p->id, sched_process_name(p), semaphore, timeoutNs);
@@ -463,7 +459,7 @@ void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs, uint64_t cloc
 {
     uint64_t now = deadline_clock(clockNs);
     if (sched_recorded(p)) {
-        sq_batch.heldNs = now;
+        batch_hold_ns(now);
         SqEventRecord *r = sched_record(SQ_EV_IO_WAIT, (uint32_t)op, p->id, (uint64_t)(int64_t)fd, timeoutNs, sched_process_name(p));
         record_wait_method(r);
         now = r->ts;

@@ -357,8 +357,7 @@ static Process *pick_next(void)
             /* A tool's records wait: before a flush (a uprobe hit) and a sleep, a look
              * without blocking. On a busy server the next requests are often there
              * already, and the batch goes on filling instead of costing a hit a round. */
-            io_poll(false);
-            if (sched_state.numTimers) expire_timers(vm_now_ns());
+            check_events();
             if (highest_ready() >= 0) continue;
         }
         io_watch(WATCH_NONE);
