@@ -146,6 +146,17 @@ static __always_inline void alloc_edge(struct open_req *r, bool mark, const stru
  * open request. Only a process with a request open has a state here (on_begin gives it
  * one, on_end takes it away): req__batch has the records of those alone, and the
  * others' time is no request's. */
+/* ns spent in state from goes to r (and to the method it waited in, for a wait). */
+static __always_inline void charge(struct open_req *r, __u32 from, __u64 ns)
+{
+	if (from < SQ_GREEN_NSTATES)
+		r->state_ns[from] += ns;
+	if (from == SQ_GREEN_SEMAPHORE || from == SQ_GREEN_DELAY || from == SQ_GREEN_IO) {
+		add_method(r, r->wait_method, ns);
+		r->wait_method = 0;
+	}
+}
+
 static __always_inline void move(__u32 pid, __u64 id, __u32 to, __u64 now, const struct allocs *a)
 {
 	__u64 ns;
@@ -155,12 +166,7 @@ static __always_inline void move(__u32 pid, __u64 id, __u32 to, __u64 now, const
 	if (!r)
 		return;
 	from = sq_green_move(pid, id, to, now, &ns);
-	if (from < SQ_GREEN_NSTATES)
-		r->state_ns[from] += ns;
-	if (from == SQ_GREEN_SEMAPHORE || from == SQ_GREEN_DELAY || from == SQ_GREEN_IO) {
-		add_method(r, r->wait_method, ns);
-		r->wait_method = 0;
-	}
+	charge(r, from, ns);
 	if (in_run(from) && !in_run(to))
 		alloc_edge(r, false, a);
 	else if (!in_run(from) && in_run(to))
@@ -295,7 +301,7 @@ static __always_inline void aggregate(__u32 pid, struct open_req *r, int status,
 
 static __always_inline void on_end(struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 id = rec->a[0], process = rec->a[2], now = rec->ts, lat, ns;
+	__u64 id = rec->a[0], process = rec->a[2], now = rec->ts, lat;
 	int status = (int)rec->arg;
 	__u32 pid = b->pid;
 	struct allocs a = allocs_of(rec);
@@ -313,14 +319,9 @@ static __always_inline void on_end(struct batch_state *b, const SqEventRecord *r
 	 * it, while the owner waits: then where it waits too), and its allocations if it
 	 * runs: what move() to the same state would charge, from the state found once. */
 	g = green_find(pid, process);
-	st = g ? g->state : SQ_GREEN_UNKNOWN;
-	if (g && st != SQ_GREEN_UNKNOWN) {
-		ns = now - g->since_ns;
+	if (g && (st = g->state) != SQ_GREEN_UNKNOWN) {
 		asm volatile("" : "+r"(st));	/* the verifier checks the bound on the register used */
-		if (st < SQ_GREEN_NSTATES)
-			r->state_ns[st] += ns;
-		if (st == SQ_GREEN_SEMAPHORE || st == SQ_GREEN_DELAY || st == SQ_GREEN_IO)
-			add_method(r, r->wait_method, ns);
+		charge(r, st, now - g->since_ns);
 	}
 	if (r->marked)
 		alloc_edge(r, false, &a);
