@@ -78,7 +78,7 @@ attach_tool() {
     # shellcheck disable=SC2086
     "${ON_CLIENT[@]}" build/tools/$tool -p "$pid" >"$TMPD/tool.out" 2>&1 &
     TOOL_PID=$!
-    for _ in $(seq 500); do grep -qE '^(Tracing|Sampling) ' "$TMPD/tool.out" && return 0; sleep 0.01; done
+    for _ in $(seq 500); do grep -qE '^(Tracing|Sampling) ' "$TMPD/tool.out" 2>/dev/null && return 0; sleep 0.01; done
     echo "$tool did not attach: $(head -3 "$TMPD/tool.out")" >&2
     kill "$TOOL_PID" 2>/dev/null
     exit 1

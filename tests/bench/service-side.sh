@@ -11,6 +11,13 @@
 # by tens of percent on this shared machine: the `none` row (nothing attached, A and B
 # compared as if one were traced) is the method's own error.
 #
+# The client: CLIENT=spin (the default) is tests/bench/http/spinload.c, which polls its
+# sockets without ever sleeping on them, so that the server never pays for waking its
+# client (on loopback a response wakes a client that sleeps, in the server's context: an
+# IPI, 6% to 15% of a /hello server's CPU under wrk, moving by more than a tool costs, and
+# growing when a tool slows the server, since the client then sleeps more: a remote
+# client's wakeups are never the server's); CLIENT=wrk is wrk, as make load runs it.
+#
 # What it does not show: a server alone on its CPU keeps its caches between requests,
 # while here two share one, so a tool's own cache footprint may cost a little more
 # than it would in production; service-tools.sh measures that layout (noisily).
@@ -21,6 +28,7 @@
 #   tests/bench/service-side.sh [ROUNDS [SECONDS [CONNECTIONS [LOAD]]]]
 #   (defaults 8 rounds of 3 s, 32 connections per server, LOAD hello: GET /hello; or mix)
 #   TOOLS_ONLY="sqreq;sqio -j" tests/bench/service-side.sh ...: only those tools (and none)
+#   CLIENT=wrk tests/bench/service-side.sh ...: wrk -t1 for the load instead of spinload
 # Root only; needs wrk and two CPUs. Run it under flock /tmp/sqvm-heavy.lock (make
 # bench-service-side does).
 set -u
@@ -39,11 +47,32 @@ ON_CLIENT=(taskset -c 0-$((NCPU - 2)))
 start_server A PORT_A "$TMPD/a.out" "$SCPU" || exit 1
 start_server B PORT_B "$TMPD/b.out" "$SCPU" || exit 1
 URL_A=$(load_script "$PORT_A" "$LOAD") && URL_B=$(load_script "$PORT_B" "$LOAD") || exit 1
+CLIENT=${CLIENT:-spin}
+case $CLIENT in
+spin) cc -O2 -o "$TMPD/spinload" tests/bench/http/spinload.c || exit 1
+    # spinload's requests: /hello, or mix.lua's cycle over its 64 keys
+    SPIN_REQS=("GET /hello")
+    if [ "$LOAD" = mix ]; then
+        SPIN_REQS=()
+        for k in $(seq 0 63); do
+            SPIN_REQS+=("GET /hello" "PUT /kv/k$k value $k" "GET /kv/k$k" "GET /work?n=100" "GET /static/index.html")
+        done
+    fi ;;
+wrk) ;;
+*) echo "CLIENT is spin or wrk, not $CLIENT" >&2; exit 1 ;;
+esac
 
 cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
 
-# load SECONDS URL OUT: one wrk run on the client CPUs; its RESULT line in OUT
-load() { "${ON_CLIENT[@]}" wrk -t1 -c"$CONNS" -d"$1s" -s "$TMPD/load.lua" "$2" >"$3" 2>&1; }
+# load SECONDS URL OUT: one run of the client on the client CPUs; its RESULT line in OUT
+load() {
+    if [ "$CLIENT" = spin ]; then
+        "${ON_CLIENT[@]}" "$TMPD/spinload" -c "$CONNS" -d "$1" "$(sed 's|.*:\([0-9]*\)/.*|\1|' <<<"$2")" \
+            "${SPIN_REQS[@]}" >"$3" 2>&1
+    else
+        "${ON_CLIENT[@]}" wrk -t1 -c"$CONNS" -d"$1s" -s "$TMPD/load.lua" "$2" >"$3" 2>&1
+    fi
+}
 
 # requests OUT: the requests of a wrk run, failing the bench on any failed request
 requests() {
@@ -95,8 +124,8 @@ for ((round = 0; round < ROUNDS; round++)); do
     done
 done
 
-printf 'examples/http %s, two servers on CPU %s, each under wrk -t1 -c%s, %s rounds of %s s\n' \
-    "$LOAD" "$SCPU" "$CONNS" "$ROUNDS" "$SECS"
+printf 'examples/http %s, two servers on CPU %s, each under %s -c%s, %s rounds of %s s\n' \
+    "$LOAD" "$SCPU" "$([ "$CLIENT" = spin ] && echo spinload || echo 'wrk -t1')" "$CONNS" "$ROUNDS" "$SECS"
 printf '(the traced server against the other in the same seconds: medians, and the range of the runs)\n'
 printf '%-22s %11s %9s %14s %9s %14s %11s\n' TOOL CPU_us/REQ CPU_VS RANGE REQS_VS RANGE BPF_us/REQ
 for ((i = 0; i < ${#TOOLS[@]}; i++)); do
