@@ -71,6 +71,9 @@ struct sq_vm_offsets {
 	__u32 process_all_next, process_state, process_waiting_on;
 	__u8 state_running, state_ready, state_waiting, state_io, state_suspended, state_terminated;
 	__u8 pad[2];
+	/* A request whose begin record the VM holds back (sqreq --slowest's samples) */
+	__u32 process_request_pending;
+	__u32 pad2;
 };
 
 /* Is d a debug-offsets structure the tools know: the magic, the version, and every field
@@ -121,6 +124,7 @@ SQ_INLINE void sq_vm_offsets_from(const SqDebugOffsets *d, __u64 addr, __u64 sta
 	o->state_io = d->state_io;
 	o->state_suspended = d->state_suspended;
 	o->state_terminated = d->state_terminated;
+	o->process_request_pending = d->process_request_pending;
 }
 
 #endif

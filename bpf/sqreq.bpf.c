@@ -202,15 +202,17 @@ struct {
 	__type(value, struct open_req);
 } fresh_req SEC(".maps");
 
-/* request__begin: sqrequest.bpf.h's pairing rules, on the slot table. */
+/* request__begin: sqrequest.bpf.h's pairing rules, on the slot table. An open request
+ * with no route is one that --slowest's sampler found the VM holding (cpu_sample): this
+ * one, whose samples it keeps, or one that ended since (its samples are dropped). */
 static __always_inline void on_begin(struct batch_state *b, const SqEventRecord *rec)
 {
 	__u64 id = rec->a[0], route = rec->a[1], process = rec->a[2], now = rec->ts, prev, ns;
 	__u32 pid = b->pid, zero = 0;
 	struct allocs a = allocs_of(rec);
-	struct open_req *fresh, *r;
+	struct open_req *fresh, *r = open_find(pid, process);
 
-	if (open_find(pid, process)) {
+	if (r && r->req.route) {
 		__sync_fetch_and_add(&nested, 1);
 		return;
 	}
@@ -219,16 +221,24 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	sq_green_activate_in(&b->cur, process, &prev);
 	if (prev)
 		move(pid, prev, SQ_GREEN_UNKNOWN, now, &a);
-	fresh = bpf_map_lookup_elem(&fresh_req, &zero);
-	if (!fresh)
-		return;
-	fresh->req.id = id;
-	fresh->req.route = route;
-	fresh->req.begin_ns = now;
-	r = open_insert(pid, process, fresh);
-	if (!r) {
-		__sync_fetch_and_add(&lost, 1);
-		return;
+	if (r) {
+		if (r->req.id != id)
+			__builtin_memset(r->top, 0, sizeof(r->top));
+		r->req.id = id;
+		r->req.route = route;
+		r->req.begin_ns = now;
+	} else {
+		fresh = bpf_map_lookup_elem(&fresh_req, &zero);
+		if (!fresh)
+			return;
+		fresh->req.id = id;
+		fresh->req.route = route;
+		fresh->req.begin_ns = now;
+		r = open_insert(pid, process, fresh);
+		if (!r) {
+			__sync_fetch_and_add(&lost, 1);
+			return;
+		}
 	}
 	sq_green_move(pid, process, SQ_GREEN_RUNNING, now, &ns);
 	alloc_edge(r, true, &a);
@@ -299,22 +309,23 @@ static __always_inline void aggregate(__u32 pid, struct open_req *r, int status,
 		s->fine[f]++;
 }
 
-static __always_inline void on_end(struct batch_state *b, const SqEventRecord *rec)
+/* request__end: the owner's open request, charged up to now; NULL if the tool has none
+ * for it (it began before the tool attached, or was not followed). */
+static __always_inline struct open_req *ended(struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 id = rec->a[0], process = rec->a[2], now = rec->ts, lat;
-	int status = (int)rec->arg;
+	__u64 id = rec->a[0], process = rec->a[2], now = rec->ts;
 	__u32 pid = b->pid;
 	struct allocs a = allocs_of(rec);
 	struct open_req *r = open_find(pid, process);
 	struct sq_green *g;
 	__u32 st;
 
-	if (!r) {
+	if (!r || !r->req.route) {
 		__sync_fetch_and_add(&unseen, 1);
-		return;
+		return 0;
 	}
 	if (r->req.id != id)
-		return;
+		return 0;
 	/* Its time up to now, in the state it is in (it may be another process that ends
 	 * it, while the owner waits: then where it waits too), and its allocations if it
 	 * runs: what move() to the same state would charge, from the state found once. */
@@ -325,12 +336,68 @@ static __always_inline void on_end(struct batch_state *b, const SqEventRecord *r
 	}
 	if (r->marked)
 		alloc_edge(r, false, &a);
-	lat = now - r->req.begin_ns;
-	aggregate(pid, r, status, lat);
+	return r;
+}
+
+/* A request that ran from its begin to its end (SQ_EV_REQUEST_RUN), as an open request
+ * in a scratch: all of it CPU, its allocations in the record; --slowest's methods are
+ * the samples cpu_sample took while the VM held its begin. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct open_req);
+} run_req SEC(".maps");
+
+static __always_inline struct open_req *ran(struct batch_state *b, const SqEventRecord *rec)
+{
+	__u64 id = rec->a[0], process = rec->a[2], begin = rec->a[3], prev;
+	__u32 pid = b->pid, zero = 0;
+	struct allocs unknown = {};
+	struct open_req *r = bpf_map_lookup_elem(&run_req, &zero), *sampled;
+
+	if (!r)
+		return 0;
+	/* It ran: so the tool learns it if it attached while the process was running. */
+	sq_green_activate_in(&b->cur, process, &prev);
+	if (prev)
+		move(pid, prev, SQ_GREEN_UNKNOWN, begin, &unknown);
+	r->req.id = id;
+	r->req.route = rec->a[1];
+	r->req.begin_ns = begin;
+	for (int i = 0; i < SQ_GREEN_NSTATES; i++)
+		r->state_ns[i] = 0;
+	r->state_ns[SQ_GREEN_RUNNING] = rec->ts - begin;
+	r->allocations = rec->a[4];
+	r->bytes = rec->a[5];
+	__builtin_memset(r->top, 0, sizeof(r->top));
+	if (records && (sampled = open_find(pid, process)) && !sampled->req.route) {
+		if (sampled->req.id == id)
+			__builtin_memcpy(r->top, sampled->top, sizeof(r->top));
+		open_delete(pid, process);
+	}
+	return r;
+}
+
+/* request__end or a whole request (SQ_EV_REQUEST_RUN): one call site of aggregate()
+ * and record(), which the verifier walks once. */
+static __always_inline void on_end(struct batch_state *b, const SqEventRecord *rec)
+{
+	bool run = rec->kind == SQ_EV_REQUEST_RUN;
+	struct open_req *r = run ? ran(b, rec) : ended(b, rec);
+	__u64 process = rec->a[2], lat;
+	int status = (int)rec->arg;
+
+	if (!r)
+		return;
+	lat = rec->ts - r->req.begin_ns;
+	aggregate(b->pid, r, status, lat);
 	if (records)
-		record(pid, process, r, status, lat);
-	open_delete(pid, process);
-	green_delete(pid, process);
+		record(b->pid, process, r, status, lat);
+	if (!run) {
+		open_delete(b->pid, process);
+		green_delete(b->pid, process);
+	}
 }
 
 static __always_inline void on_activate(struct batch_state *b, const SqEventRecord *rec)
@@ -401,6 +468,7 @@ static long on_record(__u32 i, void *ctx)
 		on_begin(b, r);
 		break;
 	case SQ_EV_REQUEST_END:
+	case SQ_EV_REQUEST_RUN:
 		on_end(b, r);
 		break;
 	}
@@ -448,18 +516,45 @@ int BPF_USDT(vm_start, char *version, __u64 offsets)
 	return 0;
 }
 
-/* The id of the process VM pid runs now, read from its memory (the batch's records of
- * its switches may not have arrived yet). */
-static __always_inline bool running_now(__u32 pid, __u64 *id)
+/* The id of the process VM pid runs now (*proc: its Process), read from its memory (the
+ * batch's records of its switches may not have arrived yet). */
+static __always_inline bool running_now(struct sq_vm_offsets *vm, __u64 *id, __u64 *proc)
 {
-	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
-	__u64 proc = 0;
-
 	*id = 0;
-	if (!vm || !vm->process_id ||
-	    bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc)
+	*proc = 0;
+	if (!vm->process_id || bpf_probe_read_user(proc, sizeof(*proc), (void *)vm->current_process) || !*proc)
 		return false;
-	return !bpf_probe_read_user(id, sizeof(*id), (void *)(proc + vm->process_id));
+	return !bpf_probe_read_user(id, sizeof(*id), (void *)(*proc + vm->process_id));
+}
+
+/* The request that process id (at proc) of VM pid runs while the VM holds its begin
+ * record (SQ_EV_REQUEST_RUN): an open request with its id and no route yet, made for
+ * its samples (on_begin or ran() takes them); or that of an ended one, made new. */
+static __always_inline struct open_req *held_request(struct sq_vm_offsets *vm, __u32 pid, __u64 id, __u64 proc,
+						     struct open_req *r)
+{
+	__u64 pending = 0;
+	__u32 zero = 0;
+	struct open_req *fresh;
+
+	if (r && r->req.route)
+		return r;
+	if (bpf_probe_read_user(&pending, sizeof(pending), (void *)(proc + vm->process_request_pending)) || !pending)
+		return 0;
+	if (r) {
+		if (r->req.id != pending) {
+			__builtin_memset(r->top, 0, sizeof(r->top));
+			r->req.id = pending;
+		}
+		return r;
+	}
+	fresh = bpf_map_lookup_elem(&fresh_req, &zero);
+	if (!fresh)
+		return 0;
+	fresh->req.id = pending;
+	fresh->req.route = 0;
+	fresh->req.begin_ns = 0;
+	return open_insert(pid, id, fresh);
 }
 
 /* --slowest: a CPU sample of a VM thread running a process with an open request goes
@@ -467,11 +562,15 @@ static __always_inline bool running_now(__u32 pid, __u64 *id)
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), id;
+	__u64 pt = bpf_get_current_pid_tgid(), id, proc;
 	__u32 pid = pt >> 32;
+	struct sq_vm_offsets *vm;
 	struct open_req *r;
 
-	if ((only_pid && pid != only_pid) || !running_now(pid, &id) || !(r = open_of(pid, id)))
+	if ((only_pid && pid != only_pid) || !(vm = bpf_map_lookup_elem(&vms, &pid)) || !running_now(vm, &id, &proc))
+		return 0;
+	r = held_request(vm, pid, id, proc, open_of(pid, id));
+	if (!r)
 		return 0;
 	add_method(r, running_method(pid), sample_ns);
 	return 0;

@@ -127,18 +127,27 @@ struct {
 /* A VM's memory                                                         */
 /* ===================================================================== */
 
+/* sq_learn_vm's copy of a VM's debug offsets: beside the entry it makes and what its
+ * caller keeps (sqstat's vm__start), too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, SqDebugOffsets);
+} sq_offsets_scratch SEC(".maps");
+
 /* squeak:vm__start hands over the address of the VM's sqvm_debug_offsets: read them,
  * check them and keep what the tool needs (nothing if they are not a structure the
  * tools know). Answers the entry, or NULL. */
 static __always_inline struct sq_vm_offsets *sq_learn_vm(__u64 offsets_addr)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	SqDebugOffsets *d = bpf_map_lookup_elem(&sq_offsets_scratch, &zero);
 	struct sq_vm_offsets v;
-	SqDebugOffsets d;
 
-	if (bpf_probe_read_user(&d, sizeof(d), (void *)offsets_addr) || !sq_debug_offsets_ok(&d))
+	if (!d || bpf_probe_read_user(d, sizeof(*d), (void *)offsets_addr) || !sq_debug_offsets_ok(d))
 		return 0;
-	sq_vm_offsets_from(&d, offsets_addr, bpf_ktime_get_ns(), &v);
+	sq_vm_offsets_from(d, offsets_addr, bpf_ktime_get_ns(), &v);
 	bpf_map_update_elem(&vms, &pid, &v, BPF_ANY);
 	return bpf_map_lookup_elem(&vms, &pid);
 }

@@ -115,6 +115,11 @@ typedef struct SqDebugOffsets {
     uint8_t state_suspended;
     uint8_t state_terminated;     /* ended, about to leave the list */
     uint8_t pad1[6];
+    /* A request whose begin record req__batch holds back while its process runs
+     * (appended: size >= 304; sqreq --slowest's CPU samples, probes/event_batch.h's
+     * SQ_EV_REQUEST_RUN). */
+    uint32_t process_request_pending; /* uint64_t: that request's id, 0: none */
+    uint32_t pad2;
 } SqDebugOffsets;
 
 #endif

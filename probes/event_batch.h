@@ -80,7 +80,9 @@ enum {
 	 * reader that keeps nothing between the two. */
 	SQ_EV_IO_READY = 12,
 	/* request__begin: a[0] the request's id, a[1] the route (char *, interned), a[2] the
-	 * process's id. */
+	 * process's id. req__batch gets it late, with its own time, only once its process
+	 * stops running (or a collection begins) before the request ends; otherwise the
+	 * request is one SQ_EV_REQUEST_RUN. */
 	SQ_EV_REQUEST_BEGIN = 13,
 	/* request__end: arg the status (int32, -1 and -2 as request__end's); a[0] the id,
 	 * a[1] the route, a[2] the process's id. */
@@ -105,6 +107,15 @@ enum {
 	 * of the stack (0 past it or past the bottom frame). Written after an SQ_EV_IO only
 	 * when its stack is deeper than the three it holds. */
 	SQ_EV_IO_FRAMES = 16,
+	/* req__batch: a request that began and ended in one run of its process (no other
+	 * record of its process, and no collection, in between), written at its end instead
+	 * of an SQ_EV_REQUEST_BEGIN and an SQ_EV_REQUEST_END: the VM holds a begin record
+	 * back while its process runs. ts: the end; arg the status (as SQ_EV_REQUEST_END's);
+	 * a[0] the id, a[1] the route, a[2] the process's id, a[3] when it began (ns), a[4]
+	 * the objects and a[5] the bytes it allocated (not totals). A request whose begin
+	 * was written has SQ_EV_REQUEST_END: the begin record carries its own time and the
+	 * allocation totals of its moment. */
+	SQ_EV_REQUEST_RUN = 17,
 };
 
 /* SQ_EV_IO's ops (io__wait's four, then open and close) and descriptor kinds. */

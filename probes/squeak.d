@@ -106,7 +106,9 @@ provider squeak {
 	 * each request__begin and request__end, and the scheduler's records of a process
 	 * while it has a request open (and the process__activate that ends one's run),
 	 * and fires req__batch once per batch; the other processes' events, no request's
-	 * time, cost nothing. With sched__batch enabled too, both fire with every record. */
+	 * time, cost nothing. A request that ends in the run of its process that began it
+	 * is one record (SQ_EV_REQUEST_RUN): the begin waits until its process stops
+	 * running. With sched__batch enabled too, both fire with every record. */
 	probe req__batch(uintptr_t records, uint32_t count);
 
 	/* The I/O primitives' system calls as batches of records (as call__batch): while it

@@ -608,6 +608,7 @@ uint8_t gc_running;
 
 void gc_young_collect(void)
 {
+    probe_request_gc();
     batch_flush_pending(); /* records point to process names that a collection moves; theirs come before its probes */
     uint64_t t0 = vm_now_ns();
     gc_running = 1;
@@ -626,6 +627,7 @@ void gc_young_collect(void)
 
 void gc_full_collect(void)
 {
+    probe_request_gc();
     batch_flush_pending(); /* records point to process names that a collection moves; theirs come before its probes */
     uint64_t t0 = vm_now_ns();
     gc_running = 1;

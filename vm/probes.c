@@ -78,6 +78,7 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .gc_running = (uint64_t)(uintptr_t)&gc_running,
     .process_all_next = offsetof(Process, allNext),
     .process_state = offsetof(Process, state),
+    .process_request_pending = offsetof(Process, requestPending),
     .process_waiting_on = offsetof(Process, waitingOn),
     .state_running = PS_RUNNING,
     .state_ready = PS_READY,
@@ -208,20 +209,25 @@ static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uin
     return sched_fill(batch_add(kind), arg, a0, a1, a2, name);
 }
 
+static void req_release(Process *p);
+
 /* Whether a scheduler event of p is a record: sched__batch takes every one; req__batch
  * (squeak.d) those of a process with a request open, the others' time being no
- * request's. */
-static bool sched_recorded(const Process *p)
+ * request's. A request's begin record held back (below) goes first. */
+static bool sched_recorded(Process *p)
 {
-    return SQ_ENABLED(SCHED_BATCH) || (SQ_ENABLED(REQ_BATCH) && p->requestsOpen);
+    if (!SQ_ENABLED(SCHED_BATCH) && !(SQ_ENABLED(REQ_BATCH) && p->requestsOpen)) return false;
+    req_release(p);
+    return true;
 }
 
 /* A process switch (call__batch's consumers time calls without the time their process
  * was switched out; sched__batch's follow the scheduler): one record for any of them.
  * req__batch's takes the switch to a process with a request open, and from one (which
  * may have stopped without a record of its own: suspended). */
-void probe_batch_activate(Process *to, const Process *from)
+void probe_batch_activate(Process *to, Process *from)
 {
+    if (from) req_release(from); /* before the switch's record, whoever takes it */
     if (SQ_ENABLED(CALL_BATCH) || sched_recorded(to) || (from && sched_recorded(from)))
         sched_record(SQ_EV_PROCESS_ACTIVATE, (uint32_t)to->priority, to->id, 0, 0, sched_process_name(to));
     else
@@ -500,16 +506,84 @@ void probe_user(const char *name, int64_t arg, const char *str)
     else if (SQ_ENABLED(USER_PROBE)) SQUEAK_USER_PROBE(name, arg);
 }
 
-void probe_request_begin(uint64_t id, const char *route, uint64_t process)
+/* ---- Requests (req__batch) ----
+ * A request's begin record waits while its process runs: most requests end in the run
+ * that began them (a /hello reads, answers and ends before its process waits again),
+ * and such a request is then one record at its end, SQ_EV_REQUEST_RUN, instead of a
+ * begin and an end. The begin record is written, with its own time and allocation
+ * totals, before anything else a tool would charge to the request: the first record of
+ * its process's (it stops running; req_release in sched_recorded's callers), a
+ * collection's probes (probe_request_gc), or the next request's begin. Only the running
+ * process can begin one, so one waits at most. Its process's requestPending (the
+ * request's id) lets a sampler (sqreq --slowest) see it. */
+static struct {
+    Process *owner; /* NULL: none waits */
+    uint64_t id, ns, objects, bytes;
+    const char *route;
+} held;
+
+/* The begin record of p's held request, if it has one, goes into the buffer. */
+static void req_release(Process *p)
 {
-    if (SQ_ENABLED(REQ_BATCH)) sched_record(SQ_EV_REQUEST_BEGIN, 0, id, (uint64_t)(uintptr_t)route, process, NULL);
-    if (SQ_ENABLED(REQUEST_BEGIN)) SQUEAK_REQUEST_BEGIN(id, route, process);
+    if (LIKELY(held.owner != p)) return;
+    held.owner = NULL;
+    p->requestPending = 0;
+    if (!SQ_ENABLED(REQ_BATCH)) return; /* the tool left */
+    /* its time is older than the buffer's first record's when another kind's records
+     * came in between (sqio's): not a reason to flush it as aged */
+    uint64_t age = sq_batch.n && held.ns < sq_batch.firstNs ? sq_batch.firstNs : held.ns;
+    SqEventRecord *r = batch_reserve(1, age);
+    r->kind = SQ_EV_REQUEST_BEGIN;
+    r->ts = held.ns;
+    sched_fill(r, 0, held.id, (uint64_t)(uintptr_t)held.route, p->id, NULL);
+    r->a[4] = held.objects;
+    r->a[5] = held.bytes;
 }
 
-void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)
+void probe_request_gc(void)
 {
-    if (SQ_ENABLED(REQ_BATCH)) sched_record(SQ_EV_REQUEST_END, (uint32_t)status, id, (uint64_t)(uintptr_t)route, process, NULL);
-    if (SQ_ENABLED(REQUEST_END)) SQUEAK_REQUEST_END(id, route, process, status);
+    if (held.owner) req_release(held.owner);
+}
+
+void probe_request_begin(uint64_t id, const char *route, Process *owner)
+{
+    if (SQ_ENABLED(REQ_BATCH)) {
+        if (held.owner) req_release(held.owner); /* nested: the outer one's begin first */
+        held.owner = owner;
+        held.id = id;
+        held.route = route;
+        held.ns = batch_round_time();
+        held.objects = vm_counters.allocations;
+        held.bytes = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
+        owner->requestPending = id;
+    }
+    if (SQ_ENABLED(REQUEST_BEGIN)) SQUEAK_REQUEST_BEGIN(id, route, owner->id);
+}
+
+void probe_request_end(uint64_t id, const char *route, Process *owner, int status)
+{
+    if (held.owner && held.id == id) { /* it ran from its begin to here */
+        held.owner = NULL;
+        owner->requestPending = 0;
+        if (SQ_ENABLED(REQ_BATCH)) {
+            SqEventRecord *r = sched_record(SQ_EV_REQUEST_RUN, (uint32_t)status, id, (uint64_t)(uintptr_t)route,
+                                            owner->id, NULL);
+            r->a[3] = held.ns;
+            r->a[4] -= held.objects;
+            r->a[5] -= held.bytes;
+        }
+    } else {
+        req_release(owner); /* ended by another process: the owner's held one is another */
+        if (SQ_ENABLED(REQ_BATCH))
+            sched_record(SQ_EV_REQUEST_END, (uint32_t)status, id, (uint64_t)(uintptr_t)route, owner->id, NULL);
+    }
+    if (SQ_ENABLED(REQUEST_END)) SQUEAK_REQUEST_END(id, route, owner->id, status);
+}
+
+void probe_requests_dropped(void)
+{
+    if (held.owner) held.owner->requestPending = 0;
+    held.owner = NULL;
 }
 
 #else /* !SQVM_PROBES */
@@ -517,7 +591,7 @@ void probe_request_end(uint64_t id, const char *route, uint64_t process, int sta
 void probe_method_entry(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_method_return(Frame *f, uint32_t depth) { (void)f; (void)depth; }
 void probe_object_alloc(Obj *o) { (void)o; }
-void probe_batch_activate(Process *to, const Process *from) { (void)to; (void)from; }
+void probe_batch_activate(Process *to, Process *from) { (void)to; (void)from; }
 void probe_alloc_sample(Obj *o, size_t bytes) { (void)o; (void)bytes; }
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes) { (void)kind; (void)seq; (void)youngBytes; (void)oldBytes; }
 void probe_gc_end(const GCEvent *e) { (void)e; }
@@ -541,10 +615,12 @@ void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (v
 void probe_io_start(void) {}
 void probe_io_call(int op, int fd, int64_t result, int kind) { (void)op; (void)fd; (void)result; (void)kind; }
 void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
-void probe_request_begin(uint64_t id, const char *route, uint64_t process) { (void)id; (void)route; (void)process; }
-void probe_request_end(uint64_t id, const char *route, uint64_t process, int status)
+void probe_request_begin(uint64_t id, const char *route, Process *owner) { (void)id; (void)route; (void)owner; }
+void probe_request_end(uint64_t id, const char *route, Process *owner, int status)
 {
-    (void)id; (void)route; (void)process; (void)status;
+    (void)id; (void)route; (void)owner; (void)status;
 }
+void probe_request_gc(void) {}
+void probe_requests_dropped(void) {}
 
 #endif

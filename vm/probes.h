@@ -47,7 +47,7 @@ void probe_method_return(struct Frame *f, uint32_t depth);
 void probe_object_alloc(struct Obj *o);
 struct Process;
 /* call__batch, sched__batch or req__batch is enabled: to runs now, after from */
-void probe_batch_activate(struct Process *to, const struct Process *from);
+void probe_batch_activate(struct Process *to, struct Process *from);
 void probe_alloc_sample(struct Obj *o, size_t bytes);
 void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes);
 void probe_gc_end(const struct GCEvent *e);
@@ -73,8 +73,13 @@ void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutN
 void probe_io_wait(struct Process *p, int fd, int op, uint64_t timeoutNs, uint64_t now);
 void probe_io_ready(struct Process *p, int timedOut); /* p: waiting on p->ioFd */
 void probe_user(const char *name, int64_t arg, const char *str);
-void probe_request_begin(uint64_t id, const char *route, uint64_t process);
-void probe_request_end(uint64_t id, const char *route, uint64_t process, int status);
+void probe_request_begin(uint64_t id, const char *route, struct Process *owner);
+void probe_request_end(uint64_t id, const char *route, struct Process *owner, int status);
+/* A collection begins: a request's begin record held back (probes.c) goes before its
+ * batch is flushed, so that a tool charges the pause to the request. */
+void probe_request_gc(void);
+/* The open requests were dropped (the fuzzer's reset): none is held any more. */
+void probe_requests_dropped(void);
 void probes_init(uint64_t allocSampleBytes);
 
 /* ---- A branch to cold code on a word in memory ----

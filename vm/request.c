@@ -31,7 +31,7 @@ uint64_t request_begin(Value route, Process *owner)
     owner->requestsOpen++;
     r->next = open;
     open = r;
-    if (SQ_REQ_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), owner->id);
+    if (SQ_REQ_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), owner);
     return r->id;
 }
 
@@ -41,7 +41,7 @@ static void end_at(Request **link, int status)
     Request *r = *link;
     *link = r->next;
     r->owner->requestsOpen--;
-    if (SQ_REQ_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->owner->id, status);
+    if (SQ_REQ_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->owner, status);
     r->next = spare;
     spare = r;
 }
@@ -71,6 +71,7 @@ void request_vm_exit(void)
 #ifdef SQVM_FUZZ
 void request_fuzz_reset(void)
 {
+    probe_requests_dropped();
     while (open) {
         Request *r = open;
         open = r->next;

@@ -281,7 +281,7 @@ static void update_watch(void)
 }
 
 /* p runs now, after from (NULL: p ran before too, the VM slept in between) */
-static void fire_activate(Process *p, const Process *from)
+static void fire_activate(Process *p, Process *from)
 {
     if (SQ_ENABLED(PROCESS_ACTIVATE)) probe_process(PROBE_PROCESS_ACTIVATE, p);
     if (SQ_ACTIVATE_BATCHES()) probe_batch_activate(p, from);
