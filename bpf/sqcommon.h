@@ -76,6 +76,10 @@ struct sq_vm_offsets {
 	__u32 pad2;
 };
 
+/* The fields every tool reads; a VM that is older than a later field (appended) is still
+ * known, without it: process_request_pending (sqreq --slowest) reads as 0. */
+#define SQ_DEBUG_OFFSETS_MIN __builtin_offsetof(SqDebugOffsets, process_request_pending)
+
 /* Is d a debug-offsets structure the tools know: the magic, the version, and every field
  * they read present (a VM appends fields, so an older one is smaller)? */
 SQ_INLINE bool sq_debug_offsets_ok(const SqDebugOffsets *d)
@@ -83,7 +87,7 @@ SQ_INLINE bool sq_debug_offsets_ok(const SqDebugOffsets *d)
 	for (int i = 0; i < (int)sizeof(SQVM_DEBUG_MAGIC); i++)	/* unrolled: the verifier sees no loop */
 		if (d->magic[i] != SQVM_DEBUG_MAGIC[i])
 			return false;
-	return d->version == SQVM_DEBUG_VERSION && d->size >= sizeof(SqDebugOffsets);
+	return d->version == SQVM_DEBUG_VERSION && d->size >= SQ_DEBUG_OFFSETS_MIN;
 }
 
 /* A VM's entry in the vms map, from its debug offsets d (read at run-time address addr). */
@@ -124,7 +128,7 @@ SQ_INLINE void sq_vm_offsets_from(const SqDebugOffsets *d, __u64 addr, __u64 sta
 	o->state_io = d->state_io;
 	o->state_suspended = d->state_suspended;
 	o->state_terminated = d->state_terminated;
-	o->process_request_pending = d->process_request_pending;
+	o->process_request_pending = d->size >= sizeof(SqDebugOffsets) ? d->process_request_pending : 0;
 }
 
 #endif

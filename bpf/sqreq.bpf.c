@@ -163,7 +163,8 @@ static __always_inline void move(__u32 pid, __u64 id, __u32 to, __u64 now, const
 	__u32 from;
 	struct open_req *r = open_of(pid, id);
 
-	if (!r)
+	/* (one with no route is the sampler's, for a request whose begin has not come) */
+	if (!r || !r->req.route)
 		return;
 	from = sq_green_move(pid, id, to, now, &ns);
 	charge(r, from, ns);
@@ -193,8 +194,8 @@ struct batch_state {
 };
 
 /* A fresh open request, built off the stack (it is larger than BPF's stack allows): all
- * zeros but its sq_request, which on_begin sets each time (nothing else writes it, so it
- * is not cleared again: a request costs one copy of it, into its slot). */
+ * zeros but its sq_request, which on_begin and held_request set each time (nothing else
+ * writes it, so it is not cleared again: a request costs one copy of it, into its slot). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -221,7 +222,7 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	sq_green_activate_in(&b->cur, process, &prev);
 	if (prev)
 		move(pid, prev, SQ_GREEN_UNKNOWN, now, &a);
-	if (r) {
+	if (r) {	/* the sampler's: all zeros but its samples, if they are this one's */
 		if (r->req.id != id)
 			__builtin_memset(r->top, 0, sizeof(r->top));
 		r->req.id = id;
@@ -358,6 +359,15 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 
 	if (!r)
 		return 0;
+	if (begin < sq_batch_since_ns) {	/* a tool before this one saw it begin */
+		__sync_fetch_and_add(&unseen, 1);
+		return 0;
+	}
+	sampled = open_find(pid, process);
+	if (sampled && sampled->req.route) {	/* inside one that is followed: as on_begin */
+		__sync_fetch_and_add(&nested, 1);
+		return 0;
+	}
 	/* It ran: so the tool learns it if it attached while the process was running. */
 	sq_green_activate_in(&b->cur, process, &prev);
 	if (prev)
@@ -371,7 +381,9 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 	r->allocations = rec->a[4];
 	r->bytes = rec->a[5];
 	__builtin_memset(r->top, 0, sizeof(r->top));
-	if (records && (sampled = open_find(pid, process)) && !sampled->req.route) {
+	/* The sampler's entry: this request's samples, or a later one's (the batch came
+	 * late), which stays; ids only grow. */
+	if (sampled && sampled->req.id <= id) {
 		if (sampled->req.id == id)
 			__builtin_memcpy(r->top, sampled->top, sizeof(r->top));
 		open_delete(pid, process);
@@ -539,7 +551,8 @@ static __always_inline struct open_req *held_request(struct sq_vm_offsets *vm, _
 
 	if (r && r->req.route)
 		return r;
-	if (bpf_probe_read_user(&pending, sizeof(pending), (void *)(proc + vm->process_request_pending)) || !pending)
+	if (!vm->process_request_pending ||	/* a VM older than held requests */
+	    bpf_probe_read_user(&pending, sizeof(pending), (void *)(proc + vm->process_request_pending)) || !pending)
 		return 0;
 	if (r) {
 		if (r->req.id != pending) {

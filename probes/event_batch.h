@@ -107,8 +107,8 @@ enum {
 	 * of the stack (0 past it or past the bottom frame). Written after an SQ_EV_IO only
 	 * when its stack is deeper than the three it holds. */
 	SQ_EV_IO_FRAMES = 16,
-	/* req__batch: a request that began and ended in one run of its process (no other
-	 * record of its process, and no collection, in between), written at its end instead
+	/* req__batch: a request that began and ended in one run of its process (no
+	 * scheduler record of its process, and no collection, in between), written at its end instead
 	 * of an SQ_EV_REQUEST_BEGIN and an SQ_EV_REQUEST_END: the VM holds a begin record
 	 * back while its process runs. ts: the end; arg the status (as SQ_EV_REQUEST_END's);
 	 * a[0] the id, a[1] the route, a[2] the process's id, a[3] when it began (ns), a[4]

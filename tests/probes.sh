@@ -314,6 +314,52 @@ $got
 $(grep -v WARNING <<<"$out" | head -20)"; fi
 }
 
+# A request's begin that req__batch held back when its tracer left: the request ends with
+# nothing attached, and a later tracer must see only its own requests (the VM once wrote
+# the ended one's begin at the next begin, and kept a pointer to its process).
+bpftrace_req_held_detach_test() {
+    local d="$TMP/held" vm bt out i
+    if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
+        skip "probes/req__batch held begin after detach" "needs root and bpftrace"
+        return
+    fi
+    mkdir -p "$d"
+    "$VM" -cp tests/probes tests/probes/RequestHeld.som "$d/go" "$d/detached" "$d/again" >"$d/vm" 2>&1 &
+    vm=$!
+    # held_session NAME PROGRAM: a bpftrace on the VM, once it is ready
+    held_session() {
+        bpftrace -p "$vm" -e "BEGIN { printf(\"--ready--\\n\"); } $2" >"$d/$1" 2>&1 &
+        bt=$!
+        for _ in $(seq 600); do grep -q "^--ready--$" "$d/$1" && break; sleep 0.05; done
+    }
+    held_session first "usdt:$BT_VM:squeak:req__batch { @n = count(); }"
+    touch "$d/go"
+    for _ in $(seq 600); do grep -q '^held$' "$d/vm" && break; sleep 0.05; done
+    kill -INT "$bt"; wait "$bt"
+    touch "$d/detached"
+    for _ in $(seq 600); do grep -q '^ended$' "$d/vm" && break; sleep 0.05; done
+    held_session second "
+        usdt:$BT_VM:squeak:req__batch {
+            \$i = (uint64)0;
+            while (\$i < arg1 && \$i < 256) {
+                \$r = arg0 + \$i * 72;
+                printf(\"rec %d %d\\n\", *(uint32 *)\$r, *(uint64 *)(\$r + 16));
+                \$i++;
+            }
+        }"
+    touch "$d/again"
+    wait "$vm"
+    for ((i = 0; i < 200; i++)); do kill -0 "$bt" 2>/dev/null || break; sleep 0.05; done
+    kill -KILL "$bt" 2>/dev/null
+    wait "$bt"
+    out=$(grep '^rec ' "$d/second")
+    if [ "$out" = "rec 17 2" ]; then pass "probes/req__batch held begin after detach"
+    else fail "probes/req__batch held begin after detach" "want: rec 17 2 (the second request, whole)
+got: $out
+VM: $(cat "$d/vm")
+$(grep -v WARNING "$d/second" | head -10)"; fi
+}
+
 probe_contract_test
 probe_sites_test
 probes_compiled_out_test
@@ -323,3 +369,4 @@ bpftrace_io_counts_test
 bpftrace_unwind_test
 bpftrace_request_counts_test
 bpftrace_req_batch_test
+bpftrace_req_held_detach_test

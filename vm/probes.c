@@ -529,10 +529,9 @@ static void req_release(Process *p)
     held.owner = NULL;
     p->requestPending = 0;
     if (!SQ_ENABLED(REQ_BATCH)) return; /* the tool left */
-    /* its time is older than the buffer's first record's when another kind's records
-     * came in between (sqio's): not a reason to flush it as aged */
-    uint64_t age = sq_batch.n && held.ns < sq_batch.firstNs ? sq_batch.firstNs : held.ns;
-    SqEventRecord *r = batch_reserve(1, age);
+    /* reserved as of now: its own time may be older than the buffer's first record's
+     * (an empty buffer would take it as its first, and the next record flush it as aged) */
+    SqEventRecord *r = batch_reserve(1, batch_round_time());
     r->kind = SQ_EV_REQUEST_BEGIN;
     r->ts = held.ns;
     sched_fill(r, 0, held.id, (uint64_t)(uintptr_t)held.route, p->id, NULL);

@@ -78,7 +78,8 @@ void probe_request_end(uint64_t id, const char *route, struct Process *owner, in
 /* A collection begins: a request's begin record held back (probes.c) goes before its
  * batch is flushed, so that a tool charges the pause to the request. */
 void probe_request_gc(void);
-/* The open requests were dropped (the fuzzer's reset): none is held any more. */
+/* No request's begin is held any more: the held one ended after its tool left, or the
+ * open requests were dropped (the fuzzer's reset). */
 void probe_requests_dropped(void);
 void probes_init(uint64_t allocSampleBytes);
 

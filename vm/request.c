@@ -42,6 +42,7 @@ static void end_at(Request **link, int status)
     *link = r->next;
     r->owner->requestsOpen--;
     if (SQ_REQ_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->owner, status);
+    else if (UNLIKELY(r->owner->requestPending == r->id)) probe_requests_dropped(); /* the tool left */
     r->next = spare;
     spare = r;
 }
