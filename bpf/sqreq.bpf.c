@@ -68,26 +68,26 @@ static __always_inline bool in_run(__u32 state)
 	return state == SQ_GREEN_RUNNING || state == SQ_GREEN_GC;
 }
 
-/* Adds ns to method m's share of r: to its slot, a free one, or the smallest one's if
+/* Adds ns to method m's share in top (a request's): to its slot, a free one, or the smallest one's if
  * ns is more (so the shares kept are the largest, roughly). */
-static __always_inline void add_method(struct open_req *r, __u64 m, __u64 ns)
+static __always_inline void add_method(struct sqreq_method *top, __u64 m, __u64 ns)
 {
 	__u32 min = 0;
 
 	if (!m)
 		return;
 	for (__u32 i = 0; i < SQREQ_TOP_METHODS; i++) {
-		if (r->top[i].method == m || !r->top[i].method) {
-			r->top[i].method = m;
-			r->top[i].ns += ns;
+		if (top[i].method == m || !top[i].method) {
+			top[i].method = m;
+			top[i].ns += ns;
 			return;
 		}
-		if (r->top[i].ns < r->top[min].ns)
+		if (top[i].ns < top[min].ns)
 			min = i;
 	}
-	if (min < SQREQ_TOP_METHODS && ns > r->top[min].ns) {
-		r->top[min].method = m;
-		r->top[min].ns = ns;
+	if (min < SQREQ_TOP_METHODS && ns > top[min].ns) {
+		top[min].method = m;
+		top[min].ns = ns;
 	}
 }
 
@@ -152,7 +152,7 @@ static __always_inline void charge(struct open_req *r, __u32 from, __u64 ns)
 	if (from < SQ_GREEN_NSTATES)
 		r->state_ns[from] += ns;
 	if (from == SQ_GREEN_SEMAPHORE || from == SQ_GREEN_DELAY || from == SQ_GREEN_IO) {
-		add_method(r, r->wait_method, ns);
+		add_method(r->top, r->wait_method, ns);
 		r->wait_method = 0;
 	}
 }
@@ -163,8 +163,7 @@ static __always_inline void move(__u32 pid, __u64 id, __u32 to, __u64 now, const
 	__u32 from;
 	struct open_req *r = open_of(pid, id);
 
-	/* (one with no route is the sampler's, for a request whose begin has not come) */
-	if (!r || !r->req.route)
+	if (!r)
 		return;
 	from = sq_green_move(pid, id, to, now, &ns);
 	charge(r, from, ns);
@@ -194,8 +193,8 @@ struct batch_state {
 };
 
 /* A fresh open request, built off the stack (it is larger than BPF's stack allows): all
- * zeros but its sq_request, which on_begin and held_request set each time (nothing else
- * writes it, so it is not cleared again: a request costs one copy of it, into its slot). */
+ * zeros but its sq_request, which on_begin sets each time (nothing else writes it, so it
+ * is not cleared again: a request costs one copy of it, into its slot). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -203,9 +202,40 @@ struct {
 	__type(value, struct open_req);
 } fresh_req SEC(".maps");
 
-/* request__begin: sqrequest.bpf.h's pairing rules, on the slot table. An open request
- * with no route is one that --slowest's sampler found the VM holding (cpu_sample): this
- * one, whose samples it keeps, or one that ended since (its samples are dropped). */
+/* --slowest: the CPU samples of a request whose begin the VM holds back while its
+ * process runs (probes/README.md), which has no open request here yet: by its id, until
+ * its SQ_EV_REQUEST_RUN or its late begin takes them (an LRU map: those of a request
+ * whose record this tool never sees go). */
+struct held_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 id;
+};
+
+struct held_top {
+	struct sqreq_method top[SQREQ_TOP_METHODS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct held_key);
+	__type(value, struct held_top);
+} held_tops SEC(".maps");
+
+/* The samples of request id of VM pid while its begin was held, into top. */
+static __always_inline void take_held(__u32 pid, __u64 id, struct sqreq_method *top)
+{
+	struct held_key k = { .pid = pid, .id = id };
+	struct held_top *h;
+
+	if (!records || !(h = bpf_map_lookup_elem(&held_tops, &k)))
+		return;
+	__builtin_memcpy(top, h->top, sizeof(h->top));
+	bpf_map_delete_elem(&held_tops, &k);
+}
+
+/* request__begin: sqrequest.bpf.h's pairing rules, on the slot table. */
 static __always_inline void on_begin(struct batch_state *b, const SqEventRecord *rec)
 {
 	__u64 id = rec->a[0], route = rec->a[1], process = rec->a[2], now = rec->ts, prev, ns;
@@ -213,7 +243,7 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	struct allocs a = allocs_of(rec);
 	struct open_req *fresh, *r = open_find(pid, process);
 
-	if (r && r->req.route) {
+	if (r) {
 		__sync_fetch_and_add(&nested, 1);
 		return;
 	}
@@ -222,25 +252,18 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	sq_green_activate_in(&b->cur, process, &prev);
 	if (prev)
 		move(pid, prev, SQ_GREEN_UNKNOWN, now, &a);
-	if (r) {	/* the sampler's: all zeros but its samples, if they are this one's */
-		if (r->req.id != id)
-			__builtin_memset(r->top, 0, sizeof(r->top));
-		r->req.id = id;
-		r->req.route = route;
-		r->req.begin_ns = now;
-	} else {
-		fresh = bpf_map_lookup_elem(&fresh_req, &zero);
-		if (!fresh)
-			return;
-		fresh->req.id = id;
-		fresh->req.route = route;
-		fresh->req.begin_ns = now;
-		r = open_insert(pid, process, fresh);
-		if (!r) {
-			__sync_fetch_and_add(&lost, 1);
-			return;
-		}
+	fresh = bpf_map_lookup_elem(&fresh_req, &zero);
+	if (!fresh)
+		return;
+	fresh->req.id = id;
+	fresh->req.route = route;
+	fresh->req.begin_ns = now;
+	r = open_insert(pid, process, fresh);
+	if (!r) {
+		__sync_fetch_and_add(&lost, 1);
+		return;
 	}
+	take_held(pid, id, r->top);
 	sq_green_move(pid, process, SQ_GREEN_RUNNING, now, &ns);
 	alloc_edge(r, true, &a);
 }
@@ -321,7 +344,7 @@ static __always_inline struct open_req *ended(struct batch_state *b, const SqEve
 	struct sq_green *g;
 	__u32 st;
 
-	if (!r || !r->req.route) {
+	if (!r) {
 		__sync_fetch_and_add(&unseen, 1);
 		return 0;
 	}
@@ -355,7 +378,7 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 	__u64 id = rec->a[0], process = rec->a[2], begin = rec->a[3], prev;
 	__u32 pid = b->pid, zero = 0;
 	struct allocs unknown = {};
-	struct open_req *r = bpf_map_lookup_elem(&run_req, &zero), *sampled;
+	struct open_req *r = bpf_map_lookup_elem(&run_req, &zero);
 
 	if (!r)
 		return 0;
@@ -363,8 +386,7 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 		__sync_fetch_and_add(&unseen, 1);
 		return 0;
 	}
-	sampled = open_find(pid, process);
-	if (sampled && sampled->req.route) {	/* inside one that is followed: as on_begin */
+	if (open_find(pid, process)) {	/* inside one that is followed: as on_begin */
 		__sync_fetch_and_add(&nested, 1);
 		return 0;
 	}
@@ -381,13 +403,7 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 	r->allocations = rec->a[4];
 	r->bytes = rec->a[5];
 	__builtin_memset(r->top, 0, sizeof(r->top));
-	/* The sampler's entry: this request's samples, or a later one's (the batch came
-	 * late), which stays; ids only grow. */
-	if (sampled && sampled->req.id <= id) {
-		if (sampled->req.id == id)
-			__builtin_memcpy(r->top, sampled->top, sizeof(r->top));
-		open_delete(pid, process);
-	}
+	take_held(pid, id, r->top);
 	return r;
 }
 
@@ -539,53 +555,37 @@ static __always_inline bool running_now(struct sq_vm_offsets *vm, __u64 *id, __u
 	return !bpf_probe_read_user(id, sizeof(*id), (void *)(*proc + vm->process_id));
 }
 
-/* The request that process id (at proc) of VM pid runs while the VM holds its begin
- * record (SQ_EV_REQUEST_RUN): an open request with its id and no route yet, made for
- * its samples (on_begin or ran() takes them); or that of an ended one, made new. */
-static __always_inline struct open_req *held_request(struct sq_vm_offsets *vm, __u32 pid, __u64 id, __u64 proc,
-						     struct open_req *r)
+/* The samples of the request process id (at proc) of VM pid runs while the VM holds its
+ * begin back (NULL: none held). */
+static __always_inline struct sqreq_method *held_top(struct sq_vm_offsets *vm, __u32 pid, __u64 proc)
 {
-	__u64 pending = 0;
-	__u32 zero = 0;
-	struct open_req *fresh;
+	struct held_key k = { .pid = pid };
+	struct held_top zero = {}, *h;
 
-	if (r && r->req.route)
-		return r;
 	if (!vm->process_request_pending ||	/* a VM older than held requests */
-	    bpf_probe_read_user(&pending, sizeof(pending), (void *)(proc + vm->process_request_pending)) || !pending)
+	    bpf_probe_read_user(&k.id, sizeof(k.id), (void *)(proc + vm->process_request_pending)) || !k.id)
 		return 0;
-	if (r) {
-		if (r->req.id != pending) {
-			__builtin_memset(r->top, 0, sizeof(r->top));
-			r->req.id = pending;
-		}
-		return r;
-	}
-	fresh = bpf_map_lookup_elem(&fresh_req, &zero);
-	if (!fresh)
-		return 0;
-	fresh->req.id = pending;
-	fresh->req.route = 0;
-	fresh->req.begin_ns = 0;
-	return open_insert(pid, id, fresh);
+	h = sq_lookup_or_init(&held_tops, &k, &zero, NULL);
+	return h ? h->top : 0;
 }
 
 /* --slowest: a CPU sample of a VM thread running a process with an open request goes
- * to the request's share of its innermost method. */
+ * to the request's share of its innermost method (a held one's: held_top). */
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pt = bpf_get_current_pid_tgid(), id, proc;
 	__u32 pid = pt >> 32;
 	struct sq_vm_offsets *vm;
+	struct sqreq_method *top;
 	struct open_req *r;
 
 	if ((only_pid && pid != only_pid) || !(vm = bpf_map_lookup_elem(&vms, &pid)) || !running_now(vm, &id, &proc))
 		return 0;
-	r = held_request(vm, pid, id, proc, open_of(pid, id));
-	if (!r)
-		return 0;
-	add_method(r, running_method(pid), sample_ns);
+	r = open_of(pid, id);
+	top = r ? r->top : held_top(vm, pid, proc);
+	if (top)
+		add_method(top, running_method(pid), sample_ns);
 	return 0;
 }
 
