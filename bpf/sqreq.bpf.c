@@ -223,7 +223,8 @@ struct {
 	__type(value, struct held_top);
 } held_tops SEC(".maps");
 
-/* The samples of request id of VM pid while its begin was held, into top. */
+/* The samples of request id of VM pid while its begin was held, into top (NULL: the
+ * request is not followed, they go). top is not yet where the sampler writes. */
 static __always_inline void take_held(__u32 pid, __u64 id, struct sqreq_method *top)
 {
 	struct held_key k = { .pid = pid, .id = id };
@@ -231,7 +232,8 @@ static __always_inline void take_held(__u32 pid, __u64 id, struct sqreq_method *
 
 	if (!records || !(h = bpf_map_lookup_elem(&held_tops, &k)))
 		return;
-	__builtin_memcpy(top, h->top, sizeof(h->top));
+	if (top)
+		__builtin_memcpy(top, h->top, sizeof(h->top));
 	bpf_map_delete_elem(&held_tops, &k);
 }
 
@@ -241,8 +243,13 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	__u64 id = rec->a[0], route = rec->a[1], process = rec->a[2], now = rec->ts, prev, ns;
 	__u32 pid = b->pid, zero = 0;
 	struct allocs a = allocs_of(rec);
-	struct open_req *fresh, *r = open_find(pid, process);
+	struct open_req *fresh = bpf_map_lookup_elem(&fresh_req, &zero), *r = open_find(pid, process);
 
+	if (!fresh)
+		return;
+	/* its samples while the VM held its begin, into its slot with the rest (before the
+	 * sampler can find the slot) */
+	take_held(pid, id, r ? 0 : fresh->top);
 	if (r) {
 		__sync_fetch_and_add(&nested, 1);
 		return;
@@ -252,18 +259,15 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	sq_green_activate_in(&b->cur, process, &prev);
 	if (prev)
 		move(pid, prev, SQ_GREEN_UNKNOWN, now, &a);
-	fresh = bpf_map_lookup_elem(&fresh_req, &zero);
-	if (!fresh)
-		return;
 	fresh->req.id = id;
 	fresh->req.route = route;
 	fresh->req.begin_ns = now;
 	r = open_insert(pid, process, fresh);
+	__builtin_memset(fresh->top, 0, sizeof(fresh->top));
 	if (!r) {
 		__sync_fetch_and_add(&lost, 1);
 		return;
 	}
-	take_held(pid, id, r->top);
 	sq_green_move(pid, process, SQ_GREEN_RUNNING, now, &ns);
 	alloc_edge(r, true, &a);
 }
@@ -380,14 +384,16 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 	struct allocs unknown = {};
 	struct open_req *r = bpf_map_lookup_elem(&run_req, &zero);
 
+	bool before, inside;
+
 	if (!r)
 		return 0;
-	if (begin < sq_batch_since_ns) {	/* a tool before this one saw it begin */
-		__sync_fetch_and_add(&unseen, 1);
-		return 0;
-	}
-	if (open_find(pid, process)) {	/* inside one that is followed: as on_begin */
-		__sync_fetch_and_add(&nested, 1);
+	before = begin < sq_batch_since_ns;	/* a tool before this one saw it begin */
+	inside = open_find(pid, process) != 0;	/* in one that is followed: as on_begin */
+	__builtin_memset(r->top, 0, sizeof(r->top));
+	take_held(pid, id, before || inside ? 0 : r->top);
+	if (before || inside) {
+		__sync_fetch_and_add(before ? &unseen : &nested, 1);
 		return 0;
 	}
 	/* It ran: so the tool learns it if it attached while the process was running. */
@@ -402,8 +408,6 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 	r->state_ns[SQ_GREEN_RUNNING] = rec->ts - begin;
 	r->allocations = rec->a[4];
 	r->bytes = rec->a[5];
-	__builtin_memset(r->top, 0, sizeof(r->top));
-	take_held(pid, id, r->top);
 	return r;
 }
 
@@ -559,7 +563,7 @@ static __always_inline bool running_now(struct sq_vm_offsets *vm, __u64 *id, __u
  * begin back (NULL: none held). */
 static __always_inline struct sqreq_method *held_top(struct sq_vm_offsets *vm, __u32 pid, __u64 proc)
 {
-	struct held_key k = { .pid = pid };
+	struct held_key k = { .pid = pid };	/* pad zeroed: the key is hashed whole */
 	struct held_top zero = {}, *h;
 
 	if (!vm->process_request_pending ||	/* a VM older than held requests */
@@ -582,8 +586,10 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 
 	if ((only_pid && pid != only_pid) || !(vm = bpf_map_lookup_elem(&vms, &pid)) || !running_now(vm, &id, &proc))
 		return 0;
-	r = open_of(pid, id);
-	top = r ? r->top : held_top(vm, pid, proc);
+	/* a held request first: the open one may have ended already (its batch comes late) */
+	top = held_top(vm, pid, proc);
+	if (!top && (r = open_of(pid, id)))
+		top = r->top;
 	if (top)
 		add_method(top, running_method(pid), sample_ns);
 	return 0;
