@@ -352,13 +352,15 @@ def series(job, pid):
 def check_totals(prom, pid, t_go):
     """Exact: 40,000 calls and objects between the last sample before go and the end."""
     for job in ("sqstat", "node"):
-        got = []
+        got, raw = [], []
         for m in ("sqvm_activations_total", "sqvm_allocations_total"):
             before = prom.value(m + series(job, pid), t_go - 0.01)
             after = prom.value(m + series(job, pid))
             got.append(None if before is None or after is None else after - before)
+            if got[-1] is None:  # what Prometheus had, for the failure's report
+                raw.append((m, prom.query(m + series(job, pid), t_go - 0.01), prom.query(m + series(job, pid))))
         check(f"prometheus, {job} job: sqvm_activations_total and sqvm_allocations_total rose by exactly "
-              f"{CALLS} each over the run", got == [CALLS, CALLS], got)
+              f"{CALLS} each over the run", got == [CALLS, CALLS], f"{got} at go-0.01 and now: {raw}")
 
 
 def check_rates(prom, pid, t_go):
@@ -526,6 +528,12 @@ def run_workload(procs, a, prom):
     go, stop = os.path.join(a.tmp, "go"), os.path.join(a.tmp, "stop")
     vm = procs.start("paced", [a.vm, "--young", "256K", "--gc-stats", os.path.join(a.dir, "Paced.som"), go, stop])
     wait_first_samples(prom, vm.pid, "the VM")
+    # A sample is stamped when its scrape began and found once the scrape is stored,
+    # which may be less than check_totals' 10 ms before now: go only once the newest is
+    # older than that, so that the query before go finds it (CI once found none).
+    newest = max(prom.value("timestamp(sqvm_allocations_total" + series(job, vm.pid) + ")") or 0
+                 for job in ("sqstat", "node"))
+    time.sleep(max(0.0, newest + 0.05 - time.time()))
     t_go = time.time()
     open(go, "w").close()
     wait_for("the workload's end", lambda: "done" in procs.text("paced", "err"), 30)
