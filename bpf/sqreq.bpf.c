@@ -383,7 +383,6 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 	__u32 pid = b->pid, zero = 0;
 	struct allocs unknown = {};
 	struct open_req *r = bpf_map_lookup_elem(&run_req, &zero);
-
 	bool before, inside;
 
 	if (!r)

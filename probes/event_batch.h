@@ -108,9 +108,9 @@ enum {
 	 * when its stack is deeper than the three it holds. */
 	SQ_EV_IO_FRAMES = 16,
 	/* req__batch: a request that began and ended in one run of its process (no
-	 * scheduler record of its process, and no collection, in between), written at its end instead
-	 * of an SQ_EV_REQUEST_BEGIN and an SQ_EV_REQUEST_END: the VM holds a begin record
-	 * back while its process runs. ts: the end; arg the status (as SQ_EV_REQUEST_END's);
+	 * scheduler record of its process, and no collection, in between), written at its
+	 * end instead of an SQ_EV_REQUEST_BEGIN and an SQ_EV_REQUEST_END: the VM holds a
+	 * begin record back while its process runs. ts: the end; arg the status (as SQ_EV_REQUEST_END's);
 	 * a[0] the id, a[1] the route, a[2] the process's id, a[3] when it began (ns), a[4]
 	 * the objects and a[5] the bytes it allocated (not totals). A request whose begin
 	 * was written has SQ_EV_REQUEST_END: the begin record carries its own time and the

@@ -606,10 +606,17 @@ static void finish_event(GCEvent *e, uint64_t t0)
  * gc_running, for sqprof --wall's gc state). */
 uint8_t gc_running;
 
-void gc_young_collect(void)
+/* Records point to process names that a collection moves: theirs, and a request's held
+ * begin (so that the pause is charged to it), come before its probes. */
+static void flush_records(void)
 {
     probe_request_gc();
-    batch_flush_pending(); /* records point to process names that a collection moves; theirs come before its probes */
+    batch_flush_pending();
+}
+
+void gc_young_collect(void)
+{
+    flush_records();
     uint64_t t0 = vm_now_ns();
     gc_running = 1;
     GCEvent e = {.kind = GC_YOUNG, .youngBefore = young_used(), .oldBefore = heap.oldBytes};
@@ -627,8 +634,7 @@ void gc_young_collect(void)
 
 void gc_full_collect(void)
 {
-    probe_request_gc();
-    batch_flush_pending(); /* records point to process names that a collection moves; theirs come before its probes */
+    flush_records();
     uint64_t t0 = vm_now_ns();
     gc_running = 1;
     GCEvent e = {.kind = GC_FULL, .youngBefore = young_used(), .oldBefore = heap.oldBytes};

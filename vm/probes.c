@@ -185,11 +185,13 @@ void probe_object_alloc(Obj *o)
 /* The VM's allocation totals at an event, in a[4] (objects) and a[5] (bytes: as
  * sqvm_debug_offsets tells a reader to add them up), which a reader of the batch can
  * no longer read as they were. */
-static void record_allocs(SqEventRecord *r)
+static void alloc_totals(uint64_t *objects, uint64_t *bytes)
 {
-    r->a[4] = vm_counters.allocations;
-    r->a[5] = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
+    *objects = vm_counters.allocations;
+    *bytes = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
 }
+
+static void record_allocs(SqEventRecord *r) { alloc_totals(&r->a[4], &r->a[5]); }
 
 /* The scheduler's and the requests' events as records (sched__batch): r, of its kind
  * and time. */
@@ -511,8 +513,8 @@ void probe_user(const char *name, int64_t arg, const char *str)
  * that began them (a /hello reads, answers and ends before its process waits again),
  * and such a request is then one record at its end, SQ_EV_REQUEST_RUN, instead of a
  * begin and an end. The begin record is written, with its own time and allocation
- * totals, before anything else a tool would charge to the request: the first record of
- * its process's (it stops running; req_release in sched_recorded's callers), a
+ * totals, before anything else a tool would charge to the request: the first scheduler
+ * record of its process (it stops running: sched_recorded, probe_batch_activate), a
  * collection's probes (probe_request_gc), or the next request's begin. Only the running
  * process can begin one, so one waits at most. Its process's requestPending (the
  * request's id) lets a sampler (sqreq --slowest) see it. */
@@ -522,12 +524,18 @@ static struct {
     const char *route;
 } held;
 
+/* No begin is held any more (its owner's requestPending says so too). */
+static void unhold(void)
+{
+    if (held.owner) held.owner->requestPending = 0;
+    held.owner = NULL;
+}
+
 /* The begin record of p's held request, if it has one, goes into the buffer. */
 static void req_release(Process *p)
 {
     if (LIKELY(held.owner != p)) return;
-    held.owner = NULL;
-    p->requestPending = 0;
+    unhold();
     if (!SQ_ENABLED(REQ_BATCH)) return; /* the tool left */
     /* reserved as of now: its own time may be older than the buffer's first record's
      * (an empty buffer would take it as its first, and the next record flush it as aged) */
@@ -552,8 +560,7 @@ void probe_request_begin(uint64_t id, const char *route, Process *owner)
         held.id = id;
         held.route = route;
         held.ns = batch_round_time();
-        held.objects = vm_counters.allocations;
-        held.bytes = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
+        alloc_totals(&held.objects, &held.bytes);
         owner->requestPending = id;
     }
     if (SQ_ENABLED(REQUEST_BEGIN)) SQUEAK_REQUEST_BEGIN(id, route, owner->id);
@@ -562,8 +569,7 @@ void probe_request_begin(uint64_t id, const char *route, Process *owner)
 void probe_request_end(uint64_t id, const char *route, Process *owner, int status)
 {
     if (held.owner && held.id == id) { /* it ran from its begin to here */
-        held.owner = NULL;
-        owner->requestPending = 0;
+        unhold();
         if (SQ_ENABLED(REQ_BATCH)) {
             SqEventRecord *r = sched_record(SQ_EV_REQUEST_RUN, (uint32_t)status, id, (uint64_t)(uintptr_t)route,
                                             owner->id, NULL);
@@ -579,11 +585,7 @@ void probe_request_end(uint64_t id, const char *route, Process *owner, int statu
     if (SQ_ENABLED(REQUEST_END)) SQUEAK_REQUEST_END(id, route, owner->id, status);
 }
 
-void probe_requests_dropped(void)
-{
-    if (held.owner) held.owner->requestPending = 0;
-    held.owner = NULL;
-}
+void probe_requests_dropped(void) { unhold(); }
 
 #else /* !SQVM_PROBES */
 
