@@ -80,14 +80,47 @@ struct sq_vm_offsets {
  * known, without it: process_request_pending (sqreq --slowest) reads as 0. */
 #define SQ_DEBUG_OFFSETS_MIN __builtin_offsetof(SqDebugOffsets, process_request_pending)
 
+/* The block carries no structure sizes, so every offset of a field in a structure the
+ * target describes (Process, Frame, Method, ClassInfo, an object) is bounded by a fixed
+ * maximum structure size: a field lies in the structure's first SQ_STRUCT_MAX bytes,
+ * whole (8 bytes, the widest field any reader reads). Readers add these offsets to
+ * target pointers and size copies from them (sqstack's window), so an unbounded one could
+ * make a read wrap or a copy overflow. */
+#define SQ_STRUCT_MAX 4096
+#define SQ_FIELD_OK(off) ((__u64)(off) <= SQ_STRUCT_MAX - 8)
+/* A block larger than this is not one the tools know either (fields are appended). */
+#define SQ_DEBUG_OFFSETS_MAX 4096
+
+/* Every field offset of d within SQ_STRUCT_MAX; no loop, so the BPF verifier sees it
+ * straight. */
+SQ_INLINE bool sq_field_offsets_ok(const SqDebugOffsets *d)
+{
+	return SQ_FIELD_OK(d->process_fp) && SQ_FIELD_OK(d->process_stack_base) &&
+	       SQ_FIELD_OK(d->frame_caller) && SQ_FIELD_OK(d->frame_method) && SQ_FIELD_OK(d->frame_ip) &&
+	       SQ_FIELD_OK(d->frame_self) && SQ_FIELD_OK(d->frame_closure) &&
+	       SQ_FIELD_OK(d->method_selector) && SQ_FIELD_OK(d->method_holder) &&
+	       SQ_FIELD_OK(d->method_print_name) && SQ_FIELD_OK(d->method_flags) &&
+	       SQ_FIELD_OK(d->method_code) && SQ_FIELD_OK(d->method_lines) && SQ_FIELD_OK(d->method_line) &&
+	       SQ_FIELD_OK(d->method_source_path) && SQ_FIELD_OK(d->class_name) &&
+	       SQ_FIELD_OK(d->class_index) && SQ_FIELD_OK(d->string_length) && SQ_FIELD_OK(d->string_bytes) &&
+	       SQ_FIELD_OK(d->process_stack_limit) && SQ_FIELD_OK(d->method_code_len) &&
+	       SQ_FIELD_OK(d->process_obj) && SQ_FIELD_OK(d->process_id) &&
+	       SQ_FIELD_OK(d->process_is_main) && SQ_FIELD_OK(d->process_name) &&
+	       SQ_FIELD_OK(d->process_all_next) && SQ_FIELD_OK(d->process_state) &&
+	       SQ_FIELD_OK(d->process_waiting_on) &&
+	       (d->size < sizeof(SqDebugOffsets) || SQ_FIELD_OK(d->process_request_pending));
+}
+
 /* Is d a debug-offsets structure the tools know: the magic, the version, and every field
- * they read present (a VM appends fields, so an older one is smaller)? */
+ * they read present (a VM appends fields, so an older one is smaller), and every field
+ * offset within its structure's bound (SQ_STRUCT_MAX)? */
 SQ_INLINE bool sq_debug_offsets_ok(const SqDebugOffsets *d)
 {
 	for (int i = 0; i < (int)sizeof(SQVM_DEBUG_MAGIC); i++)	/* unrolled: the verifier sees no loop */
 		if (d->magic[i] != SQVM_DEBUG_MAGIC[i])
 			return false;
-	return d->version == SQVM_DEBUG_VERSION && d->size >= SQ_DEBUG_OFFSETS_MIN;
+	return d->version == SQVM_DEBUG_VERSION && d->size >= SQ_DEBUG_OFFSETS_MIN &&
+	       d->size <= SQ_DEBUG_OFFSETS_MAX && sq_field_offsets_ok(d);
 }
 
 /* A VM's entry in the vms map, from its debug offsets d (read at run-time address addr). */

@@ -78,7 +78,7 @@ struct stack_copy {
 
 static bool frame_rd64(const struct stack_copy *sc, uint64_t addr, uint64_t *v)
 {
-	if (addr >= sc->lo && addr + 8 <= sc->hi) {
+	if (addr >= sc->lo && addr <= UINT64_MAX - 8 && addr + 8 <= sc->hi) {
 		memcpy(v, sc->buf + (addr - sc->lo), 8);
 		return true;
 	}
@@ -148,14 +148,24 @@ static void copy_top(const struct sq_vm *vm, struct stack_copy *sc, uint64_t fp,
 	if (d->frame_method > hdr) hdr = d->frame_method;
 	if (d->frame_ip > hdr) hdr = d->frame_ip;
 	hdr += 8;
+	uint64_t hi, lo, len;
+
 	sc->lo = sc->hi = 0;
-	if (fp < base || fp >= limit + 512)
+	/* The offsets are bounded (sq_debug_offsets_ok: SQ_STRUCT_MAX), the addresses are the
+	 * target's: check each sum for a wrap and the length against the window. */
+	if (hdr > STACK_WINDOW || fp < base || limit > UINT64_MAX - 512 || fp >= limit + 512 ||
+	    fp > UINT64_MAX - hdr)
 		return;
-	sc->hi = fp + hdr;
-	sc->lo = fp - base > STACK_WINDOW - hdr ? sc->hi - STACK_WINDOW : base;
-	struct iovec local = { sc->buf, sc->hi - sc->lo }, remote = { (void *)(uintptr_t)sc->lo, sc->hi - sc->lo };
-	if (process_vm_readv(vm->pid, &local, 1, &remote, 1, 0) != (ssize_t)(sc->hi - sc->lo))
-		sc->lo = sc->hi = 0;
+	hi = fp + hdr;
+	lo = hi - base > STACK_WINDOW ? hi - STACK_WINDOW : base;
+	len = hi - lo;
+	if (len > STACK_WINDOW)
+		return;
+	struct iovec local = { sc->buf, len }, remote = { (void *)(uintptr_t)lo, len };
+	if (process_vm_readv(vm->pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return;
+	sc->lo = lo;
+	sc->hi = hi;
 }
 
 /* One pass over the stack; STACK_TORN with why on a failed check. */
