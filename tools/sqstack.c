@@ -262,10 +262,36 @@ static void resume_vm(struct paused *p)
 		ptrace(PTRACE_DETACH, p->tids[--p->n], 0, 0);
 }
 
+/* A thread that does not stop within this after PTRACE_INTERRUPT (one in an
+ * uninterruptible sleep, e.g. on a FUSE file system that does not answer) is not waited
+ * for: the VM is released and the read fails, rather than the tool hanging. */
+#define PAUSE_TIMEOUT_MS 1000
+
+/* Waits for tid's stop after PTRACE_INTERRUPT, at most PAUSE_TIMEOUT_MS: 0, -ETIMEDOUT,
+ * or -errno. */
+static int wait_stop(pid_t tid, int *status)
+{
+	uint64_t deadline = sq_mono_ns() + PAUSE_TIMEOUT_MS * 1000000ULL;
+	struct timespec tick = { 0, 1000000 };
+
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+
+		if (r == tid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (sq_mono_ns() >= deadline)
+			return -ETIMEDOUT;
+		nanosleep(&tick, NULL);
+	}
+}
+
 /* Stops every thread of pid (ptrace: PTRACE_SEIZE, then PTRACE_INTERRUPT), so that a
  * stack read sees it standing still, as py-spy dump and jstack do; resume_vm lets them
  * go. A tracer that dies meanwhile releases them too (the kernel detaches). Answers 0 or
- * -errno (EPERM: another tracer, or ptrace is not allowed). */
+ * -errno (EPERM: another tracer, or ptrace is not allowed; ETIMEDOUT: a thread did not
+ * stop within PAUSE_TIMEOUT_MS, and every thread was let go). */
 static int pause_vm(pid_t pid, struct paused *p)
 {
 	char path[64];
@@ -291,10 +317,12 @@ static int pause_vm(pid_t pid, struct paused *p)
 			break;
 		}
 		p->tids[p->n++] = tid;
-		if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0 || waitpid(tid, &status, __WALL) != tid) {
+		if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0) {
 			err = -errno;
 			break;
 		}
+		if ((err = wait_stop(tid, &status)))
+			break;
 	}
 	closedir(dir);
 	if (err)
@@ -401,6 +429,12 @@ static int dump(const struct sq_vm *vm, struct frame *frames)
 	if (!env.nonblocking) {
 		err = pause_vm(vm->pid, &paused);
 		stopped = err == 0;
+		if (err == -ETIMEDOUT) {
+			fprintf(stderr, "sqstack: PID %d: a thread did not stop within %d ms (blocked in the "
+				"kernel?): released it, no stack read; try --nonblocking\n", vm->pid,
+				PAUSE_TIMEOUT_MS);
+			return SQ_EXIT_ERROR;
+		}
 		if (err && env.c.verbose)
 			fprintf(stderr, "sqstack: cannot stop PID %d (%s): reading it while it runs\n",
 				vm->pid, strerror(-err));
