@@ -112,15 +112,21 @@ SQ_INLINE bool sq_field_offsets_ok(const SqDebugOffsets *d)
 }
 
 /* Is d a debug-offsets structure the tools know: the magic, the version, and every field
- * they read present (a VM appends fields, so an older one is smaller), and every field
- * offset within its structure's bound (SQ_STRUCT_MAX)? */
-SQ_INLINE bool sq_debug_offsets_ok(const SqDebugOffsets *d)
+ * they read present (a VM appends fields, so an older one is smaller)? */
+SQ_INLINE bool sq_debug_offsets_known(const SqDebugOffsets *d)
 {
 	for (int i = 0; i < (int)sizeof(SQVM_DEBUG_MAGIC); i++)	/* unrolled: the verifier sees no loop */
 		if (d->magic[i] != SQVM_DEBUG_MAGIC[i])
 			return false;
-	return d->version == SQVM_DEBUG_VERSION && d->size >= SQ_DEBUG_OFFSETS_MIN &&
-	       d->size <= SQ_DEBUG_OFFSETS_MAX && sq_field_offsets_ok(d);
+	return d->version == SQVM_DEBUG_VERSION && d->size >= SQ_DEBUG_OFFSETS_MIN;
+}
+
+/* A known structure whose bounds hold: its size at most SQ_DEBUG_OFFSETS_MAX, every field
+ * offset within its structure's SQ_STRUCT_MAX. The one check every reader (tools, BPF)
+ * makes before it uses an offset. */
+SQ_INLINE bool sq_debug_offsets_ok(const SqDebugOffsets *d)
+{
+	return sq_debug_offsets_known(d) && d->size <= SQ_DEBUG_OFFSETS_MAX && sq_field_offsets_ok(d);
 }
 
 /* A VM's entry in the vms map, from its debug offsets d (read at run-time address addr). */

@@ -109,8 +109,10 @@ static int open_once(pid_t pid, struct sq_vm *vm)
 	vm->offsets_addr = info->symbol + vm->bias;
 	if (!sq_read_mem(pid, vm->offsets_addr, &vm->d, sizeof(vm->d)))
 		return errno == ESRCH ? SQ_VM_GONE : SQ_VM_NO_ACCESS;
-	if (!sq_debug_offsets_ok(&vm->d))
+	if (!sq_debug_offsets_known(&vm->d))
 		return SQ_VM_VERSION;
+	if (!sq_debug_offsets_ok(&vm->d))
+		return SQ_VM_BAD_OFFSETS;
 	/* A PIE process's addresses are relocated by its dynamic loader, after exec: until
 	 * then they are link-time addresses, below the load bias. */
 	if (vm->bias && vm->d.current_process < vm->bias)
@@ -151,6 +153,9 @@ const char *sq_vm_strerror(int err)
 	}
 	case SQ_VM_VERSION:
 		return "its sqvm_debug_offsets has a version this tool does not know (a newer or older VM)";
+	case SQ_VM_BAD_OFFSETS:
+		return "its sqvm_debug_offsets is out of bounds (a field offset past 4096 bytes, or the "
+		       "block larger than 4096): not trusted";
 	case SQ_VM_STARTING:
 		return "the VM is still starting (not yet relocated by the dynamic loader)";
 	default:

@@ -34,6 +34,7 @@ enum {
 	SQ_VM_NO_ACCESS = -3,		/* cannot read its memory (errno says why) */
 	SQ_VM_VERSION = -4,		/* a debug-offsets structure this tool does not know */
 	SQ_VM_STARTING = -5,		/* just exec'ed: the loader has not relocated it yet */
+	SQ_VM_BAD_OFFSETS = -6,		/* a known version whose offsets are past their bounds */
 };
 
 /* Reads PID's debug offsets into vm; while the VM is still starting, tries again for up
