@@ -642,6 +642,34 @@ def slow_reader(base_fds):
     check("... and the server serves on", got == resp(204, "No Content"), repr(got))
 
 
+def idle_crowd(base_fds):
+    """10,000 connections at once that send nothing: /hello answers meanwhile in under
+    100 ms (the worst of 20 probes), and once the 1 s idle timeout has closed them the
+    descriptor count is back at its baseline and RSS within 16 MiB of its own"""
+    rss0 = rss_kib()
+    idle = []
+    try:
+        for _ in range(10000):
+            idle.append(socket.create_connection(("127.0.0.1", PORT), timeout=10))
+    except OSError as e:
+        for c in idle:
+            c.close()
+        return check("10,000 idle connections", False, "after %d: %r" % (len(idle), e))
+    worst = max(hello_ms() or 1e9 for _ in range(20))
+    back = False
+    for _ in range(100):
+        if fd_count() == base_fds:
+            back = True
+            break
+        time.sleep(0.1)
+    for c in idle:
+        c.close()
+    grew = rss_kib() - rss0
+    check("10,000 concurrent idle connections: /hello at most %.0f ms; closed after the idle timeout, "
+          "descriptors back to %d, RSS +%d KiB (under 16 MiB)" % (worst, base_fds, grew),
+          worst < 100 and back and grew < 16384, "fds %d" % fd_count())
+
+
 try:
     out_of_descriptors()
     probes()
@@ -658,6 +686,7 @@ try:
     body_in_pieces()
     slow_reader(base)
     store_full(base)
+    idle_crowd(base)
     slow()
     sequential(base)
     check("the server is still running", SERVER.poll() is None, "exit %s" % SERVER.poll())
