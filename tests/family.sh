@@ -93,6 +93,56 @@ fa_sqstat() {
     wait "$spinner" "$sleeper" 2>/dev/null
 }
 
+# VMs that fire vm__start and never vm__exit (they _exit, or are SIGKILLed): fakestart
+# (tests/family/fakestart.c) forks N of them one after another, while sqstat --vm
+# fakestart refreshes every 0.3 s. Each must be shown exited once (status -1: its end was
+# not seen) and then leave the table (security review, finding 5).
+fa_sqstat_fake() { # N exit|kill: FA_FAKE_GO; runs sqstat over fakestart N MODE
+    local go="$FA_TMP/fake.go.$RANDOM"
+    fa_start_tool "$FA_TMP/out" "$FA_TMP/err" sqstat --vm "$FA_TMP/fakestart" -j 0.3
+    "$FA_TMP/fakestart" "$1" "$2" "$go" 2>"$FA_TMP/fake.err" &
+    local fake=$!
+    touch "$go"
+    wait "$fake"
+    FA_FAKE=$fake
+}
+
+fa_sqstat_gone() {
+    local got mode rows sleeper
+    if ! cc -O2 -Wall -Ibuild/gen -o "$FA_TMP/fakestart" "$FA_DIR/fakestart.c" 2>"$FA_TMP/cc.err"; then
+        fail "family/sqstat fakestart" "cannot build it: $(head -3 "$FA_TMP/cc.err")"
+        return
+    fi
+    for mode in exit kill; do
+        fa_sqstat_fake 50 "$mode"
+        sleep 1.2    # four refreshes after the last one
+        kill -INT "$FA_TOOL"
+        fa_wait_tool
+        # a child's row: its cmdline is fakestart's; rows of the last three refreshes
+        got=$(jq -sr '[.[] | .vms[] | select(.cmdline | test("fakestart 50")) | select(.exited) | "\(.pid) \(.status)"]
+                      | unique | map(split(" ")[1]) | group_by(.) | map("\(length)x\(.[0])") | join(",")' "$FA_TMP/out" 2>&1)
+        rows=$(jq -sr '.[-3:] | map([.vms[] | select(.cmdline | test("fakestart 50"))] | length) | join(",")' "$FA_TMP/out" 2>&1)
+        if [ "$FA_STATUS" = 0 ] && [ "$got" = "50x-1" ] && [ "$rows" = "0,0,0" ]; then
+            pass "family/sqstat: 50 fake VMs that $mode without vm__exit: each shown exited once (status -1), then gone"
+        else fail "family/sqstat fake VMs ($mode)" "status $FA_STATUS: exited '$got' (want 50x-1), rows at the end '$rows' (want 0,0,0) $(head -3 "$FA_TMP/err")"; fi
+    done
+
+    # 6,000 of them, faster than sqstat refreshes, then a real VM: the table (4,096 rows)
+    # is never full of the dead, the real VM is seen, and no fake row is left.
+    fa_sqstat_fake 6000 exit
+    fa_start_vm Sleeper
+    sleeper=$FA_VM
+    sleep 1.5
+    kill -INT "$FA_TOOL"
+    fa_wait_tool
+    touch "$FA_STOP"
+    wait "$sleeper"
+    rows=$(jq -sr --argjson s "$sleeper" '.[-3:] | map("\([.vms[] | select(.cmdline | test("fakestart 6000"))] | length)/\([.vms[] | select(.pid == $s)] | length)") | join(",")' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [ "$rows" = "0/1,0/1,0/1" ]; then
+        pass "family/sqstat: after 6,000 fake VMs (more than its 4,096 rows) a real VM is still seen, no fake row left"
+    else fail "family/sqstat 6,000 fake VMs" "status $FA_STATUS: fake rows/real VM rows in the last refreshes '$rows' (want 0/1,0/1,0/1) $(head -3 "$FA_TMP/err")"; fi
+}
+
 # ---- sqcalls ---------------------------------------------------------------------
 
 # Runs tests/family/Calls.som under sqcalls ARGS (attached before it starts working).
@@ -236,6 +286,7 @@ else
     mkdir -p "$FA_TMP"
     cp "$VM" "$FA_TMP/sqvm"
     fa_sqstat
+    fa_sqstat_gone
     fa_sqcalls
     fa_sqsched
 fi

@@ -169,14 +169,29 @@ struct vm {
 	struct sqstat_totals prev, cur;
 	__u64 prev_ns, cur_ns;		/* CLOCK_MONOTONIC of prev and cur */
 	__u64 start_wall;		/* when it started, seconds since the epoch */
+	__u64 serial;			/* rows_added when it was added: the oldest row is evicted first */
+	unsigned long long ticks;	/* its process's start time (/proc/PID/stat; 0 unknown): a PID
+					 * reused by another process is not this VM */
 	bool exited;			/* seen exiting: cur holds its final totals */
 	bool gone;			/* known from its events only (it never could be read) */
+	int retries;			/* gone because it was still starting: opened again at the next
+					 * refreshes, this many more times */
 	int status;
 	double rate[NFIELDS];
 };
 
+/* A VM still starting at vm__start (not yet relocated) is opened again at each of this
+ * many refreshes; never waited for in the loop (a real VM is relocated before its
+ * vm__start, so only a fake one stays "starting"). */
+#define OPEN_RETRIES 5
+/* When the table is full and no row is gone or exited, the live rows are checked for
+ * dead processes at most this often (a flood of starts must not make every one cost a
+ * sweep of the table). */
+#define SWEEP_NS 100000000ULL
+
 static struct vm *vms;
 static int nvms;
+static __u64 rows_added, rows_dropped;	/* rows_dropped: evicted, or refused, because the table was full */
 
 static struct vm *vm_of(pid_t pid)
 {
@@ -186,25 +201,50 @@ static struct vm *vm_of(pid_t pid)
 	return NULL;
 }
 
+/* The process's state letter and start time (clock ticks since boot), from
+ * /proc/PID/stat; false if there is no such process. */
+static bool proc_stat(pid_t pid, char *state, unsigned long long *ticks)
+{
+	char path[64], line[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	line[n] = 0;
+	if (!(p = strrchr(line, ')')))
+		return false;
+	/* after the command: state (3), then fields 4..22; starttime is the 22nd */
+	return sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		      state, ticks) == 2;
+}
+
+/* Is the row's process still there, and still the one it was (not a zombie, not a
+ * new process that got its PID)? A SIGKILLed VM, or a fake one, never fires
+ * vm__exit: this is how its row ends. */
+static bool still_running(const struct vm *v)
+{
+	unsigned long long ticks;
+	char state;
+
+	return v->ticks && proc_stat(v->vm.pid, &state, &ticks) && ticks == v->ticks && state != 'Z' &&
+	       state != 'X';
+}
+
 /* When the process started: CLOCK_MONOTONIC ns and wall seconds (from /proc/PID/stat). */
 static bool start_time(pid_t pid, __u64 *mono_ns, __u64 *wall_s)
 {
-	char path[64], line[1024], *p;
 	unsigned long long ticks;
 	struct timespec boot_mono, now_rt;
-	FILE *f;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	p = fgets(line, sizeof(line), f);
-	fclose(f);
-	if (!p || !(p = strrchr(line, ')')))
-		return false;
-	/* after the command: state (3), then fields 4..22; starttime is the 22nd */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		   &ticks) != 1)
+	if (!proc_stat(pid, &state, &ticks))
 		return false;
 	/* starttime counts clock ticks since boot, and CLOCK_BOOTTIME is that clock; the
 	 * difference from CLOCK_MONOTONIC is the time suspended, none on a server */
@@ -234,27 +274,77 @@ static bool read_totals(const struct sq_vm *vm, struct sqstat_totals *t)
 	return ok;
 }
 
-/* A VM seen for the first time; since_ns: when its counters were zero (its start). */
-static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, bool quiet)
+static void forget_vm(struct sqstat_bpf *skel, pid_t pid);
+
+/* The row of the oldest VM that is gone or has exited, else of the oldest whose process
+ * is dead (checked at most every SWEEP_NS); -1 if every row is a live VM. */
+static int oldest_evictable(void)
+{
+	static __u64 last_sweep;
+	__u64 now;
+	int victim = -1;
+
+	for (int i = 0; i < nvms; i++)
+		if ((vms[i].gone || vms[i].exited) && (victim < 0 || vms[i].serial < vms[victim].serial))
+			victim = i;
+	if (victim >= 0 || (now = sq_mono_ns()) - last_sweep < SWEEP_NS)
+		return victim;
+	last_sweep = now;
+	for (int i = 0; i < nvms; i++)
+		if (!still_running(&vms[i]) && (victim < 0 || vms[i].serial < vms[victim].serial))
+			victim = i;
+	return victim;
+}
+
+/* A row for a new VM, zeroed. When the table is full the oldest gone, exited or dead
+ * VM's row makes room (its kernel entries forgotten): old VMs never keep a new one out.
+ * NULL (counted) only when all MAX_VMS rows are live VMs. */
+static struct vm *new_row(struct sqstat_bpf *skel)
 {
 	struct vm *v;
-	__u64 mono, wall;
-	int err;
+	int victim;
 
-	if ((v = vm_of(pid)))
-		return v;
-	if (nvms == MAX_VMS)
-		return NULL;
-	v = &vms[nvms];
-	memset(v, 0, sizeof(*v));
-	err = sq_vm_open(pid, &v->vm, 100);
-	if (err) {
-		if (!quiet)
-			fprintf(stderr, "sqstat: PID %d: %s\n", pid, sq_vm_strerror(err));
+	if (nvms < MAX_VMS) {
+		v = &vms[nvms++];
+	} else if ((victim = oldest_evictable()) >= 0) {
+		v = &vms[victim];
+		if (skel)
+			forget_vm(skel, v->vm.pid);
+		rows_dropped++;
+	} else {
+		rows_dropped++;
 		return NULL;
 	}
-	sq_cmdline(pid, v->cmdline, sizeof(v->cmdline));
-	if (!start_time(pid, &mono, &wall)) {
+	memset(v, 0, sizeof(*v));
+	v->serial = ++rows_added;
+	return v;
+}
+
+/* The row of pid's process; a row of an earlier process that had the same PID (its
+ * start time differs) is dropped. */
+static struct vm *row_of(struct sqstat_bpf *skel, pid_t pid, unsigned long long ticks)
+{
+	struct vm *v = vm_of(pid);
+
+	if (v && ticks && v->ticks && v->ticks != ticks) {
+		if (skel)
+			forget_vm(skel, pid);
+		*v = vms[--nvms];
+		return NULL;
+	}
+	return v;
+}
+
+/* Reads a VM into row v (its PID set): its offsets, command line and start. */
+static int open_row(struct sqstat_bpf *skel, struct vm *v, __u64 since_ns)
+{
+	__u64 mono, wall;
+	int err = sq_vm_open(v->vm.pid, &v->vm, 0);	/* never wait in the loop: retried instead */
+
+	if (err)
+		return err;
+	sq_cmdline(v->vm.pid, v->cmdline, sizeof(v->cmdline));
+	if (!start_time(v->vm.pid, &mono, &wall)) {
 		mono = sq_mono_ns();
 		wall = (__u64)time(NULL);
 	}
@@ -263,22 +353,54 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 	/* the BPF side reads the totals when it exits: it needs the offsets' address */
 	if (skel)
 		sq_vm_publish(bpf_map__fd(skel->maps.vms), &v->vm);
-	nvms++;
+	return 0;
+}
+
+/* A VM seen for the first time; since_ns: when its counters were zero (its start).
+ * *err (if not NULL) says why it could not be read. */
+static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, bool quiet, int *errp)
+{
+	unsigned long long ticks = 0;
+	struct vm *v;
+	char state;
+	int err;
+
+	proc_stat(pid, &state, &ticks);
+	if ((v = row_of(skel, pid, ticks)))
+		return v;
+	if (!(v = new_row(skel)))
+		return NULL;
+	v->vm.pid = pid;
+	v->ticks = ticks;
+	err = open_row(skel, v, since_ns);
+	if (err) {
+		if (!quiet)
+			fprintf(stderr, "sqstat: PID %d: %s\n", pid, sq_vm_strerror(err));
+		if (errp)
+			*errp = err;
+		*v = vms[--nvms];	/* the row just taken is the last, or moved there */
+		return NULL;
+	}
 	return v;
 }
 
-/* A VM that exited before user space could read it: a row from its events alone. */
-static struct vm *add_gone(pid_t pid, const struct sqstat_event *e, __u64 since_ns)
+/* A VM that could not be read at its vm__start (exited already, or lying, or still
+ * starting: then open again at the next refreshes): a row from its events alone, until
+ * its vm__exit or until its process is found dead. */
+static struct vm *add_gone(struct sqstat_bpf *skel, pid_t pid, const struct sqstat_event *e, __u64 since_ns,
+			   bool starting)
 {
+	unsigned long long ticks = 0;
 	struct vm *v;
+	char state;
 
-	if ((v = vm_of(pid)))
+	proc_stat(pid, &state, &ticks);
+	if ((v = row_of(skel, pid, ticks)))
 		return v;
-	if (nvms == MAX_VMS)
+	if (!(v = new_row(skel)))
 		return NULL;
-	v = &vms[nvms++];
-	memset(v, 0, sizeof(*v));
 	v->vm.pid = pid;
+	v->ticks = ticks;
 	sq_cmdline_text(v->cmdline, sizeof(v->cmdline), e->cmdline,
 		     e->cmdline_len < sizeof(e->cmdline) ? e->cmdline_len : sizeof(e->cmdline));
 	if (!v->cmdline[0])
@@ -286,6 +408,7 @@ static struct vm *add_gone(pid_t pid, const struct sqstat_event *e, __u64 since_
 	v->prev_ns = v->cur_ns = since_ns;
 	v->start_wall = (__u64)time(NULL);
 	v->gone = true;
+	v->retries = starting ? OPEN_RETRIES : 0;
 	return v;
 }
 
@@ -297,7 +420,7 @@ static void scan(struct sqstat_bpf *skel)
 	if (env.c.pid)
 		pids[0] = env.c.pid;
 	for (int i = 0; i < n; i++)
-		add_vm(skel, pids[i], 0, !env.c.pid);
+		add_vm(skel, pids[i], 0, !env.c.pid, NULL);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -309,9 +432,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (env.c.pid && (pid_t)e->pid != env.c.pid)
 		return sq_rb_yield();
 	if (e->type == SQSTAT_START) {
-		if (!add_vm(skel, e->pid, e->ts_ns, true))
-			add_gone(e->pid, e, e->ts_ns);	/* exited already: its vm__exit will tell */
-	} else if ((v = vm_of(e->pid)) || (v = add_gone(e->pid, e, e->start_ns ? e->start_ns : e->ts_ns))) {
+		int err = 0;
+		if (!add_vm(skel, e->pid, e->ts_ns, true, &err) && err)	/* exited already, or lying */
+			add_gone(skel, e->pid, e, e->ts_ns, err == SQ_VM_STARTING);
+	} else if ((v = vm_of(e->pid)) ||
+		   (v = add_gone(skel, e->pid, e, e->start_ns ? e->start_ns : e->ts_ns, false))) {
 		if (v->exited)
 			return sq_rb_yield();
 		v->exited = true;
@@ -329,19 +454,34 @@ static int handle_event(void *ctx, void *data, size_t size)
 /* A refresh                                                             */
 /* ===================================================================== */
 
-/* The VM's totals now, into cur (a scrape reads them too, between refreshes). */
+/* The VM's totals now, into cur (a scrape reads them too, between refreshes). A VM
+ * whose process is dead (or is another process now) without a vm__exit, whose records
+ * were all taken first, is shown as exited with status -1, once. */
 static void read_current(struct vm *v, __u64 now)
 {
-	if (v->gone && !v->exited) {	/* its vm__start came, not yet its vm__exit */
-		v->cur_ns = now;
+	if (v->exited)
+		return;
+	v->cur_ns = now;
+	if (!still_running(v) || (!v->gone && !read_totals(&v->vm, &v->cur))) {
+		v->exited = true;
+		v->status = -1;
 		v->cur = v->prev;
-	} else if (!v->exited) {
-		v->cur_ns = now;
-		if (!read_totals(&v->vm, &v->cur)) {	/* it exited without our seeing it */
-			v->exited = true;
-			v->status = -1;
-			v->cur = v->prev;
-		}
+	} else if (v->gone) {	/* its vm__start came, not yet its vm__exit */
+		v->cur = v->prev;
+	}
+}
+
+/* The rows of VMs still starting at their vm__start, opened again (at each refresh,
+ * OPEN_RETRIES times at most): once readable they are rows like any other. */
+static void retry_starting(struct sqstat_bpf *skel)
+{
+	for (int i = 0; i < nvms; i++) {
+		struct vm *v = &vms[i];
+		if (!v->gone || v->exited || v->retries <= 0)
+			continue;
+		v->retries--;
+		if (open_row(skel, v, v->prev_ns) == 0)
+			v->gone = false;
 	}
 }
 
@@ -697,6 +837,7 @@ static void forget_vm(struct sqstat_bpf *skel, pid_t pid)
 	forget_keys(skel->maps.hists, pid);
 	forget_keys(skel->maps.open_requests, pid);
 	forget_keys(skel->maps.names, pid);
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.vms), &(__u32){ (__u32)pid });	/* killed: no vm__exit took it */
 	sq_names_forget(pid);
 }
 
@@ -754,6 +895,7 @@ static int refresh(void *ctx, bool last)
 
 	if (!env.c.pid)
 		scan(skel);	/* VMs of binaries without the probes attached (another build) */
+	retry_starting(skel);
 	for (int i = 0; i < nvms; i++)
 		compute(&vms[i], now);
 	qsort(vms, nvms, sizeof(*vms), by_field);
