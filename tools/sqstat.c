@@ -927,16 +927,37 @@ static int refresh(void *ctx, bool last)
 /* ===================================================================== */
 
 /* The VM binaries besides -p's, --vm's or PATH's sqvm: the executables of the VMs
- * running now (other builds may be among them). */
+ * running now (other builds may be among them). Each is opened once, now, and named
+ * /proc/self/fd/N from then on (kept open for sqstat's life): a VM that exits before
+ * the attach leaves its binary attachable, and one that has exited already is skipped,
+ * never an error (security review, finding 8). The same file twice (dev and inode) is
+ * one target. */
 static void add_running_binaries(void)
 {
 	pid_t pids[MAX_VMS];
 	int n = sq_scan_vms(pids, MAX_VMS, 0, 0);
 
 	for (int i = 0; i < n; i++) {
-		char exe[64];
+		char exe[64], path[64];
+		struct stat st;
+		bool known = false;
+		int fd, nbins = env.c.nbins;
+
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", pids[i]);
-		sq_add_target(&env.c, exe, exe);
+		fd = open(exe, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			continue;	/* gone already */
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
+		for (int b = 0; b < nbins && !known; b++)
+			known = env.c.bins[b].dev == st.st_dev && env.c.bins[b].ino == st.st_ino;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (!known)
+			sq_add_target(&env.c, path, exe);
+		if (env.c.nbins == nbins)	/* not kept: known, or no probes */
+			close(fd);
 	}
 }
 
