@@ -67,9 +67,10 @@ fa_sqstat() {
     if [ ! -x "$promtool" ]; then
         skip "family/sqstat --prom (promtool)" "promtool is not available (scripts/deps.sh extracts it from Debian's prometheus package)"
     elif [ "$FA_STATUS" = 0 ] && "$promtool" check metrics <"$FA_TMP/sqvm.prom" >"$FA_TMP/prom.check" 2>&1 &&
-        grep -q "^sqvm_allocations_total{pid=\"$spinner\",cmdline=\"" "$FA_TMP/sqvm.prom" &&
+        grep -q "^sqvm_allocations_total{pid=\"$spinner\"} " "$FA_TMP/sqvm.prom" &&
+        grep -q "^sqvm_info{pid=\"$spinner\",cmdline=\".*Spinner.som" "$FA_TMP/sqvm.prom" &&
         ! ls "$FA_TMP"/sqvm.prom.tmp.* >/dev/null 2>&1; then
-        pass "family/sqstat --prom: promtool check metrics passes, the spinner's counters are there, no temp file left"
+        pass "family/sqstat --prom: promtool check metrics passes, the spinner's counters and its sqvm_info are there, no temp file left"
     else fail "family/sqstat --prom" "status $FA_STATUS: $(cat "$FA_TMP/prom.check"; head -5 "$FA_TMP/sqvm.prom")"; fi
 
     # A VM that starts after sqstat and exits 0.2 s later, within one 10 s refresh: counted,

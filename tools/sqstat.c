@@ -44,6 +44,13 @@
 #define OPT_NOCLEAR 0x2002
 #define OPT_LISTEN 0x2003
 #define MAX_VMS SQ_MAX_VMS
+/* What one VM can put in a scrape: its routes and its request statuses with a series of
+ * their own (the rest in "other"), and the bytes of a label value (its command line, a
+ * route; longer ones are cut, with a marker and a hash of the whole). At the bounds one
+ * VM's requests are (32 + 1) x (16 + 1) x 29 lines of about 230 bytes: 3.7 MB at most. */
+#define ROUTES_PER_VM 32
+#define CODES_PER_VM 16
+#define LABEL_MAX 128
 
 static struct env {
 	struct sq_common c;
@@ -178,6 +185,13 @@ struct vm {
 					 * refreshes, this many more times */
 	int status;
 	double rate[NFIELDS];
+	/* The request series it may have (security review, finding 6): the first
+	 * ROUTES_PER_VM routes (by address) and CODES_PER_VM statuses seen keep their own
+	 * series for the VM's life; any other is route="other" or code="other". */
+	__u64 routes[ROUTES_PER_VM];
+	int nroutes;
+	__u16 codes[CODES_PER_VM];
+	int ncodes;
 };
 
 /* A VM still starting at vm__start (not yet relocated) is opened again at each of this
@@ -632,13 +646,47 @@ static const struct sqstat_hist *hist_of(const struct hists *h, pid_t pid, __u16
 	return NULL;
 }
 
-/* The labels of every series of a VM. */
+/* The labels of every series of a VM: its PID (its command line is sqvm_info's). */
 static int vm_labels(const struct vm *v, char *pid, size_t len, struct sqm_label *l)
 {
 	snprintf(pid, len, "%d", v->vm.pid);
 	l[0] = (struct sqm_label){ "pid", pid };
-	l[1] = (struct sqm_label){ "cmdline", v->cmdline };
-	return 2;
+	return 1;
+}
+
+/* text as a label value of at most LABEL_MAX bytes (out holds LABEL_MAX + 1): a longer
+ * one is cut at a character's start and ends "...#" and 8 hex digits of its FNV-1a hash,
+ * so that two long names that share a beginning stay two series. */
+static const char *bounded_label(char *out, const char *text)
+{
+	size_t n = strlen(text), cut = LABEL_MAX - 12;
+	uint32_t hash = 2166136261u;
+
+	if (n <= LABEL_MAX)
+		return text;
+	for (size_t i = 0; i < n; i++)
+		hash = (hash ^ (unsigned char)text[i]) * 16777619u;
+	while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
+		cut--;	/* not inside a UTF-8 sequence */
+	snprintf(out, LABEL_MAX + 1, "%.*s...#%08x", (int)cut, text, hash);
+	return out;
+}
+
+/* sqvm_info{pid,cmdline} 1: a VM's command line once, not on each of its series (the
+ * Prometheus idiom: join on pid), cut at LABEL_MAX bytes. */
+static void write_info(FILE *f)
+{
+	struct sqm_label l[2];
+	char pid[16], cmd[LABEL_MAX + 1];
+
+	sqm_family(f, "sqvm_info", "gauge", "A running VM, with its command line (join on pid).");
+	for (int i = 0; i < nvms; i++) {
+		if (vms[i].exited)
+			continue;
+		vm_labels(&vms[i], pid, sizeof(pid), l);
+		l[1] = (struct sqm_label){ "cmdline", bounded_label(cmd, vms[i].cmdline) };
+		sqm_uint(f, "sqvm_info", l, 2, 1);
+	}
 }
 
 /* The VM's totals: one counter family each. */
@@ -663,7 +711,7 @@ static void write_counters(FILE *f)
 		M("sqvm_primitive_failures_total", "Primitives that failed.", primitive_failures, 0),
 #undef M
 	};
-	struct sqm_label l[2];
+	struct sqm_label l[1];
 	char pid[16];
 
 	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
@@ -675,9 +723,9 @@ static void write_counters(FILE *f)
 			memcpy(&raw, (const char *)&vms[i].cur + metrics[m].off, sizeof(raw));
 			vm_labels(&vms[i], pid, sizeof(pid), l);
 			if (metrics[m].ns)
-				sqm_seconds(f, metrics[m].name, l, 2, raw);
+				sqm_seconds(f, metrics[m].name, l, 1, raw);
 			else
-				sqm_uint(f, metrics[m].name, l, 2, raw);
+				sqm_uint(f, metrics[m].name, l, 1, raw);
 		}
 	}
 }
@@ -688,7 +736,7 @@ static void write_gc_pauses(FILE *f, const struct hists *h)
 {
 	static const char *const kinds[] = { "young", "full" };
 	static const struct sqstat_hist none;
-	struct sqm_label l[3];
+	struct sqm_label l[2];
 	char pid[16];
 
 	sqm_family(f, "sqvm_gc_pause_seconds", "histogram", "Garbage collection pauses, by kind of collection.");
@@ -698,9 +746,9 @@ static void write_gc_pauses(FILE *f, const struct hists *h)
 		vm_labels(&vms[i], pid, sizeof(pid), l);
 		for (int k = 0; k < 2; k++) {
 			const struct sqstat_hist *g = hist_of(h, vms[i].vm.pid, SQSTAT_GC_PAUSE, k, 0);
-			l[2] = (struct sqm_label){ "kind", kinds[k] };
+			l[1] = (struct sqm_label){ "kind", kinds[k] };
 			g = g ? g : &none;
-			sqm_log2_us_histogram(f, "sqvm_gc_pause_seconds", l, 3, (const uint64_t *)g->slots, SQ_MAX_SLOTS, SQSTAT_BUCKETS,
+			sqm_log2_us_histogram(f, "sqvm_gc_pause_seconds", l, 2, (const uint64_t *)g->slots, SQ_MAX_SLOTS, SQSTAT_BUCKETS,
 					      g->sum_ns);
 		}
 	}
@@ -708,43 +756,94 @@ static void write_gc_pauses(FILE *f, const struct hists *h)
 
 /* A request histogram's place in the output: by VM, route and code. */
 struct request_series {
-	const char *name;		/* the route's; NULL: lost (the process is gone) */
-	char addr[24];			/* then its address, so that two routes stay two series */
-	int code;			/* SQSTAT_CODE_OTHER: "other" */
-	const struct sqstat_hist *h;
+	__u64 label;			/* the route's address */
+	__u16 kind;			/* the status's (SQSTAT_CODE) */
+	char route[LABEL_MAX + 1];	/* its label: the name, its address if the name is lost, "other" */
+	int code;			/* CODE_OTHER: "other" */
+	struct sqstat_hist h;		/* summed over the histograms that share the labels */
 };
 
-static const char *route_of(const struct request_series *r)
+#define CODE_OTHER 100000
+
+static int by_label_kind(const void *a, const void *b)
 {
-	return r->name ? r->name : r->addr;
+	const struct request_series *x = a, *y = b;
+
+	if (x->label != y->label)
+		return x->label < y->label ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
 }
 
 static int by_route_code(const void *a, const void *b)
 {
 	const struct request_series *x = a, *y = b;
-	int c = strcmp(route_of(x), route_of(y));
+	int c = strcmp(x->route, y->route);
 
 	return c ? c : (x->code > y->code) - (x->code < y->code);
 }
 
-/* The request histograms of VM pid in h, sorted by route and code; their count. */
-static size_t requests_of(const struct hists *h, pid_t pid, int names_fd, struct request_series *out)
+/* Whether v may give value its own series: it has one already, or there is room for it
+ * (set holds *n of max; admitted values stay for the VM's life, so a series never moves
+ * into "other" and no counter goes down). */
+static bool admitted_route(struct vm *v, __u64 label)
 {
-	size_t n = 0;
+	for (int i = 0; i < v->nroutes; i++)
+		if (v->routes[i] == label)
+			return true;
+	if (v->nroutes == ROUTES_PER_VM)
+		return false;
+	v->routes[v->nroutes++] = label;
+	return true;
+}
+
+static bool admitted_code(struct vm *v, __u16 kind)
+{
+	for (int i = 0; i < v->ncodes; i++)
+		if (v->codes[i] == kind)
+			return true;
+	if (v->ncodes == CODES_PER_VM)
+		return false;
+	v->codes[v->ncodes++] = kind;
+	return true;
+}
+
+/* The request series of VM v from the histograms in h, sorted by route and code, those
+ * with the same labels (routes and codes past the VM's bounds, names cut alike) summed
+ * into one; their count. Only an admitted route's name is read. */
+static size_t requests_of(const struct hists *h, struct vm *v, int names_fd, struct request_series *out)
+{
+	size_t n = 0, m = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct sqstat_hist_key *k = &h->keys[i];
-
-		if ((pid_t)k->pid != pid || k->family != SQSTAT_REQUEST)
-			continue;
-		out[n] = (struct request_series){ .name = sq_map_name(names_fd, pid, k->label, NULL), .h = &h->vals[i],
-						  .code = k->kind == SQSTAT_CODE_OTHER ? SQSTAT_CODE_OTHER
-						  : (int)k->kind + SQSTAT_CODE_MIN };
-		snprintf(out[n].addr, sizeof(out[n].addr), "0x%llx", (unsigned long long)k->label);
-		n++;
+		if ((pid_t)k->pid == v->vm.pid && k->family == SQSTAT_REQUEST)
+			out[n++] = (struct request_series){ .label = k->label, .kind = k->kind, .h = h->vals[i] };
+	}
+	qsort(out, n, sizeof(*out), by_label_kind);	/* the same order of admission at every scrape */
+	for (size_t i = 0; i < n; i++) {
+		struct request_series *r = &out[i];
+		if (admitted_route(v, r->label)) {
+			const char *name = sq_map_name(names_fd, v->vm.pid, r->label, NULL);
+			char addr[24], cut[LABEL_MAX + 1];
+			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)r->label);
+			snprintf(r->route, sizeof(r->route), "%s", bounded_label(cut, name ? name : addr));
+		} else {
+			snprintf(r->route, sizeof(r->route), "other");
+		}
+		r->code = r->kind != SQSTAT_CODE_OTHER && admitted_code(v, r->kind) ? (int)r->kind + SQSTAT_CODE_MIN
+										      : CODE_OTHER;
 	}
 	qsort(out, n, sizeof(*out), by_route_code);
-	return n;
+	for (size_t i = 0; i < n; i++) {
+		if (m && by_route_code(&out[m - 1], &out[i]) == 0) {
+			for (int s = 0; s < SQ_MAX_SLOTS; s++)
+				out[m - 1].h.slots[s] += out[i].h.slots[s];
+			out[m - 1].h.sum_ns += out[i].h.sum_ns;
+		} else {
+			out[m++] = out[i];
+		}
+	}
+	return m;
 }
 
 /* sqvm_request_duration_seconds{route,code}: the requests that began and ended since
@@ -753,7 +852,7 @@ static size_t requests_of(const struct hists *h, pid_t pid, int names_fd, struct
 static void write_requests(FILE *f, const struct hists *h, int names_fd)
 {
 	struct request_series *rs = calloc(h->n ? h->n : 1, sizeof(*rs));
-	struct sqm_label l[4];
+	struct sqm_label l[3];
 	char pid[16], code[16];
 
 	sqm_family(f, "sqvm_request_duration_seconds", "histogram",
@@ -762,17 +861,17 @@ static void write_requests(FILE *f, const struct hists *h, int names_fd)
 		size_t n;
 		if (vms[i].exited)
 			continue;
-		n = requests_of(h, vms[i].vm.pid, names_fd, rs);
+		n = requests_of(h, &vms[i], names_fd, rs);
 		vm_labels(&vms[i], pid, sizeof(pid), l);
 		for (size_t r = 0; r < n; r++) {
-			if (rs[r].code == SQSTAT_CODE_OTHER)
+			if (rs[r].code == CODE_OTHER)
 				snprintf(code, sizeof(code), "other");
 			else
 				snprintf(code, sizeof(code), "%d", rs[r].code);
-			l[2] = (struct sqm_label){ "route", route_of(&rs[r]) };
-			l[3] = (struct sqm_label){ "code", code };
-			sqm_log2_us_histogram(f, "sqvm_request_duration_seconds", l, 4, (const uint64_t *)rs[r].h->slots,
-					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h->sum_ns);
+			l[1] = (struct sqm_label){ "route", rs[r].route };
+			l[2] = (struct sqm_label){ "code", code };
+			sqm_log2_us_histogram(f, "sqvm_request_duration_seconds", l, 3, (const uint64_t *)rs[r].h.slots,
+					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h.sum_ns);
 		}
 	}
 	free(rs);
@@ -780,7 +879,7 @@ static void write_requests(FILE *f, const struct hists *h, int names_fd)
 
 static void write_start_times(FILE *f)
 {
-	struct sqm_label l[2];
+	struct sqm_label l[1];
 	char pid[16];
 
 	sqm_family(f, "sqvm_start_time_seconds", "gauge", "When the VM started, in seconds since the epoch.");
@@ -788,7 +887,7 @@ static void write_start_times(FILE *f)
 		if (vms[i].exited)
 			continue;
 		vm_labels(&vms[i], pid, sizeof(pid), l);
-		sqm_uint(f, "sqvm_start_time_seconds", l, 2, vms[i].start_wall);
+		sqm_uint(f, "sqvm_start_time_seconds", l, 1, vms[i].start_wall);
 	}
 }
 
@@ -799,6 +898,7 @@ static void write_metrics(FILE *f, struct sqstat_bpf *skel)
 {
 	struct hists h = read_hists(skel ? bpf_map__fd(skel->maps.hists) : -1);
 
+	write_info(f);
 	write_counters(f);
 	write_gc_pauses(f, &h);
 	write_requests(f, &h, skel ? bpf_map__fd(skel->maps.names) : -1);
@@ -807,6 +907,9 @@ static void write_metrics(FILE *f, struct sqstat_bpf *skel)
 		sqm_family(f, "sqstat_lost_observations_total", "counter",
 			   "Observations the kernel's histogram map had no room for.");
 		sqm_uint(f, "sqstat_lost_observations_total", NULL, 0, skel->bss->lost_observations);
+		sqm_family(f, "sqstat_dropped_vms_total", "counter",
+			   "VMs whose row was evicted (gone, exited or dead) or refused because the table was full.");
+		sqm_uint(f, "sqstat_dropped_vms_total", NULL, 0, rows_dropped);
 	}
 	free(h.keys);
 	free(h.vals);
