@@ -73,6 +73,13 @@ fa_sqstat() {
         pass "family/sqstat --prom: promtool check metrics passes, the spinner's counters and its sqvm_info are there, no temp file left"
     else fail "family/sqstat --prom" "status $FA_STATUS: $(cat "$FA_TMP/prom.check"; head -5 "$FA_TMP/sqvm.prom")"; fi
 
+    # --listen PORT: loopback only (every VM's command line is served without
+    # authentication; security review, finding 15)
+    fa_tool sqstat --listen 0 -d 0.3
+    if [ "$FA_STATUS" = 0 ] && grep -q 'metrics at http://127\.0\.0\.1:[1-9][0-9]*/metrics' "$FA_TMP/out"; then
+        pass "family/sqstat --listen 0: a port alone listens on 127.0.0.1"
+    else fail "family/sqstat --listen PORT" "status $FA_STATUS: $(head -3 "$FA_TMP/out") $(head -3 "$FA_TMP/err")"; fi
+
     # A VM that starts after sqstat and exits 0.2 s later, within one 10 s refresh: counted,
     # with its exit status and its final totals (read in vm__exit)
     fa_start_tool "$FA_TMP/out" "$FA_TMP/err" sqstat --vm "$FA_TMP/sqvm" -j 10

@@ -58,7 +58,7 @@ static struct env {
 	int sort;		/* -s: a field index */
 	long rows;		/* -n: 0 all */
 	const char *prom;	/* --prom FILE */
-	const char *listen;	/* --listen ADDR:PORT */
+	const char *listen;	/* --listen ADDR:PORT (a PORT alone made 127.0.0.1:PORT) */
 } env = { .sort = 1 };
 
 /* The columns, in order; -s takes their names. */
@@ -74,7 +74,7 @@ static const char doc[] =
 "process switches, DNUs and class loads per second.\n"
 "\n"
 "USAGE: sqstat [-h] [-p PID] [--vm PATH] [--noclear] [-s FIELD] [-n ROWS]\n"
-"              [--prom FILE] [--listen ADDR:PORT] [-d DURATION] [-j] [-v]\n"
+"              [--prom FILE] [--listen [ADDR:]PORT] [-d DURATION] [-j] [-v]\n"
 "              [interval [count]]\n"
 "\n"
 "FIELDS (-s): pid calls objnew bytes ygc ygctime fgc fgctime switch dnu load\n"
@@ -85,7 +85,7 @@ static const char doc[] =
 "    sqstat -s objnew -n 10  # the 10 VMs that allocate most\n"
 "    sqstat -p 185 -j 1 10   # one VM, JSON lines, ten times\n"
 "    sqstat --prom /var/lib/node_exporter/sqvm.prom 15   # for node_exporter\n"
-"    sqstat --listen :9464        # a Prometheus exporter: http://HOST:9464/metrics\n";
+"    sqstat --listen 9464         # a Prometheus exporter: http://127.0.0.1:9464/metrics\n";
 
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
@@ -96,9 +96,9 @@ static const struct argp_option opts[] = {
 	{ "prom", OPT_PROM, "FILE", 0,
 	  "Also write the totals as a Prometheus text file (for node_exporter's textfile collector), "
 	  "replaced atomically at every refresh", 0 },
-	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
-	  "Serve the metrics to Prometheus at http://ADDR:PORT/metrics (port 0: the kernel picks one, "
-	  "printed); no table then", 0 },
+	{ "listen", OPT_LISTEN, "[ADDR:]PORT", 0,
+	  "Serve the metrics to Prometheus at http://ADDR:PORT/metrics (a PORT alone: 127.0.0.1; :PORT: "
+	  "every address; port 0: the kernel picks one, printed); no table then", 0 },
 	{},
 };
 
@@ -129,6 +129,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.prom = arg;
 		break;
 	case OPT_LISTEN:
+		/* a port alone is loopback's: every VM's command line is served, unauthenticated
+		 * (":PORT" says every address, and means it) */
+		if (arg[0] && strspn(arg, "0123456789") == strlen(arg)) {
+			static char loopback[32];
+			snprintf(loopback, sizeof(loopback), "127.0.0.1:%.8s", arg);
+			arg = loopback;
+		}
 		env.listen = arg;
 		break;
 	case ARGP_KEY_END:
