@@ -202,9 +202,11 @@ struct vm {
 };
 
 /* A VM still starting at vm__start (not yet relocated) is opened again at each of this
- * many refreshes; never waited for in the loop (a real VM is relocated before its
- * vm__start, so only a fake one stays "starting"). */
+ * many refreshes, one whose offsets the kernel could not read at the next one; never
+ * waited for in the loop (a real VM is relocated before its vm__start, so only a fake
+ * one stays "starting"), and at most RETRIES_PER_REFRESH opens a refresh. */
 #define OPEN_RETRIES 5
+#define RETRIES_PER_REFRESH 64
 /* When the table is full and no row is gone or exited, the live rows are checked for
  * dead processes at most this often (a flood of starts must not make every one cost a
  * sweep of the table). */
@@ -406,10 +408,10 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 }
 
 /* A VM that could not be read at its vm__start (exited already, or lying, or still
- * starting: then open again at the next refreshes): a row from its events alone, until
- * its vm__exit or until its process is found dead. */
+ * starting): a row from its events alone, until its vm__exit or until its process is
+ * found dead; opened again at the next refreshes, retries times. */
 static struct vm *add_gone(struct sqstat_bpf *skel, pid_t pid, const struct sqstat_event *e, __u64 since_ns,
-			   bool starting)
+			   int retries)
 {
 	unsigned long long ticks = 0;
 	struct vm *v;
@@ -429,7 +431,7 @@ static struct vm *add_gone(struct sqstat_bpf *skel, pid_t pid, const struct sqst
 	v->prev_ns = v->cur_ns = since_ns;
 	v->start_wall = (__u64)time(NULL);
 	v->gone = true;
-	v->retries = starting ? OPEN_RETRIES : 0;
+	v->retries = retries;
 	return v;
 }
 
@@ -454,10 +456,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return sq_rb_yield();
 	if (e->type == SQSTAT_START) {
 		int err = 0;
-		if (!add_vm(skel, e->pid, e->ts_ns, true, &err) && err)	/* exited already, or lying */
-			add_gone(skel, e->pid, e, e->ts_ns, err == SQ_VM_STARTING);
+		if (!e->offsets_ok)	/* lying, or unreadable here: read once more at the next refresh */
+			add_gone(skel, e->pid, e, e->ts_ns, 1);
+		else if (!add_vm(skel, e->pid, e->ts_ns, true, &err) && err)	/* exited already */
+			add_gone(skel, e->pid, e, e->ts_ns, err == SQ_VM_STARTING ? OPEN_RETRIES : 0);
 	} else if ((v = vm_of(e->pid)) ||
-		   (v = add_gone(skel, e->pid, e, e->start_ns ? e->start_ns : e->ts_ns, false))) {
+		   (v = add_gone(skel, e->pid, e, e->start_ns ? e->start_ns : e->ts_ns, 0))) {
 		if (v->exited)
 			return sq_rb_yield();
 		v->exited = true;
@@ -492,14 +496,19 @@ static void read_current(struct vm *v, __u64 now)
 	}
 }
 
-/* The rows of VMs still starting at their vm__start, opened again (at each refresh,
- * OPEN_RETRIES times at most): once readable they are rows like any other. */
+/* The rows of VMs not readable at their vm__start (still starting, or their offsets
+ * not readable in the kernel), opened again at each refresh while they have retries
+ * left, at most RETRIES_PER_REFRESH of them (a flood of fake starts must not stall the
+ * loop): once readable they are rows like any other. */
 static void retry_starting(struct sqstat_bpf *skel)
 {
-	for (int i = 0; i < nvms; i++) {
+	int tried = 0;
+
+	for (int i = 0; i < nvms && tried < RETRIES_PER_REFRESH; i++) {
 		struct vm *v = &vms[i];
-		if (!v->gone || v->exited || v->retries <= 0)
+		if (!v->gone || v->exited || v->retries <= 0 || !still_running(v))
 			continue;
+		tried++;
 		v->retries--;
 		if (open_row(skel, v, v->prev_ns) == 0)
 			v->gone = false;
@@ -922,8 +931,22 @@ static void write_metrics(FILE *f, struct sqstat_bpf *skel)
 	free(h.vals);
 }
 
-/* The entries of VM pid in a kernel map whose keys begin with the PID. */
-static void forget_keys(const struct bpf_map *map, pid_t pid)
+/* PIDs whose kernel entries are to go, sorted at the flush: forgotten in one pass over
+ * each map at the end of a refresh (or once FORGET_MAX are waiting), not one pass per
+ * VM, which a flood of short-lived fake VMs made cost the loop a third of a second. */
+#define FORGET_MAX 8192
+static pid_t forgotten[FORGET_MAX];
+static size_t nforgotten;
+
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The entries of the forgotten VMs in a kernel map whose keys begin with the PID. */
+static void forget_keys(const struct bpf_map *map)
 {
 	size_t n, size = bpf_map__key_size(map);
 	int fd = bpf_map__fd(map);
@@ -932,10 +955,21 @@ static void forget_keys(const struct bpf_map *map, pid_t pid)
 	for (size_t i = 0; keys && i < n; i++) {
 		__u32 kpid;
 		memcpy(&kpid, keys + i * size, sizeof(kpid));
-		if ((pid_t)kpid == pid)
+		if (bsearch(&(pid_t){ (pid_t)kpid }, forgotten, nforgotten, sizeof(*forgotten), by_pid))
 			bpf_map_delete_elem(fd, keys + i * size);
 	}
 	free(keys);
+}
+
+static void flush_forgotten(struct sqstat_bpf *skel)
+{
+	if (!nforgotten)
+		return;
+	qsort(forgotten, nforgotten, sizeof(*forgotten), by_pid);
+	forget_keys(skel->maps.hists);
+	forget_keys(skel->maps.open_requests);
+	forget_keys(skel->maps.names);
+	nforgotten = 0;
 }
 
 /* A VM gone from the table: its histograms, the requests it left open (killed, it ended
@@ -944,9 +978,9 @@ static void forget_keys(const struct bpf_map *map, pid_t pid)
  * same PID starts afresh. */
 static void forget_vm(struct sqstat_bpf *skel, pid_t pid)
 {
-	forget_keys(skel->maps.hists, pid);
-	forget_keys(skel->maps.open_requests, pid);
-	forget_keys(skel->maps.names, pid);
+	if (nforgotten == FORGET_MAX)
+		flush_forgotten(skel);
+	forgotten[nforgotten++] = pid;
 	bpf_map_delete_elem(bpf_map__fd(skel->maps.vms), &(__u32){ (__u32)pid });	/* killed: no vm__exit took it */
 	sq_names_forget(pid);
 }
@@ -1029,6 +1063,7 @@ static int refresh(void *ctx, bool last)
 		vms[kept++] = vms[i];
 	}
 	nvms = kept;
+	flush_forgotten(skel);
 	return err;
 }
 

@@ -2,7 +2,8 @@
 /* fakestart.c - a fake VM for sqstat's row table (security review, finding 5): it forks
  * N children that each fire squeak:vm__start and then _exit (mode "exit") or are
  * SIGKILLed by the parent (mode "kill"), never reaching vm__exit. The start carries no
- * debug offsets a tool can read, so sqstat knows each child from its events alone.
+ * debug offsets a tool can read, so sqstat knows each child from its events alone. It
+ * has (never reached) the other sites sqstat attaches to as an exporter.
  *
  * Usage: fakestart N exit|kill GO   (waits for the file GO, so that the tracer is
  * attached first, then forks; prints "done" on stderr once every child is reaped). */
@@ -29,8 +30,14 @@ int main(int argc, char **argv)
 	int n = argc == 4 ? atoi(argv[1]) : 0;
 	int kill_them = argc == 4 && strcmp(argv[2], "kill") == 0;
 
-	if (argc == 99)	/* never: the site is there, as a VM's, and never fires */
+	if (argc == 99) {	/* never: the sites sqstat attaches to are there, as a VM's */
 		SQUEAK_VM_EXIT(0);
+		SQUEAK_GC_INCREMENTAL_END(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		SQUEAK_GC_FULL_END(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		SQUEAK_PROCESS_EXIT(0, 0);
+		SQUEAK_REQUEST_BEGIN(0, 0, 0);
+		SQUEAK_REQUEST_END(0, 0, 0, 0);
+	}
 	if (n <= 0) {
 		fprintf(stderr, "usage: fakestart N exit|kill GO\n");
 		return 2;
