@@ -31,6 +31,7 @@
 
 #include "sqattach.h"
 #include "sqbpf.h"
+#include "sqfile.h"
 #include "sqhttp.h"
 #include "sqloop.h"
 #include "sqmem.h"
@@ -700,26 +701,18 @@ static void forget_vm(struct sqstat_bpf *skel, pid_t pid)
 	sq_names_forget(pid);
 }
 
-/* --prom: the metrics written to a temporary file beside FILE and renamed over it, so
- * that node_exporter never reads half a file. */
+static int write_metrics_file(FILE *f, void *skel)
+{
+	write_metrics(f, skel);
+	return 0;
+}
+
+/* --prom: the metrics written to a new temporary file beside FILE (a random name, never a
+ * planted link: sq_file_replace) and renamed over it, so that node_exporter never reads
+ * half a file. Mode 0644: node_exporter's textfile collector runs as another user. */
 static int write_prom(struct sqstat_bpf *skel)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", env.prom, getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "sqstat: cannot write %s: %s\n", tmp, strerror(errno));
-		return -1;
-	}
-	write_metrics(f, skel);
-	if (fclose(f) != 0 || rename(tmp, env.prom) != 0) {
-		fprintf(stderr, "sqstat: cannot write %s: %s\n", env.prom, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return sq_file_replace(env.prom, 0644, write_metrics_file, skel) ? -1 : 0;
 }
 
 struct run {
