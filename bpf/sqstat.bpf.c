@@ -95,7 +95,7 @@ static __always_inline int emit(__u32 type, __u64 offsets, __s32 status)
 	read_cmdline(&s->e);
 	if (type == SQSTAT_START) {
 		s->e.offsets = offsets;
-		sq_learn_vm(offsets);
+		s->e.offsets_ok = sq_learn_vm(offsets) != 0;
 	} else {
 		known = bpf_map_lookup_elem(&vms, &pid);
 		if (known) {

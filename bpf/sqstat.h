@@ -41,6 +41,10 @@ struct sqstat_event {
 	/* Its command line (arguments separated by NULs, cut at SQSTAT_CMDLINE bytes) as the
 	 * kernel holds it, for a VM gone before user space could read /proc/PID/cmdline. */
 	__u32 cmdline_len;
+	/* start: its debug offsets were read here and are a structure the tools know; if not
+	 * (a fake VM, or one that lies), user space does not try to read it at once: a flood
+	 * of such starts costs the exporter's loop next to nothing each */
+	__u32 offsets_ok;
 	char cmdline[SQSTAT_CMDLINE];
 };
 

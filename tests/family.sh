@@ -67,10 +67,18 @@ fa_sqstat() {
     if [ ! -x "$promtool" ]; then
         skip "family/sqstat --prom (promtool)" "promtool is not available (scripts/deps.sh extracts it from Debian's prometheus package)"
     elif [ "$FA_STATUS" = 0 ] && "$promtool" check metrics <"$FA_TMP/sqvm.prom" >"$FA_TMP/prom.check" 2>&1 &&
-        grep -q "^sqvm_allocations_total{pid=\"$spinner\",cmdline=\"" "$FA_TMP/sqvm.prom" &&
+        grep -q "^sqvm_allocations_total{pid=\"$spinner\"} " "$FA_TMP/sqvm.prom" &&
+        grep -q "^sqvm_info{pid=\"$spinner\",cmdline=\".*Spinner.som" "$FA_TMP/sqvm.prom" &&
         ! ls "$FA_TMP"/sqvm.prom.tmp.* >/dev/null 2>&1; then
-        pass "family/sqstat --prom: promtool check metrics passes, the spinner's counters are there, no temp file left"
+        pass "family/sqstat --prom: promtool check metrics passes, the spinner's counters and its sqvm_info are there, no temp file left"
     else fail "family/sqstat --prom" "status $FA_STATUS: $(cat "$FA_TMP/prom.check"; head -5 "$FA_TMP/sqvm.prom")"; fi
+
+    # --listen PORT: loopback only (every VM's command line is served without
+    # authentication; security review, finding 15)
+    fa_tool sqstat --listen 0 -d 0.3
+    if [ "$FA_STATUS" = 0 ] && grep -q 'metrics at http://127\.0\.0\.1:[1-9][0-9]*/metrics' "$FA_TMP/out"; then
+        pass "family/sqstat --listen 0: a port alone listens on 127.0.0.1"
+    else fail "family/sqstat --listen PORT" "status $FA_STATUS: $(head -3 "$FA_TMP/out") $(head -3 "$FA_TMP/err")"; fi
 
     # A VM that starts after sqstat and exits 0.2 s later, within one 10 s refresh: counted,
     # with its exit status and its final totals (read in vm__exit)
@@ -91,6 +99,75 @@ fa_sqstat() {
 
     touch "$spin_stop" "$sleep_stop"
     wait "$spinner" "$sleeper" 2>/dev/null
+}
+
+# VMs that fire vm__start and never vm__exit (they _exit, or are SIGKILLed): fakestart
+# (tests/family/fakestart.c) forks N of them one after another, while sqstat --vm
+# fakestart refreshes every 0.3 s. Each must be shown exited once (status -1: its end was
+# not seen) and then leave the table (security review, finding 5).
+fa_sqstat_fake() { # N exit|kill: FA_FAKE_GO; runs sqstat over fakestart N MODE
+    local go="$FA_TMP/fake.go.$RANDOM"
+    fa_start_tool "$FA_TMP/out" "$FA_TMP/err" sqstat --vm "$FA_TMP/fakestart" -j 0.3
+    "$FA_TMP/fakestart" "$1" "$2" "$go" 2>"$FA_TMP/fake.err" &
+    local fake=$!
+    touch "$go"
+    wait "$fake"
+    FA_FAKE=$fake
+}
+
+fa_sqstat_gone() {
+    local got mode rows sleeper
+    if ! cc -O2 -Wall -Ibuild/gen -o "$FA_TMP/fakestart" "$FA_DIR/fakestart.c" 2>"$FA_TMP/cc.err"; then
+        fail "family/sqstat fakestart" "cannot build it: $(head -3 "$FA_TMP/cc.err")"
+        return
+    fi
+    for mode in exit kill; do
+        fa_sqstat_fake 50 "$mode"
+        sleep 1.2    # four refreshes after the last one
+        kill -INT "$FA_TOOL"
+        fa_wait_tool
+        # a child's row: its cmdline is fakestart's; rows of the last three refreshes
+        got=$(jq -sr '[.[] | .vms[] | select(.cmdline | test("fakestart 50")) | select(.exited) | "\(.pid) \(.status)"]
+                      | unique | map(split(" ")[1]) | group_by(.) | map("\(length)x\(.[0])") | join(",")' "$FA_TMP/out" 2>&1)
+        rows=$(jq -sr '.[-3:] | map([.vms[] | select(.cmdline | test("fakestart 50"))] | length) | join(",")' "$FA_TMP/out" 2>&1)
+        if [ "$FA_STATUS" = 0 ] && [ "$got" = "50x-1" ] && [ "$rows" = "0,0,0" ]; then
+            pass "family/sqstat: 50 fake VMs that $mode without vm__exit: each shown exited once (status -1), then gone"
+        else fail "family/sqstat fake VMs ($mode)" "status $FA_STATUS: exited '$got' (want 50x-1), rows at the end '$rows' (want 0,0,0) $(head -3 "$FA_TMP/err")"; fi
+    done
+
+    # 6,000 of them, faster than sqstat refreshes, then a real VM: the table (4,096 rows)
+    # is never full of the dead, the real VM is seen, and no fake row is left.
+    fa_sqstat_fake 6000 exit
+    fa_start_vm Sleeper
+    sleeper=$FA_VM
+    sleep 1.5
+    kill -INT "$FA_TOOL"
+    fa_wait_tool
+    touch "$FA_STOP"
+    wait "$sleeper"
+    rows=$(jq -sr --argjson s "$sleeper" '.[-3:] | map("\([.vms[] | select(.cmdline | test("fakestart 6000"))] | length)/\([.vms[] | select(.pid == $s)] | length)") | join(",")' "$FA_TMP/out" 2>&1)
+    if [ "$FA_STATUS" = 0 ] && [ "$rows" = "0/1,0/1,0/1" ]; then
+        pass "family/sqstat: after 6,000 fake VMs (more than its 4,096 rows) a real VM is still seen, no fake row left"
+    else fail "family/sqstat 6,000 fake VMs" "status $FA_STATUS: fake rows/real VM rows in the last refreshes '$rows' (want 0/1,0/1,0/1) $(head -3 "$FA_TMP/err")"; fi
+}
+
+# sqstat starting beside short-lived VMs of another binary (FA_TMP's copy of the VM;
+# sqstat's own is the build's): each start finds them running and must attach to their
+# binary after they have exited (security review, finding 8: 3 of 12 starts failed with
+# "cannot attach to squeak:vm__exit in /proc/N/exe"). Every start must succeed.
+fa_sqstat_binaries() {
+    local ok=0 i loop
+    ( while :; do "$FA_TMP/sqvm" -e '(Delay forMilliseconds: 40) wait' >/dev/null 2>&1; done ) &
+    loop=$!
+    for ((i = 0; i < 12; i++)); do
+        fa_tool sqstat -d 0.3
+        if [ "$FA_STATUS" = 0 ]; then ok=$((ok + 1)); else tail -1 "$FA_TMP/err" >"$FA_TMP/binaries.err"; fi
+    done
+    kill "$loop"
+    wait "$loop" 2>/dev/null
+    if [ "$ok" = 12 ]; then
+        pass "family/sqstat: 12 starts beside short-lived VMs of another binary, all succeed"
+    else fail "family/sqstat beside short-lived VMs" "$ok of 12 starts succeeded: $(cat "$FA_TMP/binaries.err")"; fi
 }
 
 # ---- sqcalls ---------------------------------------------------------------------
@@ -236,6 +313,8 @@ else
     mkdir -p "$FA_TMP"
     cp "$VM" "$FA_TMP/sqvm"
     fa_sqstat
+    fa_sqstat_gone
+    fa_sqstat_binaries
     fa_sqcalls
     fa_sqsched
 fi

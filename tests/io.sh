@@ -76,6 +76,7 @@ io_tier() {
             Watched|PrintThenWait) ;;   # the workloads of io_sqstack_test, io_flush_test
             FdBound) io_case "$vm" "$flags" "$som" "$tag$name" :
                      io_case "$vm" "$flags" "$som" "$tag$name (ulimit -n 128)" : sh -c 'ulimit -n 128 && exec "$@"' sh ;;
+            EmfileReclaim) io_case "$vm" "$flags" "$som" "$tag$name (ulimit -n 64)" : sh -c 'ulimit -n 64 && exec "$@"' sh ;;
             Outside) io_case "$vm" "$flags" "$som" "$tag$name" io_outside_client ;;
             FileAccess) io_access_case "$vm" "$flags" "$som" "$tag$name" ;;
             *) io_case "$vm" "$flags" "$som" "$tag$name" : ;;

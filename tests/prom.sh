@@ -11,43 +11,17 @@
 
 PR_TMP="$TMP/prom"
 
-pr_missing() { # the binaries the tier needs that are not installed
-    local b
-    for b in prometheus prometheus-node-exporter promtool python3; do
-        command -v "$b" >/dev/null 2>&1 || printf ' %s' "$b"
-    done
-}
+. tests/prom/lib.sh
 
 pr_main() {
-    local missing line
-    missing=$(pr_missing)
-    if [ "$(id -u)" != 0 ]; then
-        skip "prom" "needs root (BPF programs, uprobes)"
-        return
-    elif [ -n "$missing" ]; then
-        if [ "${CI:-}" = true ]; then fail "prom" "not installed:$missing (scripts/deps.sh installs them)"
-        else skip "prom" "not installed:$missing (scripts/deps.sh installs Debian's prometheus, prometheus-node-exporter)"; fi
-        return
-    elif ! make -s sqstat >/dev/null 2>&1; then
-        fail "prom/build" "make sqstat failed"
-        return
-    fi
+    pr_ready prom || return
     mkdir -p "$PR_TMP"
     cp "$VM" "$PR_TMP/sqvm"
     timeout -s KILL 120 python3 tests/prom/promtest.py --vm "$PR_TMP/sqvm" --sqstat build/tools/sqstat \
         --prometheus "$(command -v prometheus)" --node-exporter "$(command -v prometheus-node-exporter)" \
         --promtool "$(command -v promtool)" --dir tests/prom --family tests/family --tmp "$PR_TMP" \
         >"$PR_TMP/results" 2>"$PR_TMP/driver.err"
-    while IFS= read -r line; do
-        case "$line" in
-            "PASS "*) pass "prom/${line#PASS }" ;;
-            "FAIL "*) line=${line#FAIL }; fail "prom/${line%%$'\t'*}" "${line#*$'\t'}" ;;
-            "SKIP "*) line=${line#SKIP }; skip "prom/${line%%$'\t'*}" "${line#*$'\t'}" ;;
-        esac
-    done <"$PR_TMP/results"
-    if ! grep -q '^PASS ' "$PR_TMP/results" || [ -s "$PR_TMP/driver.err" ]; then
-        fail "prom/driver" "$(tail -20 "$PR_TMP/driver.err")"
-    fi
+    pr_results prom "$PR_TMP/results" "$PR_TMP/driver.err"
 }
 
 pr_main

@@ -496,11 +496,25 @@ sp_every() {
         return
     fi
     sp_go
+    # A symlink planted at each temporary name the tool used to write through (DIR/.NAME.tmp
+    # for the VM's pid and every second of the next 30), at a victim: no file is written
+    # through a planted name, so the victim is untouched (finding 11).
+    local victim="$SP_TMP/every-victim" now s
+    echo "must not change" >"$victim"
+    now=$(date -u +%s)
+    for s in $(seq -2 30); do
+        ln -s "$victim" "$dir/.sqprof-$SP_VM_PID-$(date -u -d "@$((now + s))" +%Y-%m-%dT%H:%M:%SZ).pb.gz.tmp"
+    done
     # 3.5 s in periods of 1 s: three whole ones and a half one, the oldest removed by --keep 3
     sp_start_tool every -p "$SP_VM_PID" -F 999 --every 1s --out "$dir" --keep 3 -d 3.5 -v
     wait "$SP_TOOL_PID"
     st=$?
     sp_stop
+    if [ "$(cat "$victim")" = "must not change" ] && [ ! -L "$dir/$(ls -A "$dir" | grep -m1 '^sqprof-')" ] &&
+        [ "$(stat -c %a "$dir/$(ls -A "$dir" | grep -m1 '^sqprof-')")" = 600 ]; then
+        pass "sqprof --every --out: symlinks planted at the old temporary names are not followed (victim untouched), files are 0600"
+    else fail "sqprof --every (planted symlinks)" "victim now: $(head -c 80 "$victim" | od -c | head -2); modes: $(stat -c '%a %n' "$dir"/sqprof-* 2>&1 | head -3)"; fi
+    rm -f "$dir"/.sqprof-*.tmp
     written=$(sed -n 's|^sqprof: wrote .*/\(sqprof-[^ ]*\) ([0-9]* samples)$|\1|p' "$SP_TMP/every.err")
     want=$(tail -3 <<<"$written" | tr '\n' ' ')
     kept=$(ls -A "$dir" | tr '\n' ' ')

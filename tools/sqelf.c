@@ -6,10 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libelf.h>
+#include <linux/openat2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define SYMBOL "sqvm_debug_offsets"
@@ -112,6 +115,58 @@ static int walk_elf(Elf *elf, const struct sq_elf_visitor *v, void *ctx)
 	return 0;
 }
 
+/* The REST of "/proc/PID/root/REST" (pid in *pid), or NULL. */
+static const char *in_root(const char *path, long *pid)
+{
+	char *end;
+
+	if (strncmp(path, "/proc/", 6) != 0)
+		return NULL;
+	*pid = strtol(path + 6, &end, 10);
+	if (end == path + 6 || *pid <= 0 || strncmp(end, "/root/", 6) != 0)
+		return NULL;
+	return end + 6;
+}
+
+static int open_in_root(long pid, const char *rest, int flags)
+{
+	struct open_how how = { .flags = (uint64_t)flags, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char root[64];
+	int dfd, fd;
+
+	snprintf(root, sizeof(root), "/proc/%ld/root", pid);
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	fd = (int)syscall(SYS_openat2, dfd, rest, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(dfd, rest, flags | O_NOFOLLOW);
+	int saved = errno;
+	close(dfd);
+	errno = saved;
+	return fd;
+}
+
+int sq_elf_open(const char *path)
+{
+	int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+	const char *rest;
+	struct stat st;
+	long pid;
+	int fd;
+
+	rest = in_root(path, &pid);
+	fd = rest ? open_in_root(pid, rest, flags) : open(path, flags);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
 int sq_elf_walk(const char *path, const struct sq_elf_visitor *v, void *ctx)
 {
 	struct stat st;
@@ -120,10 +175,10 @@ int sq_elf_walk(const char *path, const struct sq_elf_visitor *v, void *ctx)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = sq_elf_open(path);	/* a FIFO a target names must not block us */
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > SQ_MAX_BINARY_SIZE) {
+		return fd;
+	if (fstat(fd, &st) != 0 || st.st_size > SQ_MAX_BINARY_SIZE) {
 		close(fd);
 		return -ENOEXEC;
 	}

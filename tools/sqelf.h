@@ -70,4 +70,13 @@ const struct sq_elf_vm *sq_elf_vm(const char *path);
 /* Does the executable at path carry sqvm_debug_offsets? */
 bool sq_elf_is_sqvm(const char *path);
 
+/* Opens a file a target names, read-only, never blocking and never leaving the target's
+ * root: a path /proc/PID/root/REST is resolved inside that root (openat2 RESOLVE_IN_ROOT|
+ * RESOLVE_NO_MAGICLINKS: an absolute symlink of the container stays in it; without
+ * openat2, the last component is not followed); any other path as is (so /proc/PID/exe
+ * and /proc/self/fd/N still work). O_NONBLOCK: a FIFO or device at the name cannot stop
+ * the open. Answers the descriptor (O_NONBLOCK cleared) of a regular file, or -errno
+ * (-EINVAL: not a regular file). */
+int sq_elf_open(const char *path);
+
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sqfile.h"
 #include "sqopts.h"
 
 int sqp_dir_check(const char *dir)
@@ -60,33 +61,14 @@ static void sync_dir(const char *dir)
 int sqp_dir_write(const char *dir, pid_t pid, uint64_t start_ns, int (*write)(FILE *f, void *ctx), void *ctx,
 		  char *path, size_t len)
 {
-	char name[96], tmp[PATH_MAX];
-	FILE *f;
-	int fd, err;
+	char name[96];
+	int err;
 
 	file_name(name, sizeof(name), pid, start_ns);
 	snprintf(path, len, "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		err = -errno;
-		sq_error("cannot write %s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	err = sq_file_replace(path, 0600, write, ctx);
+	if (err)
 		return err;
-	}
-	err = write(f, ctx);
-	if (!err && (fflush(f) != 0 || fsync(fd) != 0))
-		err = -errno;
-	if (fclose(f) != 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, path) != 0)
-		err = -errno;
-	if (err) {
-		sq_error("cannot write %s: %s", path, strerror(-err));
-		unlink(tmp);
-		return err;
-	}
 	sync_dir(dir);
 	return 0;
 }

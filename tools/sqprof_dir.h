@@ -16,8 +16,10 @@
 int sqp_dir_check(const char *dir);
 
 /* Writes pid's file for the period that began at start_ns (CLOCK_REALTIME): write(f, ctx)
- * fills a temporary file in dir (a dot file, which collectors that match *.pb.gz skip),
- * which is flushed to disk and renamed into place, and the folder's entry synced too.
+ * fills a new temporary file in dir of a random name (ending in .tmp, which collectors
+ * that match *.pb.gz skip; sq_file_replace: a planted link is never followed), mode 0600
+ * (profiles hold the VM's command line and names), flushed to disk and renamed into
+ * place, and the folder's entry synced too.
  * The file's path goes into path (len bytes). Returns 0, or -errno after saying why. */
 int sqp_dir_write(const char *dir, pid_t pid, uint64_t start_ns, int (*write)(FILE *f, void *ctx), void *ctx,
 		  char *path, size_t len);

@@ -31,6 +31,7 @@
 
 #include "sqattach.h"
 #include "sqbpf.h"
+#include "sqfile.h"
 #include "sqhttp.h"
 #include "sqloop.h"
 #include "sqmem.h"
@@ -44,6 +45,13 @@
 #define OPT_NOCLEAR 0x2002
 #define OPT_LISTEN 0x2003
 #define MAX_VMS SQ_MAX_VMS
+/* What one VM can put in a scrape: its routes and its request statuses with a series of
+ * their own (the rest in "other"), and the bytes of a label value (its command line, a
+ * route; longer ones are cut, with a marker and a hash of the whole). At the bounds one
+ * VM's requests are (32 + 1) x (16 + 1) x 29 lines of about 230 bytes: 3.7 MB at most. */
+#define ROUTES_PER_VM 32
+#define CODES_PER_VM 16
+#define LABEL_MAX 128
 
 static struct env {
 	struct sq_common c;
@@ -51,7 +59,7 @@ static struct env {
 	int sort;		/* -s: a field index */
 	long rows;		/* -n: 0 all */
 	const char *prom;	/* --prom FILE */
-	const char *listen;	/* --listen ADDR:PORT */
+	const char *listen;	/* --listen ADDR:PORT (a PORT alone made 127.0.0.1:PORT) */
 } env = { .sort = 1 };
 
 /* The columns, in order; -s takes their names. */
@@ -67,7 +75,7 @@ static const char doc[] =
 "process switches, DNUs and class loads per second.\n"
 "\n"
 "USAGE: sqstat [-h] [-p PID] [--vm PATH] [--noclear] [-s FIELD] [-n ROWS]\n"
-"              [--prom FILE] [--listen ADDR:PORT] [-d DURATION] [-j] [-v]\n"
+"              [--prom FILE] [--listen [ADDR:]PORT] [-d DURATION] [-j] [-v]\n"
 "              [interval [count]]\n"
 "\n"
 "FIELDS (-s): pid calls objnew bytes ygc ygctime fgc fgctime switch dnu load\n"
@@ -78,7 +86,7 @@ static const char doc[] =
 "    sqstat -s objnew -n 10  # the 10 VMs that allocate most\n"
 "    sqstat -p 185 -j 1 10   # one VM, JSON lines, ten times\n"
 "    sqstat --prom /var/lib/node_exporter/sqvm.prom 15   # for node_exporter\n"
-"    sqstat --listen :9464        # a Prometheus exporter: http://HOST:9464/metrics\n";
+"    sqstat --listen 9464         # a Prometheus exporter: http://127.0.0.1:9464/metrics\n";
 
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
@@ -89,9 +97,9 @@ static const struct argp_option opts[] = {
 	{ "prom", OPT_PROM, "FILE", 0,
 	  "Also write the totals as a Prometheus text file (for node_exporter's textfile collector), "
 	  "replaced atomically at every refresh", 0 },
-	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
-	  "Serve the metrics to Prometheus at http://ADDR:PORT/metrics (port 0: the kernel picks one, "
-	  "printed); no table then", 0 },
+	{ "listen", OPT_LISTEN, "[ADDR:]PORT", 0,
+	  "Serve the metrics to Prometheus at http://ADDR:PORT/metrics (a PORT alone: 127.0.0.1; :PORT: "
+	  "every address; port 0: the kernel picks one, printed); no table then", 0 },
 	{},
 };
 
@@ -122,6 +130,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.prom = arg;
 		break;
 	case OPT_LISTEN:
+		/* a port alone is loopback's: every VM's command line is served, unauthenticated
+		 * (":PORT" says every address, and means it) */
+		if (arg[0] && strspn(arg, "0123456789") == strlen(arg)) {
+			static char loopback[32];
+			snprintf(loopback, sizeof(loopback), "127.0.0.1:%.8s", arg);
+			arg = loopback;
+		}
 		env.listen = arg;
 		break;
 	case ARGP_KEY_END:
@@ -169,14 +184,38 @@ struct vm {
 	struct sqstat_totals prev, cur;
 	__u64 prev_ns, cur_ns;		/* CLOCK_MONOTONIC of prev and cur */
 	__u64 start_wall;		/* when it started, seconds since the epoch */
+	__u64 serial;			/* rows_added when it was added: the oldest row is evicted first */
+	unsigned long long ticks;	/* its process's start time (/proc/PID/stat; 0 unknown): a PID
+					 * reused by another process is not this VM */
 	bool exited;			/* seen exiting: cur holds its final totals */
 	bool gone;			/* known from its events only (it never could be read) */
+	int retries;			/* gone because it was still starting: opened again at the next
+					 * refreshes, this many more times */
 	int status;
 	double rate[NFIELDS];
+	/* The request series it may have (security review, finding 6): the first
+	 * ROUTES_PER_VM routes (by address) and CODES_PER_VM statuses seen keep their own
+	 * series for the VM's life; any other is route="other" or code="other". */
+	__u64 routes[ROUTES_PER_VM];
+	int nroutes;
+	__u16 codes[CODES_PER_VM];
+	int ncodes;
 };
+
+/* A VM still starting at vm__start (not yet relocated) is opened again at each of this
+ * many refreshes, one whose offsets the kernel could not read at the next one; never
+ * waited for in the loop (a real VM is relocated before its vm__start, so only a fake
+ * one stays "starting"), and at most RETRIES_PER_REFRESH opens a refresh. */
+#define OPEN_RETRIES 5
+#define RETRIES_PER_REFRESH 64
+/* When the table is full and no row is gone or exited, the live rows are checked for
+ * dead processes at most this often (a flood of starts must not make every one cost a
+ * sweep of the table). */
+#define SWEEP_NS 100000000ULL
 
 static struct vm *vms;
 static int nvms;
+static __u64 rows_added, rows_dropped;	/* rows_dropped: evicted, or refused, because the table was full */
 
 static struct vm *vm_of(pid_t pid)
 {
@@ -186,25 +225,50 @@ static struct vm *vm_of(pid_t pid)
 	return NULL;
 }
 
+/* The process's state letter and start time (clock ticks since boot), from
+ * /proc/PID/stat; false if there is no such process. */
+static bool proc_stat(pid_t pid, char *state, unsigned long long *ticks)
+{
+	char path[64], line[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	line[n] = 0;
+	if (!(p = strrchr(line, ')')))
+		return false;
+	/* after the command: state (3), then fields 4..22; starttime is the 22nd */
+	return sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		      state, ticks) == 2;
+}
+
+/* Is the row's process still there, and still the one it was (not a zombie, not a
+ * new process that got its PID)? A SIGKILLed VM, or a fake one, never fires
+ * vm__exit: this is how its row ends. */
+static bool still_running(const struct vm *v)
+{
+	unsigned long long ticks;
+	char state;
+
+	return v->ticks && proc_stat(v->vm.pid, &state, &ticks) && ticks == v->ticks && state != 'Z' &&
+	       state != 'X';
+}
+
 /* When the process started: CLOCK_MONOTONIC ns and wall seconds (from /proc/PID/stat). */
 static bool start_time(pid_t pid, __u64 *mono_ns, __u64 *wall_s)
 {
-	char path[64], line[1024], *p;
 	unsigned long long ticks;
 	struct timespec boot_mono, now_rt;
-	FILE *f;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	p = fgets(line, sizeof(line), f);
-	fclose(f);
-	if (!p || !(p = strrchr(line, ')')))
-		return false;
-	/* after the command: state (3), then fields 4..22; starttime is the 22nd */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		   &ticks) != 1)
+	if (!proc_stat(pid, &state, &ticks))
 		return false;
 	/* starttime counts clock ticks since boot, and CLOCK_BOOTTIME is that clock; the
 	 * difference from CLOCK_MONOTONIC is the time suspended, none on a server */
@@ -234,27 +298,77 @@ static bool read_totals(const struct sq_vm *vm, struct sqstat_totals *t)
 	return ok;
 }
 
-/* A VM seen for the first time; since_ns: when its counters were zero (its start). */
-static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, bool quiet)
+static void forget_vm(struct sqstat_bpf *skel, pid_t pid);
+
+/* The row of the oldest VM that is gone or has exited, else of the oldest whose process
+ * is dead (checked at most every SWEEP_NS); -1 if every row is a live VM. */
+static int oldest_evictable(void)
+{
+	static __u64 last_sweep;
+	__u64 now;
+	int victim = -1;
+
+	for (int i = 0; i < nvms; i++)
+		if ((vms[i].gone || vms[i].exited) && (victim < 0 || vms[i].serial < vms[victim].serial))
+			victim = i;
+	if (victim >= 0 || (now = sq_mono_ns()) - last_sweep < SWEEP_NS)
+		return victim;
+	last_sweep = now;
+	for (int i = 0; i < nvms; i++)
+		if (!still_running(&vms[i]) && (victim < 0 || vms[i].serial < vms[victim].serial))
+			victim = i;
+	return victim;
+}
+
+/* A row for a new VM, zeroed. When the table is full the oldest gone, exited or dead
+ * VM's row makes room (its kernel entries forgotten): old VMs never keep a new one out.
+ * NULL (counted) only when all MAX_VMS rows are live VMs. */
+static struct vm *new_row(struct sqstat_bpf *skel)
 {
 	struct vm *v;
-	__u64 mono, wall;
-	int err;
+	int victim;
 
-	if ((v = vm_of(pid)))
-		return v;
-	if (nvms == MAX_VMS)
-		return NULL;
-	v = &vms[nvms];
-	memset(v, 0, sizeof(*v));
-	err = sq_vm_open(pid, &v->vm, 100);
-	if (err) {
-		if (!quiet)
-			fprintf(stderr, "sqstat: PID %d: %s\n", pid, sq_vm_strerror(err));
+	if (nvms < MAX_VMS) {
+		v = &vms[nvms++];
+	} else if ((victim = oldest_evictable()) >= 0) {
+		v = &vms[victim];
+		if (skel)
+			forget_vm(skel, v->vm.pid);
+		rows_dropped++;
+	} else {
+		rows_dropped++;
 		return NULL;
 	}
-	sq_cmdline(pid, v->cmdline, sizeof(v->cmdline));
-	if (!start_time(pid, &mono, &wall)) {
+	memset(v, 0, sizeof(*v));
+	v->serial = ++rows_added;
+	return v;
+}
+
+/* The row of pid's process; a row of an earlier process that had the same PID (its
+ * start time differs) is dropped. */
+static struct vm *row_of(struct sqstat_bpf *skel, pid_t pid, unsigned long long ticks)
+{
+	struct vm *v = vm_of(pid);
+
+	if (v && ticks && v->ticks && v->ticks != ticks) {
+		if (skel)
+			forget_vm(skel, pid);
+		*v = vms[--nvms];
+		return NULL;
+	}
+	return v;
+}
+
+/* Reads a VM into row v (its PID set): its offsets, command line and start. */
+static int open_row(struct sqstat_bpf *skel, struct vm *v, __u64 since_ns)
+{
+	__u64 mono, wall;
+	int err = sq_vm_open(v->vm.pid, &v->vm, 0);	/* never wait in the loop: retried instead */
+
+	if (err)
+		return err;
+	sq_cmdline(v->vm.pid, v->cmdline, sizeof(v->cmdline));
+	if (!start_time(v->vm.pid, &mono, &wall)) {
 		mono = sq_mono_ns();
 		wall = (__u64)time(NULL);
 	}
@@ -263,22 +377,54 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 	/* the BPF side reads the totals when it exits: it needs the offsets' address */
 	if (skel)
 		sq_vm_publish(bpf_map__fd(skel->maps.vms), &v->vm);
-	nvms++;
+	return 0;
+}
+
+/* A VM seen for the first time; since_ns: when its counters were zero (its start).
+ * *err (if not NULL) says why it could not be read. */
+static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, bool quiet, int *errp)
+{
+	unsigned long long ticks = 0;
+	struct vm *v;
+	char state;
+	int err;
+
+	proc_stat(pid, &state, &ticks);
+	if ((v = row_of(skel, pid, ticks)))
+		return v;
+	if (!(v = new_row(skel)))
+		return NULL;
+	v->vm.pid = pid;
+	v->ticks = ticks;
+	err = open_row(skel, v, since_ns);
+	if (err) {
+		if (!quiet)
+			fprintf(stderr, "sqstat: PID %d: %s\n", pid, sq_vm_strerror(err));
+		if (errp)
+			*errp = err;
+		*v = vms[--nvms];	/* the row just taken is the last, or moved there */
+		return NULL;
+	}
 	return v;
 }
 
-/* A VM that exited before user space could read it: a row from its events alone. */
-static struct vm *add_gone(pid_t pid, const struct sqstat_event *e, __u64 since_ns)
+/* A VM that could not be read at its vm__start (exited already, or lying, or still
+ * starting): a row from its events alone, until its vm__exit or until its process is
+ * found dead; opened again at the next refreshes, retries times. */
+static struct vm *add_gone(struct sqstat_bpf *skel, pid_t pid, const struct sqstat_event *e, __u64 since_ns,
+			   int retries)
 {
+	unsigned long long ticks = 0;
 	struct vm *v;
+	char state;
 
-	if ((v = vm_of(pid)))
+	proc_stat(pid, &state, &ticks);
+	if ((v = row_of(skel, pid, ticks)))
 		return v;
-	if (nvms == MAX_VMS)
+	if (!(v = new_row(skel)))
 		return NULL;
-	v = &vms[nvms++];
-	memset(v, 0, sizeof(*v));
 	v->vm.pid = pid;
+	v->ticks = ticks;
 	sq_cmdline_text(v->cmdline, sizeof(v->cmdline), e->cmdline,
 		     e->cmdline_len < sizeof(e->cmdline) ? e->cmdline_len : sizeof(e->cmdline));
 	if (!v->cmdline[0])
@@ -286,6 +432,7 @@ static struct vm *add_gone(pid_t pid, const struct sqstat_event *e, __u64 since_
 	v->prev_ns = v->cur_ns = since_ns;
 	v->start_wall = (__u64)time(NULL);
 	v->gone = true;
+	v->retries = retries;
 	return v;
 }
 
@@ -297,7 +444,7 @@ static void scan(struct sqstat_bpf *skel)
 	if (env.c.pid)
 		pids[0] = env.c.pid;
 	for (int i = 0; i < n; i++)
-		add_vm(skel, pids[i], 0, !env.c.pid);
+		add_vm(skel, pids[i], 0, !env.c.pid, NULL);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -309,9 +456,13 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (env.c.pid && (pid_t)e->pid != env.c.pid)
 		return sq_rb_yield();
 	if (e->type == SQSTAT_START) {
-		if (!add_vm(skel, e->pid, e->ts_ns, true))
-			add_gone(e->pid, e, e->ts_ns);	/* exited already: its vm__exit will tell */
-	} else if ((v = vm_of(e->pid)) || (v = add_gone(e->pid, e, e->start_ns ? e->start_ns : e->ts_ns))) {
+		int err = 0;
+		if (!e->offsets_ok)	/* lying, or unreadable here: read once more at the next refresh */
+			add_gone(skel, e->pid, e, e->ts_ns, 1);
+		else if (!add_vm(skel, e->pid, e->ts_ns, true, &err) && err)	/* exited already */
+			add_gone(skel, e->pid, e, e->ts_ns, err == SQ_VM_STARTING ? OPEN_RETRIES : 0);
+	} else if ((v = vm_of(e->pid)) ||
+		   (v = add_gone(skel, e->pid, e, e->start_ns ? e->start_ns : e->ts_ns, 0))) {
 		if (v->exited)
 			return sq_rb_yield();
 		v->exited = true;
@@ -329,19 +480,39 @@ static int handle_event(void *ctx, void *data, size_t size)
 /* A refresh                                                             */
 /* ===================================================================== */
 
-/* The VM's totals now, into cur (a scrape reads them too, between refreshes). */
+/* The VM's totals now, into cur (a scrape reads them too, between refreshes). A VM
+ * whose process is dead (or is another process now) without a vm__exit, whose records
+ * were all taken first, is shown as exited with status -1, once. */
 static void read_current(struct vm *v, __u64 now)
 {
-	if (v->gone && !v->exited) {	/* its vm__start came, not yet its vm__exit */
-		v->cur_ns = now;
+	if (v->exited)
+		return;
+	v->cur_ns = now;
+	if (!still_running(v) || (!v->gone && !read_totals(&v->vm, &v->cur))) {
+		v->exited = true;
+		v->status = -1;
 		v->cur = v->prev;
-	} else if (!v->exited) {
-		v->cur_ns = now;
-		if (!read_totals(&v->vm, &v->cur)) {	/* it exited without our seeing it */
-			v->exited = true;
-			v->status = -1;
-			v->cur = v->prev;
-		}
+	} else if (v->gone) {	/* its vm__start came, not yet its vm__exit */
+		v->cur = v->prev;
+	}
+}
+
+/* The rows of VMs not readable at their vm__start (still starting, or their offsets
+ * not readable in the kernel), opened again at each refresh while they have retries
+ * left, at most RETRIES_PER_REFRESH of them (a flood of fake starts must not stall the
+ * loop): once readable they are rows like any other. */
+static void retry_starting(struct sqstat_bpf *skel)
+{
+	int tried = 0;
+
+	for (int i = 0; i < nvms && tried < RETRIES_PER_REFRESH; i++) {
+		struct vm *v = &vms[i];
+		if (!v->gone || v->exited || v->retries <= 0 || !still_running(v))
+			continue;
+		tried++;
+		v->retries--;
+		if (open_row(skel, v, v->prev_ns) == 0)
+			v->gone = false;
 	}
 }
 
@@ -492,13 +663,47 @@ static const struct sqstat_hist *hist_of(const struct hists *h, pid_t pid, __u16
 	return NULL;
 }
 
-/* The labels of every series of a VM. */
+/* The labels of every series of a VM: its PID (its command line is sqvm_info's). */
 static int vm_labels(const struct vm *v, char *pid, size_t len, struct sqm_label *l)
 {
 	snprintf(pid, len, "%d", v->vm.pid);
 	l[0] = (struct sqm_label){ "pid", pid };
-	l[1] = (struct sqm_label){ "cmdline", v->cmdline };
-	return 2;
+	return 1;
+}
+
+/* text as a label value of at most LABEL_MAX bytes (out holds LABEL_MAX + 1): a longer
+ * one is cut at a character's start and ends "...#" and 8 hex digits of its FNV-1a hash,
+ * so that two long names that share a beginning stay two series. */
+static const char *bounded_label(char *out, const char *text)
+{
+	size_t n = strlen(text), cut = LABEL_MAX - 12;
+	uint32_t hash = 2166136261u;
+
+	if (n <= LABEL_MAX)
+		return text;
+	for (size_t i = 0; i < n; i++)
+		hash = (hash ^ (unsigned char)text[i]) * 16777619u;
+	while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
+		cut--;	/* not inside a UTF-8 sequence */
+	snprintf(out, LABEL_MAX + 1, "%.*s...#%08x", (int)cut, text, hash);
+	return out;
+}
+
+/* sqvm_info{pid,cmdline} 1: a VM's command line once, not on each of its series (the
+ * Prometheus idiom: join on pid), cut at LABEL_MAX bytes. */
+static void write_info(FILE *f)
+{
+	struct sqm_label l[2];
+	char pid[16], cmd[LABEL_MAX + 1];
+
+	sqm_family(f, "sqvm_info", "gauge", "A running VM, with its command line (join on pid).");
+	for (int i = 0; i < nvms; i++) {
+		if (vms[i].exited)
+			continue;
+		vm_labels(&vms[i], pid, sizeof(pid), l);
+		l[1] = (struct sqm_label){ "cmdline", bounded_label(cmd, vms[i].cmdline) };
+		sqm_uint(f, "sqvm_info", l, 2, 1);
+	}
 }
 
 /* The VM's totals: one counter family each. */
@@ -523,7 +728,7 @@ static void write_counters(FILE *f)
 		M("sqvm_primitive_failures_total", "Primitives that failed.", primitive_failures, 0),
 #undef M
 	};
-	struct sqm_label l[2];
+	struct sqm_label l[1];
 	char pid[16];
 
 	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
@@ -535,9 +740,9 @@ static void write_counters(FILE *f)
 			memcpy(&raw, (const char *)&vms[i].cur + metrics[m].off, sizeof(raw));
 			vm_labels(&vms[i], pid, sizeof(pid), l);
 			if (metrics[m].ns)
-				sqm_seconds(f, metrics[m].name, l, 2, raw);
+				sqm_seconds(f, metrics[m].name, l, 1, raw);
 			else
-				sqm_uint(f, metrics[m].name, l, 2, raw);
+				sqm_uint(f, metrics[m].name, l, 1, raw);
 		}
 	}
 }
@@ -548,7 +753,7 @@ static void write_gc_pauses(FILE *f, const struct hists *h)
 {
 	static const char *const kinds[] = { "young", "full" };
 	static const struct sqstat_hist none;
-	struct sqm_label l[3];
+	struct sqm_label l[2];
 	char pid[16];
 
 	sqm_family(f, "sqvm_gc_pause_seconds", "histogram", "Garbage collection pauses, by kind of collection.");
@@ -558,9 +763,9 @@ static void write_gc_pauses(FILE *f, const struct hists *h)
 		vm_labels(&vms[i], pid, sizeof(pid), l);
 		for (int k = 0; k < 2; k++) {
 			const struct sqstat_hist *g = hist_of(h, vms[i].vm.pid, SQSTAT_GC_PAUSE, k, 0);
-			l[2] = (struct sqm_label){ "kind", kinds[k] };
+			l[1] = (struct sqm_label){ "kind", kinds[k] };
 			g = g ? g : &none;
-			sqm_log2_us_histogram(f, "sqvm_gc_pause_seconds", l, 3, (const uint64_t *)g->slots, SQ_MAX_SLOTS, SQSTAT_BUCKETS,
+			sqm_log2_us_histogram(f, "sqvm_gc_pause_seconds", l, 2, (const uint64_t *)g->slots, SQ_MAX_SLOTS, SQSTAT_BUCKETS,
 					      g->sum_ns);
 		}
 	}
@@ -568,43 +773,94 @@ static void write_gc_pauses(FILE *f, const struct hists *h)
 
 /* A request histogram's place in the output: by VM, route and code. */
 struct request_series {
-	const char *name;		/* the route's; NULL: lost (the process is gone) */
-	char addr[24];			/* then its address, so that two routes stay two series */
-	int code;			/* SQSTAT_CODE_OTHER: "other" */
-	const struct sqstat_hist *h;
+	__u64 label;			/* the route's address */
+	__u16 kind;			/* the status's (SQSTAT_CODE) */
+	char route[LABEL_MAX + 1];	/* its label: the name, its address if the name is lost, "other" */
+	int code;			/* CODE_OTHER: "other" */
+	struct sqstat_hist h;		/* summed over the histograms that share the labels */
 };
 
-static const char *route_of(const struct request_series *r)
+#define CODE_OTHER 100000
+
+static int by_label_kind(const void *a, const void *b)
 {
-	return r->name ? r->name : r->addr;
+	const struct request_series *x = a, *y = b;
+
+	if (x->label != y->label)
+		return x->label < y->label ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
 }
 
 static int by_route_code(const void *a, const void *b)
 {
 	const struct request_series *x = a, *y = b;
-	int c = strcmp(route_of(x), route_of(y));
+	int c = strcmp(x->route, y->route);
 
 	return c ? c : (x->code > y->code) - (x->code < y->code);
 }
 
-/* The request histograms of VM pid in h, sorted by route and code; their count. */
-static size_t requests_of(const struct hists *h, pid_t pid, int names_fd, struct request_series *out)
+/* Whether v may give value its own series: it has one already, or there is room for it
+ * (set holds *n of max; admitted values stay for the VM's life, so a series never moves
+ * into "other" and no counter goes down). */
+static bool admitted_route(struct vm *v, __u64 label)
 {
-	size_t n = 0;
+	for (int i = 0; i < v->nroutes; i++)
+		if (v->routes[i] == label)
+			return true;
+	if (v->nroutes == ROUTES_PER_VM)
+		return false;
+	v->routes[v->nroutes++] = label;
+	return true;
+}
+
+static bool admitted_code(struct vm *v, __u16 kind)
+{
+	for (int i = 0; i < v->ncodes; i++)
+		if (v->codes[i] == kind)
+			return true;
+	if (v->ncodes == CODES_PER_VM)
+		return false;
+	v->codes[v->ncodes++] = kind;
+	return true;
+}
+
+/* The request series of VM v from the histograms in h, sorted by route and code, those
+ * with the same labels (routes and codes past the VM's bounds, names cut alike) summed
+ * into one; their count. Only an admitted route's name is read. */
+static size_t requests_of(const struct hists *h, struct vm *v, int names_fd, struct request_series *out)
+{
+	size_t n = 0, m = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct sqstat_hist_key *k = &h->keys[i];
-
-		if ((pid_t)k->pid != pid || k->family != SQSTAT_REQUEST)
-			continue;
-		out[n] = (struct request_series){ .name = sq_map_name(names_fd, pid, k->label, NULL), .h = &h->vals[i],
-						  .code = k->kind == SQSTAT_CODE_OTHER ? SQSTAT_CODE_OTHER
-						  : (int)k->kind + SQSTAT_CODE_MIN };
-		snprintf(out[n].addr, sizeof(out[n].addr), "0x%llx", (unsigned long long)k->label);
-		n++;
+		if ((pid_t)k->pid == v->vm.pid && k->family == SQSTAT_REQUEST)
+			out[n++] = (struct request_series){ .label = k->label, .kind = k->kind, .h = h->vals[i] };
+	}
+	qsort(out, n, sizeof(*out), by_label_kind);	/* the same order of admission at every scrape */
+	for (size_t i = 0; i < n; i++) {
+		struct request_series *r = &out[i];
+		if (admitted_route(v, r->label)) {
+			const char *name = sq_map_name(names_fd, v->vm.pid, r->label, NULL);
+			char addr[24], cut[LABEL_MAX + 1];
+			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)r->label);
+			snprintf(r->route, sizeof(r->route), "%s", bounded_label(cut, name ? name : addr));
+		} else {
+			snprintf(r->route, sizeof(r->route), "other");
+		}
+		r->code = r->kind != SQSTAT_CODE_OTHER && admitted_code(v, r->kind) ? (int)r->kind + SQSTAT_CODE_MIN
+										      : CODE_OTHER;
 	}
 	qsort(out, n, sizeof(*out), by_route_code);
-	return n;
+	for (size_t i = 0; i < n; i++) {
+		if (m && by_route_code(&out[m - 1], &out[i]) == 0) {
+			for (int s = 0; s < SQ_MAX_SLOTS; s++)
+				out[m - 1].h.slots[s] += out[i].h.slots[s];
+			out[m - 1].h.sum_ns += out[i].h.sum_ns;
+		} else {
+			out[m++] = out[i];
+		}
+	}
+	return m;
 }
 
 /* sqvm_request_duration_seconds{route,code}: the requests that began and ended since
@@ -613,7 +869,7 @@ static size_t requests_of(const struct hists *h, pid_t pid, int names_fd, struct
 static void write_requests(FILE *f, const struct hists *h, int names_fd)
 {
 	struct request_series *rs = calloc(h->n ? h->n : 1, sizeof(*rs));
-	struct sqm_label l[4];
+	struct sqm_label l[3];
 	char pid[16], code[16];
 
 	sqm_family(f, "sqvm_request_duration_seconds", "histogram",
@@ -622,17 +878,17 @@ static void write_requests(FILE *f, const struct hists *h, int names_fd)
 		size_t n;
 		if (vms[i].exited)
 			continue;
-		n = requests_of(h, vms[i].vm.pid, names_fd, rs);
+		n = requests_of(h, &vms[i], names_fd, rs);
 		vm_labels(&vms[i], pid, sizeof(pid), l);
 		for (size_t r = 0; r < n; r++) {
-			if (rs[r].code == SQSTAT_CODE_OTHER)
+			if (rs[r].code == CODE_OTHER)
 				snprintf(code, sizeof(code), "other");
 			else
 				snprintf(code, sizeof(code), "%d", rs[r].code);
-			l[2] = (struct sqm_label){ "route", route_of(&rs[r]) };
-			l[3] = (struct sqm_label){ "code", code };
-			sqm_log2_us_histogram(f, "sqvm_request_duration_seconds", l, 4, (const uint64_t *)rs[r].h->slots,
-					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h->sum_ns);
+			l[1] = (struct sqm_label){ "route", rs[r].route };
+			l[2] = (struct sqm_label){ "code", code };
+			sqm_log2_us_histogram(f, "sqvm_request_duration_seconds", l, 3, (const uint64_t *)rs[r].h.slots,
+					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h.sum_ns);
 		}
 	}
 	free(rs);
@@ -640,7 +896,7 @@ static void write_requests(FILE *f, const struct hists *h, int names_fd)
 
 static void write_start_times(FILE *f)
 {
-	struct sqm_label l[2];
+	struct sqm_label l[1];
 	char pid[16];
 
 	sqm_family(f, "sqvm_start_time_seconds", "gauge", "When the VM started, in seconds since the epoch.");
@@ -648,7 +904,7 @@ static void write_start_times(FILE *f)
 		if (vms[i].exited)
 			continue;
 		vm_labels(&vms[i], pid, sizeof(pid), l);
-		sqm_uint(f, "sqvm_start_time_seconds", l, 2, vms[i].start_wall);
+		sqm_uint(f, "sqvm_start_time_seconds", l, 1, vms[i].start_wall);
 	}
 }
 
@@ -659,6 +915,7 @@ static void write_metrics(FILE *f, struct sqstat_bpf *skel)
 {
 	struct hists h = read_hists(skel ? bpf_map__fd(skel->maps.hists) : -1);
 
+	write_info(f);
 	write_counters(f);
 	write_gc_pauses(f, &h);
 	write_requests(f, &h, skel ? bpf_map__fd(skel->maps.names) : -1);
@@ -667,13 +924,30 @@ static void write_metrics(FILE *f, struct sqstat_bpf *skel)
 		sqm_family(f, "sqstat_lost_observations_total", "counter",
 			   "Observations the kernel's histogram map had no room for.");
 		sqm_uint(f, "sqstat_lost_observations_total", NULL, 0, skel->bss->lost_observations);
+		sqm_family(f, "sqstat_dropped_vms_total", "counter",
+			   "VMs whose row was evicted (gone, exited or dead) or refused because the table was full.");
+		sqm_uint(f, "sqstat_dropped_vms_total", NULL, 0, rows_dropped);
 	}
 	free(h.keys);
 	free(h.vals);
 }
 
-/* The entries of VM pid in a kernel map whose keys begin with the PID. */
-static void forget_keys(const struct bpf_map *map, pid_t pid)
+/* PIDs whose kernel entries are to go, sorted at the flush: forgotten in one pass over
+ * each map at the end of a refresh (or once FORGET_MAX are waiting), not one pass per
+ * VM, which a flood of short-lived fake VMs made cost the loop a third of a second. */
+#define FORGET_MAX 8192
+static pid_t forgotten[FORGET_MAX];
+static size_t nforgotten;
+
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The entries of the forgotten VMs in a kernel map whose keys begin with the PID. */
+static void forget_keys(const struct bpf_map *map)
 {
 	size_t n, size = bpf_map__key_size(map);
 	int fd = bpf_map__fd(map);
@@ -682,10 +956,21 @@ static void forget_keys(const struct bpf_map *map, pid_t pid)
 	for (size_t i = 0; keys && i < n; i++) {
 		__u32 kpid;
 		memcpy(&kpid, keys + i * size, sizeof(kpid));
-		if ((pid_t)kpid == pid)
+		if (bsearch(&(pid_t){ (pid_t)kpid }, forgotten, nforgotten, sizeof(*forgotten), by_pid))
 			bpf_map_delete_elem(fd, keys + i * size);
 	}
 	free(keys);
+}
+
+static void flush_forgotten(struct sqstat_bpf *skel)
+{
+	if (!nforgotten)
+		return;
+	qsort(forgotten, nforgotten, sizeof(*forgotten), by_pid);
+	forget_keys(skel->maps.hists);
+	forget_keys(skel->maps.open_requests);
+	forget_keys(skel->maps.names);
+	nforgotten = 0;
 }
 
 /* A VM gone from the table: its histograms, the requests it left open (killed, it ended
@@ -694,32 +979,25 @@ static void forget_keys(const struct bpf_map *map, pid_t pid)
  * same PID starts afresh. */
 static void forget_vm(struct sqstat_bpf *skel, pid_t pid)
 {
-	forget_keys(skel->maps.hists, pid);
-	forget_keys(skel->maps.open_requests, pid);
-	forget_keys(skel->maps.names, pid);
+	if (nforgotten == FORGET_MAX)
+		flush_forgotten(skel);
+	forgotten[nforgotten++] = pid;
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.vms), &(__u32){ (__u32)pid });	/* killed: no vm__exit took it */
 	sq_names_forget(pid);
 }
 
-/* --prom: the metrics written to a temporary file beside FILE and renamed over it, so
- * that node_exporter never reads half a file. */
+static int write_metrics_file(FILE *f, void *skel)
+{
+	write_metrics(f, skel);
+	return 0;
+}
+
+/* --prom: the metrics written to a new temporary file beside FILE (a random name, never a
+ * planted link: sq_file_replace) and renamed over it, so that node_exporter never reads
+ * half a file. Mode 0644: node_exporter's textfile collector runs as another user. */
 static int write_prom(struct sqstat_bpf *skel)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", env.prom, getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "sqstat: cannot write %s: %s\n", tmp, strerror(errno));
-		return -1;
-	}
-	write_metrics(f, skel);
-	if (fclose(f) != 0 || rename(tmp, env.prom) != 0) {
-		fprintf(stderr, "sqstat: cannot write %s: %s\n", env.prom, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return sq_file_replace(env.prom, 0644, write_metrics_file, skel) ? -1 : 0;
 }
 
 struct run {
@@ -754,6 +1032,7 @@ static int refresh(void *ctx, bool last)
 
 	if (!env.c.pid)
 		scan(skel);	/* VMs of binaries without the probes attached (another build) */
+	retry_starting(skel);
 	for (int i = 0; i < nvms; i++)
 		compute(&vms[i], now);
 	qsort(vms, nvms, sizeof(*vms), by_field);
@@ -777,6 +1056,7 @@ static int refresh(void *ctx, bool last)
 		vms[kept++] = vms[i];
 	}
 	nvms = kept;
+	flush_forgotten(skel);
 	return err;
 }
 
@@ -785,16 +1065,37 @@ static int refresh(void *ctx, bool last)
 /* ===================================================================== */
 
 /* The VM binaries besides -p's, --vm's or PATH's sqvm: the executables of the VMs
- * running now (other builds may be among them). */
+ * running now (other builds may be among them). Each is opened once, now, and named
+ * /proc/self/fd/N from then on (kept open for sqstat's life): a VM that exits before
+ * the attach leaves its binary attachable, and one that has exited already is skipped,
+ * never an error (security review, finding 8). The same file twice (dev and inode) is
+ * one target. */
 static void add_running_binaries(void)
 {
 	pid_t pids[MAX_VMS];
 	int n = sq_scan_vms(pids, MAX_VMS, 0, 0);
 
 	for (int i = 0; i < n; i++) {
-		char exe[64];
+		char exe[64], path[64];
+		struct stat st;
+		bool known = false;
+		int fd, nbins = env.c.nbins;
+
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", pids[i]);
-		sq_add_target(&env.c, exe, exe);
+		fd = open(exe, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			continue;	/* gone already */
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
+		for (int b = 0; b < nbins && !known; b++)
+			known = env.c.bins[b].dev == st.st_dev && env.c.bins[b].ino == st.st_ino;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (!known)
+			sq_add_target(&env.c, path, exe);
+		if (env.c.nbins == nbins)	/* not kept: known, or no probes */
+			close(fd);
 	}
 }
 

@@ -74,15 +74,18 @@ int sq_add_target(struct sq_common *c, const char *path, const char *shown)
 	return add_binary(c, path, shown, shown, true);
 }
 
-/* Opens path read-only if it is the regular file want; else -1. */
+/* Opens path read-only if it is the regular file want (never blocking, never leaving
+ * the target's root: sq_elf_open); else -1. */
 static int open_same_file(const char *path, const struct stat *want)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = sq_elf_open(path);
 
-	if (fd < 0)
+	if (fd < 0) {
+		errno = -fd;
 		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != want->st_dev ||
+	}
+	if (fstat(fd, &st) != 0 || st.st_dev != want->st_dev ||
 	    st.st_ino != want->st_ino) {
 		close(fd);
 		return -1;

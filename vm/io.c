@@ -44,6 +44,8 @@
 /* A full collection reclaims dropped handles when this many are open (at least), and
  * then when twice as many as survived it are. */
 #define RECLAIM_MIN 256
+/* The least time between two full collections forced by EMFILE/ENFILE: 1 s. */
+#define RECLAIM_FORCED_NS 1000000000ull
 /* The epoll event data of the alarm timerfd (a descriptor's is fd | gen << 32). */
 #define ALARM_TAG UINT64_MAX
 
@@ -221,6 +223,19 @@ static void io_weak_scan(GCAliveFn alive)
 void io_reclaim(bool force)
 {
     if (!force && loop.numOpen < loop.reclaimAt) return;
+    if (force) {
+        /* EMFILE again and again (a server retries its accept while descriptors stay
+         * exhausted): at most one forced full collection per RECLAIM_FORCED_NS, a
+         * young one (handles dropped since) otherwise, so that retries cannot make
+         * every connection pause for a whole-heap collection */
+        static uint64_t lastForcedNs;
+        uint64_t now = vm_now_ns();
+        if (lastForcedNs && now - lastForcedNs < RECLAIM_FORCED_NS) {
+            gc_young_collect();
+            return;
+        }
+        lastForcedNs = now;
+    }
     gc_full_collect();
     /* twice what is live, within half the descriptor limit, but never so close to what
      * is live that every open collects */

@@ -107,13 +107,25 @@ bool str_scan_ascii(Obj *o)
     return ascii;
 }
 
-/* The length of the UTF-8 sequence starting at p (at most n bytes), or 1 for
- * a byte that does not start a well-formed one. */
-static size_t utf8_seq_len(const unsigned char *p, size_t n)
+size_t str_char_size(const char *s, size_t n)
 {
-    size_t len = p[0] < 0x80 ? 1 : p[0] >= 0xf0 && p[0] < 0xf8 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 1;
-    if (len > n) return 1;
-    for (size_t k = 1; k < len; k++)
+    const unsigned char *p = (const unsigned char *)s;
+    if (!n || p[0] < 0x80) return 1;
+    /* the lead byte gives the length and the range of the second byte (Table 3-7) */
+    size_t len;
+    unsigned lo = 0x80, hi = 0xbf;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf) len = 2;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        len = 3;
+        if (p[0] == 0xe0) lo = 0xa0;   /* no overlong form */
+        if (p[0] == 0xed) hi = 0x9f;   /* no surrogate */
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        len = 4;
+        if (p[0] == 0xf0) lo = 0x90;   /* no overlong form */
+        if (p[0] == 0xf4) hi = 0x8f;   /* nothing past U+10FFFF */
+    } else return 1;
+    if (len > n || p[1] < lo || p[1] > hi) return 1;
+    for (size_t k = 2; k < len; k++)
         if ((p[k] & 0xc0) != 0x80) return 1;
     return len;
 }
@@ -121,18 +133,18 @@ static size_t utf8_seq_len(const unsigned char *p, size_t n)
 size_t str_char_len(Value s)
 {
     if (str_is_ascii(s)) return str_len(s);
-    const unsigned char *p = (const unsigned char *)str_bytes(s);
+    const char *p = str_bytes(s);
     size_t n = str_len(s), count = 0;
-    for (size_t i = 0; i < n; count++) i += utf8_seq_len(p + i, n - i);
+    for (size_t i = 0; i < n; count++) i += str_char_size(p + i, n - i);
     return count;
 }
 
 size_t str_char_offset(Value s, size_t index)
 {
     if (str_is_ascii(s)) return index;
-    const unsigned char *p = (const unsigned char *)str_bytes(s);
+    const char *p = str_bytes(s);
     size_t n = str_len(s), i = 0;
-    for (size_t c = 0; c < index && i < n; c++) i += utf8_seq_len(p + i, n - i);
+    for (size_t c = 0; c < index && i < n; c++) i += str_char_size(p + i, n - i);
     return i;
 }
 

@@ -156,6 +156,13 @@ static inline bool str_is_ascii(Value s)
     if (LIKELY(h & HDR_STR_CHECKED)) return !(h & HDR_STR_NONASCII);
     return str_scan_ascii(as_obj(s));
 }
+/* The one way characters are counted: the byte length of the character at s (at
+ * most n bytes): a well-formed UTF-8 sequence (Unicode's Table 3-7: no overlong
+ * form, no surrogate, nothing past U+10FFFF), or 1 for a byte that starts none.
+ * Every primitive that counts, indexes or searches by character steps with it, so
+ * that a position one of them answers is the position the others take (an HTTP
+ * reader that cuts where indexOf: points must cut where it points). */
+size_t str_char_size(const char *s, size_t n);
 /* Length in characters (code points; a byte that starts no valid sequence
  * counts as one character). */
 size_t str_char_len(Value s);

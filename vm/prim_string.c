@@ -57,25 +57,35 @@ static PrimResult p_substring(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-/* The byte offset of the first occurrence of t in s at or after byte `from`, or -1. */
-static int64_t find_bytes(Value s, Value t, size_t from)
+/* The 0-based character position of the first occurrence of t in s at or after
+ * character `from`, or -1. An occurrence is what substringFrom:to: would answer: its
+ * bytes start and end where characters of s do (counted by str_char_size, as every
+ * primitive counts), so bytes of t inside one of s's characters are no match. Two
+ * cursors that only move forward keep the search linear in s. */
+static int64_t find_chars(Value s, Value t, size_t from)
 {
     size_t ls = str_len(s), lt = str_len(t);
-    if (from > ls) return -1;
-    const char *p = str_bytes(s);
-    /* memmem, not a memcmp at every offset: an HTTP server looks for "\r\n\r\n" in
-     * every request it reads */
-    const char *at = memmem(p + from, ls - from, str_bytes(t), lt);
-    return at ? (int64_t)(at - p) : -1;
-}
-
-/* The character position of a byte offset that starts a character. */
-static size_t char_index_of(Value s, size_t byteOffset)
-{
-    if (str_is_ascii(s)) return byteOffset;
-    size_t count = 0;
-    for (size_t i = 0; i < byteOffset; i++) count += ((unsigned char)str_bytes(s)[i] & 0xc0) != 0x80;
-    return count;
+    const char *p = str_bytes(s), *tb = str_bytes(t);
+    size_t i = str_char_offset(s, from), c = from, end = i;
+    if (str_is_ascii(s)) {
+        /* memmem, not a memcmp at every offset: an HTTP server looks for "\r\n\r\n"
+         * in every request it reads */
+        const char *at = memmem(p + i, ls - i, tb, lt);
+        return at ? (int64_t)(at - p) : -1;
+    }
+    for (;;) {
+        const char *at = memmem(p + i, ls - i, tb, lt);
+        if (!at) return -1;
+        size_t off = (size_t)(at - p);
+        for (; i < off; c++) i += str_char_size(p + i, ls - i);
+        if (end < i) end = i;
+        while (end < off + lt) end += str_char_size(p + end, ls - end);
+        if (i == off && end == off + lt) return (int64_t)c;
+        if (i == off) { /* it ends inside a character: look from the next one */
+            i += str_char_size(p + i, ls - i);
+            c++;
+        }
+    }
 }
 
 static PrimResult p_indexOf_startingAt(Value *a, uint32_t n)
@@ -85,8 +95,8 @@ static PrimResult p_indexOf_startingAt(Value *a, uint32_t n)
     int64_t start = int_val(a[2]), len = (int64_t)str_char_len(a[0]);
     int64_t found = -1;
     if (start >= 1 && start <= len + 1) {
-        int64_t at = find_bytes(a[0], a[1], str_char_offset(a[0], (size_t)(start - 1)));
-        if (at >= 0) found = (int64_t)char_index_of(a[0], (size_t)at) + 1;
+        int64_t at = find_chars(a[0], a[1], (size_t)(start - 1));
+        if (at >= 0) found = at + 1;
     }
     a[0] = int_value(found);
     return PRIM_OK;
@@ -100,8 +110,12 @@ static PrimResult p_includes_at(Value *a, uint32_t n)
     int64_t i = int_val(a[2]);
     bool yes = false;
     if (i >= 1 && i <= (int64_t)str_char_len(a[0]) + 1) {
-        size_t at = str_char_offset(a[0], (size_t)(i - 1));
-        yes = at + str_len(a[1]) <= str_len(a[0]) && memcmp(str_bytes(a[0]) + at, str_bytes(a[1]), str_len(a[1])) == 0;
+        const char *p = str_bytes(a[0]);
+        size_t at = str_char_offset(a[0], (size_t)(i - 1)), lt = str_len(a[1]), ls = str_len(a[0]), end = at;
+        yes = at + lt <= ls && memcmp(p + at, str_bytes(a[1]), lt) == 0;
+        /* and it ends where a character does, as indexOf:'s occurrences */
+        while (yes && end < at + lt) end += str_char_size(p + end, ls - end);
+        yes = yes && end == at + lt;
     }
     a[0] = bool_value(yes);
     return PRIM_OK;
@@ -129,22 +143,28 @@ static PrimResult p_hash(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
+/* The code point of the character at p, of size k (str_char_size); a byte that starts
+ * no sequence stands for itself (as Latin-1). */
+static wint_t char_code(const unsigned char *p, size_t k)
+{
+    static const unsigned char lead_bits[5] = {0, 0xff, 0x1f, 0x0f, 0x07};
+    wint_t c = p[0] & lead_bits[k];
+    for (size_t i = 1; i < k; i++) c = c << 6 | (p[i] & 0x3f);
+    return c;
+}
+
 /* Every character satisfies pred (false for the empty string). Characters
- * beyond ASCII are decoded (mbrtowc, with the C.UTF-8 locale that main sets
- * for LC_CTYPE) so that 'aOoöéÉíä' isLetters. */
+ * beyond ASCII are split as every primitive splits them (str_char_size) and
+ * classified by the C.UTF-8 locale that main sets for LC_CTYPE, so that
+ * 'aOoöéÉíä' isLetters. */
 static PrimResult all_chars(Value *a, int (*pred)(wint_t))
 {
     const char *s = str_bytes(a[0]);
     size_t l = str_len(a[0]), i = 0;
     bool ok = l > 0;
-    mbstate_t st;
-    memset(&st, 0, sizeof st);
     while (i < l && ok) {
-        wchar_t wc;
-        size_t k = mbrtowc(&wc, s + i, l - i, &st);
-        if (k == 0) { wc = 0; k = 1; }
-        if (k == (size_t)-1 || k == (size_t)-2) { wc = (unsigned char)s[i]; k = 1; memset(&st, 0, sizeof st); }
-        ok = pred((wint_t)wc) != 0;
+        size_t k = str_char_size(s + i, l - i);
+        ok = pred(char_code((const unsigned char *)s + i, k)) != 0;
         i += k;
     }
     a[0] = bool_value(ok);

@@ -24,8 +24,6 @@ port it got from /proc); every process it starts dies with it (PR_SET_PDEATHSIG)
 tests/prom.sh runs it under a timeout. Prints one line per case: PASS name, FAIL name
 <TAB> detail, SKIP name <TAB> reason."""
 import argparse
-import ctypes
-import json
 import os
 import re
 import signal
@@ -33,8 +31,6 @@ import socket
 import subprocess
 import threading
 import time
-import urllib.parse
-import urllib.request
 
 CALLS = 40000          # Paced.som: 80 rounds of 500
 # Requests.som: (route, code) -> requests; a /slow one takes at least 20 ms
@@ -43,187 +39,9 @@ REQUESTS = {("GET /fast", "200"): 30, ("GET /slow", "200"): 12, ("GET /item", "2
 SLOW_S = 0.020
 RATE = 5000.0          # per second
 RATE_TOLERANCE = 0.15
-CTYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def report(kind, name, detail=""):
-    detail = " ".join(str(detail).split())[:600]
-    print(f"{kind} {name}" + (f"\t{detail}" if detail else ""), flush=True)
-
-
-def check(name, ok, detail=""):
-    report("PASS" if ok else "FAIL", name, "" if ok else detail)
-    return ok
-
-
-# ---- processes ----------------------------------------------------------------------
-
-class Procs:
-    """Every process the test starts; each dies when the test does (PR_SET_PDEATHSIG)."""
-
-    def __init__(self, tmp):
-        self.tmp, self.procs = tmp, []
-
-    def start(self, name, argv, stdin=subprocess.DEVNULL):
-        out = open(os.path.join(self.tmp, name + ".out"), "wb")
-        err = open(os.path.join(self.tmp, name + ".err"), "wb")
-        p = subprocess.Popen(argv, stdin=stdin, stdout=out, stderr=err,
-                             preexec_fn=lambda: _libc.prctl(1, signal.SIGKILL))
-        p.name = name
-        self.procs.append(p)
-        return p
-
-    def text(self, name, which="out"):
-        with open(os.path.join(self.tmp, f"{name}.{which}"), errors="replace") as f:
-            return f.read()
-
-    def stop_all(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-
-
-def wait_for(what, fn, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise TimeoutError(f"timed out waiting for {what}")
-
-
-def listen_port(pid):
-    """The TCP port process pid listens on, from /proc (its sockets' inodes in LISTEN)."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            m = re.match(r"socket:\[(\d+)\]", os.readlink(f"/proc/{pid}/fd/{fd}"))
-        except OSError:
-            continue
-        if m:
-            inodes.add(m.group(1))
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            for line in f.readlines()[1:]:
-                cols = line.split()
-                if cols[3] == "0A" and cols[9] in inodes:
-                    return int(cols[1].split(":")[1], 16)
-    return None
-
-
-# ---- HTTP, by hand --------------------------------------------------------------------
-
-class Conn:
-    """A client connection that reads responses one by one (pipelined ones too)."""
-
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.buf = b""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.s.close()
-
-    def send(self, raw):
-        self.s.sendall(raw)
-
-    def _fill(self):
-        chunk = self.s.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed by the server after {self.buf[:80]!r}")
-        self.buf += chunk
-
-    def response(self, head=False):
-        """(status, headers (lower-case names), body) of the next response."""
-        while b"\r\n\r\n" not in self.buf:
-            self._fill()
-        top, self.buf = self.buf.split(b"\r\n\r\n", 1)
-        lines = top.decode().split("\r\n")
-        headers = {k.lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:])}
-        n = 0 if head else int(headers.get("content-length", 0))
-        while len(self.buf) < n:
-            self._fill()
-        body, self.buf = self.buf[:n], self.buf[n:]
-        return int(lines[0].split()[1]), headers, body
-
-    def closed_by_server(self, timeout=3):
-        """Does the server close the connection (with nothing more to say)?"""
-        self.s.settimeout(timeout)
-        try:
-            return not self.buf and self.s.recv(1) == b""
-        except (ConnectionResetError, socket.timeout):
-            return False
-
-
-def request(port, raw, head=False):
-    with Conn(port) as c:
-        c.send(raw)
-        return c.response(head)
-
-
-def get(port, path="/metrics"):
-    return request(port, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-
-
-# ---- Prometheus's HTTP API ------------------------------------------------------------
-
-class Prom:
-    def __init__(self, port):
-        self.base = f"http://127.0.0.1:{port}"
-
-    def query(self, q, at=None):
-        args = {"query": q}
-        if at is not None:
-            args["time"] = f"{at:.3f}"
-        with urllib.request.urlopen(f"{self.base}/api/v1/query?{urllib.parse.urlencode(args)}", timeout=5) as r:
-            d = json.load(r)
-        if d["status"] != "success":
-            raise RuntimeError(d)
-        return d["data"]["result"]
-
-    def value(self, q, at=None):
-        """The one value of an instant query, or None."""
-        r = self.query(q, at)
-        return float(r[0]["value"][1]) if len(r) == 1 else None
-
-    def ready(self):
-        try:
-            with urllib.request.urlopen(f"{self.base}/-/ready", timeout=1) as r:
-                return r.status == 200
-        except OSError:
-            return False
-
-
-# ---- the metrics text ---------------------------------------------------------------------
-
-SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
-
-
-def parse_metrics(text):
-    """[(name, {label: value (unescaped)}, value string)] of an exposition."""
-    out = []
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        m = SAMPLE.match(line)
-        if not m:
-            raise ValueError(f"not a sample line: {line!r}")
-        labels = {k: re.sub(r'\\(.)', lambda e: "\n" if e.group(1) == "n" else e.group(1), v)
-                  for k, v in LABEL.findall(m.group(3) or "")}
-        out.append((m.group(1), labels, m.group(4)))
-    return out
+from promlib import (CTYPE, Conn, Procs, check, get, parse_metrics, report, start_prometheus,  # noqa: F401
+                     start_sqstat, wait_for, listen_port)
 
 
 def quantile(q, buckets):
@@ -325,23 +143,11 @@ def http_connections(port):
 # ---- the whole: sqstat, node_exporter, Prometheus, the workload ---------------------------
 
 def start_servers(procs, a, textdir):
-    sq = procs.start("sqstat", [a.sqstat, "--vm", a.vm, "--listen", "127.0.0.1:0",
-                                "--prom", os.path.join(textdir, "sqvm.prom"), "0.5"])
-    m = wait_for("sqstat's URL", lambda: re.search(r"metrics at http://127\.0\.0\.1:(\d+)/metrics",
-                                                    procs.text("sqstat")), 10)
-    sq_port = int(m.group(1))
+    sq, sq_port = start_sqstat(procs, a.sqstat, ["--vm", a.vm, "--prom", os.path.join(textdir, "sqvm.prom"), "0.5"])
     node = procs.start("node", [a.node_exporter, "--web.listen-address=127.0.0.1:0", "--collector.disable-defaults",
                                 "--collector.textfile", f"--collector.textfile.directory={textdir}"])
     node_port = wait_for("node_exporter's port", lambda: listen_port(node.pid), 10)
-    conf = os.path.join(a.tmp, "prometheus.yml")
-    with open(conf, "w") as f:
-        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
-                f"  - job_name: sqstat\n    static_configs: [{{targets: ['127.0.0.1:{sq_port}']}}]\n"
-                f"  - job_name: node\n    static_configs: [{{targets: ['127.0.0.1:{node_port}']}}]\n")
-    pr = procs.start("prometheus", [a.prometheus, f"--config.file={conf}", "--web.listen-address=127.0.0.1:0",
-                                    f"--storage.tsdb.path={os.path.join(a.tmp, 'data')}", "--log.level=warn"])
-    prom = Prom(wait_for("Prometheus's port", lambda: listen_port(pr.pid), 20))
-    wait_for("Prometheus ready", prom.ready, 20)
+    prom = start_prometheus(procs, a.prometheus, a.tmp, {"sqstat": sq_port, "node": node_port})
     return sq, sq_port, prom
 
 
@@ -493,14 +299,17 @@ def check_come_and_go(procs, a, sq_port):
 
     def labels():
         text = get(sq_port)[2].decode()
-        return [l for n, l, v in parse_metrics(text) if n == "sqvm_allocations_total" and l.get("pid") == str(vm.pid)]
+        return [l for n, l, v in parse_metrics(text) if n == "sqvm_info" and l.get("pid") == str(vm.pid)]
     try:
         found = wait_for("the sleeper in /metrics", labels, 10)
         raw = [line for line in get(sq_port)[2].decode().splitlines()
-               if line.startswith("sqvm_allocations_total{") and f'pid="{vm.pid}"' in line]
-        check("sqstat: a VM that starts later appears; its cmdline label escaped (\\\" and \\\\), "
-              "its newline a space", found[0]["cmdline"].endswith('say "hi"\\now then') and
-              raw and raw[0].count('say \\"hi\\"\\\\now then') == 1, raw)
+               if line.startswith("sqvm_info{") and f'pid="{vm.pid}"' in line]
+        counters = [line for line in get(sq_port)[2].decode().splitlines()
+                    if line.startswith("sqvm_allocations_total{") and f'pid="{vm.pid}"' in line]
+        check("sqstat: a VM that starts later appears; its cmdline label, on sqvm_info only, escaped "
+              "(\\\" and \\\\), its newline a space", found[0]["cmdline"].endswith('say "hi"\\now then') and
+              raw and raw[0].count('say \\"hi\\"\\\\now then') == 1 and raw[0].endswith(" 1") and
+              counters == [f'sqvm_allocations_total{{pid="{vm.pid}"}} ' + counters[0].split()[-1]], (raw, counters))
     except TimeoutError as e:
         check("sqstat: a VM that starts later appears", False, e)
     open(stop, "w").close()
