@@ -69,7 +69,7 @@ fa_sqstat() {
     elif [ "$FA_STATUS" = 0 ] && "$promtool" check metrics <"$FA_TMP/sqvm.prom" >"$FA_TMP/prom.check" 2>&1 &&
         grep -q "^sqvm_allocations_total{pid=\"$spinner\"} " "$FA_TMP/sqvm.prom" &&
         grep -q "^sqvm_info{pid=\"$spinner\",cmdline=\".*Spinner.som" "$FA_TMP/sqvm.prom" &&
-        ! ls "$FA_TMP"/sqvm.prom.tmp.* >/dev/null 2>&1; then
+        ! ls "$FA_TMP"/sqvm.prom.*.tmp >/dev/null 2>&1; then
         pass "family/sqstat --prom: promtool check metrics passes, the spinner's counters and its sqvm_info are there, no temp file left"
     else fail "family/sqstat --prom" "status $FA_STATUS: $(cat "$FA_TMP/prom.check"; head -5 "$FA_TMP/sqvm.prom")"; fi
 
