@@ -50,6 +50,9 @@ static __always_inline struct sqsched_stats *stats_of(__u32 pid, __u64 id, const
 	z = bpf_map_lookup_elem(&zero_stats, &zero);
 	if (!z)
 		return NULL;
+	/* z is per-CPU scratch: it still holds the name of the last row made on this CPU,
+	 * which a row made without a name must not inherit (review finding 20). */
+	__builtin_memset(z->name, 0, sizeof(z->name));
 	if (name)
 		bpf_probe_read_user_str(z->name, sizeof(z->name), name);
 	s = stats_insert(pid, id, z);
