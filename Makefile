@@ -120,8 +120,13 @@ build/float_test: tests/unit/float_test.c vm/common.h probes/debug_offsets.h
 	@mkdir -p build
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Ivm -Iprobes -o $@ tests/unit/float_test.c -lm
 
+# What the tools print of a target's names (tools/sqoutput.c), byte for byte
+build/printable_test: tests/unit/printable_test.c tools/sqoutput.c tools/sqoutput.h tools/sqopts.h
+	@mkdir -p build
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Itools -o $@ tests/unit/printable_test.c tools/sqoutput.c
+
 # The C unit tests (tests/run.sh's unit tier)
-unit: build/bigint_test build/float_test
+unit: build/bigint_test build/float_test build/printable_test
 
 # The eBPF tools (bpf/, tools/) have their own rules.
 -include tools/tools.mk

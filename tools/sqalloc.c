@@ -360,9 +360,9 @@ static void print_table(const struct row *rows, size_t n, long top, bool bytes_o
 	for (size_t i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
 		if (has_method_column())
-			printf("%-*s %-*s", wm, r->method ? r->method : "?", wc, r->cls);
+			printf("%-*s %-*s", wm, sq_printable(r->method), wc, sq_printable(r->cls));
 		else
-			printf("%-*s", wc, r->cls);
+			printf("%-*s", wc, sq_printable(r->cls));
 		printf(" %12llu %14llu", (unsigned long long)row_count(r),
 		       (unsigned long long)r->val.bytes);
 		if (env.sample)

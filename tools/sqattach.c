@@ -2,9 +2,11 @@
 /* sqattach.c - attaching BPF programs and handing over the running VMs; see sqattach.h. */
 #define _GNU_SOURCE
 #include "sqattach.h"
+#include "sqoutput.h"
 #include "sqtargets.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -45,6 +47,14 @@ int sq_attach(struct sq_common *c, struct bpf_program *prog, const char *probe)
 		for (int j = 0; j < b->probes.nprobes; j++)
 			if (strcmp(b->probes.probe[j].name, probe) == 0)
 				sites = b->probes.probe[j].sites;
+		if (!sites && b->scanned) {
+			/* A binary some other process runs, with squeak notes but not this
+			 * probe (a fake, or another version): it must not stop the tool from
+			 * tracing every other VM on the host. */
+			fprintf(stderr, "%s: skipping %s: it has no %s:%s probe\n", c->tool,
+				sq_printable(b->shown), SQ_PROVIDER, probe);
+			continue;
+		}
 		if (!sites) {
 			sq_error("%s has no %s:%s probe: the VM and the tool disagree about the probe "
 			      "contract (probes/squeak.d)", b->shown, SQ_PROVIDER, probe);

@@ -264,7 +264,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	for (size_t i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
 		__u64 timed = r->st.count - r->st.entered_before;
-		printf("%-48s %10llu %14.3f %14.3f %12.3f\n", r->name, (unsigned long long)r->st.count,
+		printf("%-48s %10llu %14.3f %14.3f %12.3f\n", sq_printable(r->name), (unsigned long long)r->st.count,
 		       in_unit(r->st.total_ns), in_unit(r->st.self_ns),
 		       timed ? in_unit(r->st.total_ns) / timed : 0.0);
 	}
@@ -273,7 +273,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	printf("%llu calls of %zu method%s\n", (unsigned long long)calls, n, n == 1 ? "" : "s");
 	if (env.hist) {
 		for (size_t i = 0; i < shown; i++) {
-			printf("\n%s\n", rows[i].name);
+			printf("\n%s\n", sq_printable(rows[i].name));
 			sq_print_log2_hist(stdout, rows[i].st.slots, SQ_MAX_SLOTS, env.millis ? "msecs" : "usecs");
 		}
 	}

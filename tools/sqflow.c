@@ -181,7 +181,7 @@ static void print_text(const struct sqflow_event *e, const struct names *n)
 		printf("%-15s ", time);
 	}
 	printf("%-7u %-7u %*s%s %s", e->pid, e->tid, 2 * indent, "",
-	       e->type == SQFLOW_ENTRY ? "->" : "<-", name ? name : "?");
+	       e->type == SQFLOW_ENTRY ? "->" : "<-", sq_printable(name));
 	if (e->type == SQFLOW_RETURN && e->paired) {
 		if (e->duration_ns < 1000000)
 			printf("  %.3f us", e->duration_ns / 1e3);

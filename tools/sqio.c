@@ -198,7 +198,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	for (size_t i = 0; i < shown; i++) {
 		const struct sqio_stats *s = &rows[i].st;
 		printf("%-7d %-36.36s %-7s %-5s %8llu %6llu %12llu %10.3f %9.1f %7llu %10.3f %8llu\n", rows[i].pid,
-		       rows[i].method, op_names[rows[i].op], kind_names[rows[i].kind], (unsigned long long)s->calls,
+		       sq_printable(rows[i].method), op_names[rows[i].op], kind_names[rows[i].kind], (unsigned long long)s->calls,
 		       (unsigned long long)s->errors, (unsigned long long)s->bytes, s->total_ns / 1e6, s->max_ns / 1e3,
 		       (unsigned long long)s->waits, s->wait_ns / 1e6, (unsigned long long)s->disk_pages * 4);
 	}
@@ -206,7 +206,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 		printf("... %zu more row%s (-n 0 shows all)\n", n - shown, n - shown == 1 ? "" : "s");
 	if (env.hist)
 		for (size_t i = 0; i < shown; i++) {
-			printf("\n%s %s (%s) of PID %d, system-call latency\n", rows[i].method, op_names[rows[i].op],
+			printf("\n%s %s (%s) of PID %d, system-call latency\n", sq_printable(rows[i].method), op_names[rows[i].op],
 			       kind_names[rows[i].kind], rows[i].pid);
 			sq_print_log2_hist(stdout, rows[i].st.slots, SQ_MAX_SLOTS, "usecs");
 		}

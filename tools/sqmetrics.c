@@ -2,29 +2,17 @@
 /* sqmetrics.c - the Prometheus text exposition format; see sqmetrics.h. */
 #define _GNU_SOURCE
 #include "sqmetrics.h"
+#include "sqoutput.h"
 
 #include <stdbool.h>
 #include <string.h>
-
-/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
-static int utf8_len(const unsigned char *s)
-{
-	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-
-	if (n == 2 && s[0] < 0xc2)
-		return 0;	/* overlong */
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
 
 /* Text in HELP (backslash, newline) or a label value (also the double quote) escaped as
  * the format says; a byte that is not valid UTF-8 becomes U+FFFD. */
 static void escaped(FILE *f, const char *text, bool quote)
 {
 	for (const unsigned char *s = (const unsigned char *)text; *s;) {
-		int n = utf8_len(s);
+		int n = sq_utf8_seq(s, strnlen((const char *)s, 4));
 		if (!n) {
 			fputs("\xef\xbf\xbd", f);
 			s++;

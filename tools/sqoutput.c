@@ -135,6 +135,79 @@ void sq_json_log2_hist(FILE *f, const __u64 *slots, int nslots)
 	fputc(']', f);
 }
 
+int sq_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	int len;
+	unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range (Unicode table 3-7) */
+
+	if (n == 0)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* past U+10FFFF */
+	} else
+		return 0;
+	if ((size_t)len > n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+const char *sq_printable(const char *s)
+{
+	static char slots[SQ_PRINTABLE_SLOTS][SQ_PRINTABLE_MAX + 1];
+	static unsigned next;
+	char *out = slots[next++ % SQ_PRINTABLE_SLOTS];
+	size_t o = 0, n;
+	const unsigned char *p = (const unsigned char *)(s ? s : "?");
+
+	n = strlen((const char *)p);
+	/* an escape is at most 8 bytes (a two-byte C1 form); keep room for it and "..." */
+	for (size_t i = 0; i < n;) {
+		int len = sq_utf8_seq(p + i, n - i);
+		bool c1 = len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0;
+
+		if (o + 8 + 3 > SQ_PRINTABLE_MAX) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (len == 1 && p[i] >= 0x20 && p[i] != 0x7f && p[i] != '\\') {
+			out[o++] = (char)p[i];
+		} else if (len == 1 && p[i] == '\\') {
+			out[o++] = '\\';
+			out[o++] = '\\';
+		} else if (len > 1 && !c1) {
+			memcpy(out + o, p + i, (size_t)len);
+			o += (size_t)len;
+		} else {
+			if (len == 0)
+				len = 1;
+			for (int k = 0; k < len; k++)
+				o += (size_t)snprintf(out + o, 5, "\\x%02x", p[i + k]);
+		}
+		i += (size_t)len;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 void sq_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);

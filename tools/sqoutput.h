@@ -30,6 +30,20 @@ void sq_format_duration(char *buf, size_t len, __u64 ns);
 void sq_print_log2_hist(FILE *f, const __u64 *slots, int nslots, const char *unit);
 void sq_json_log2_hist(FILE *f, const __u64 *slots, int nslots);
 
+/* The length of the well-formed UTF-8 sequence at s (at most n bytes: no overlong form,
+ * no surrogate, nothing past U+10FFFF), or 0 if there is none. */
+int sq_utf8_seq(const unsigned char *s, size_t n);
+
+/* s made safe for a terminal: C0 and C1 controls (raw bytes 0x80-0x9f and their UTF-8
+ * forms U+0080-U+009F), DEL and bytes that are not well-formed UTF-8 become \xNN, and a
+ * backslash \\, so that no name from a target reaches the terminal as a control and two
+ * names never print alike. The answer is one of SQ_PRINTABLE_SLOTS buffers used in turn
+ * (several names in one printf), each at most SQ_PRINTABLE_MAX bytes: a longer name ends
+ * in "...". NULL prints as "?". */
+#define SQ_PRINTABLE_SLOTS 8
+#define SQ_PRINTABLE_MAX 1024
+const char *sq_printable(const char *s);
+
 /* A JSON string literal for s, escaped. */
 void sq_json_str(FILE *f, const char *s);
 

@@ -451,7 +451,8 @@ static void print_wall_states(FILE *f, const struct sqp_profile *p)
 	fprintf(f, "\n%8s %7s  %-10s %s\n", "SAMPLES", "%", "STATE", "PROCESS");
 	for (i = 0; i < n; i++) {
 		fprintf(f, "%8llu %6.2f%%  %-10s %s\n", (unsigned long long)rows[i].samples,
-			pct(rows[i].samples, total), rows[i].state ? rows[i].state : "", rows[i].process ? rows[i].process : "");
+			pct(rows[i].samples, total), sq_printable(rows[i].state ? rows[i].state : ""),
+			sq_printable(rows[i].process ? rows[i].process : ""));
 		free(rows[i].process);
 		free(rows[i].state);
 	}

@@ -242,7 +242,7 @@ static void print_slowest_text(void)
 		struct sqreq_event *e = &slow[i];
 		sq_format_time(time, sizeof(time), e->begin_ns, true);
 		printf("%s PID %u process %llu request %llu %s status %d: %.3f ms =", time, e->pid,
-		       (unsigned long long)e->process, (unsigned long long)e->id, route_name(e->pid, e->route),
+		       (unsigned long long)e->process, (unsigned long long)e->id, sq_printable(route_name(e->pid, e->route)),
 		       e->status, e->latency_ns / 1e6);
 		for (int k = 0; k < NSHOWN; k++)
 			printf(" %s %.3f", shown_heads[k], e->state_ns[shown_states[k]] / 1e6);
@@ -250,7 +250,7 @@ static void print_slowest_text(void)
 		       (unsigned long long)e->bytes);
 		qsort(e->top, SQREQ_TOP_METHODS, sizeof(e->top[0]), by_share);
 		for (int k = 0; k < SQREQ_TOP_METHODS && e->top[k].method; k++)
-			printf("    %10.3f ms  %s\n", e->top[k].ns / 1e6, method_name(e->pid, e->top[k].method));
+			printf("    %10.3f ms  %s\n", e->top[k].ns / 1e6, sq_printable(method_name(e->pid, e->top[k].method)));
 	}
 }
 
@@ -304,7 +304,7 @@ static void print_text(struct row *rows, size_t n)
 	for (size_t i = 0; i < shown; i++) {
 		const struct sqreq_route *r = &rows[i].r;
 		double c = r->count;
-		printf("%-7u %-24.24s %7llu %9.3f %9.3f %9.3f %9.3f |", rows[i].key.pid, rows[i].route,
+		printf("%-7u %-24.24s %7llu %9.3f %9.3f %9.3f %9.3f |", rows[i].key.pid, sq_printable(rows[i].route),
 		       (unsigned long long)r->count, percentile(r, 50, r->max_ns) / 1e6,
 		       percentile(r, 90, r->max_ns) / 1e6, percentile(r, 99, r->max_ns) / 1e6, r->max_ns / 1e6);
 		for (int k = 0; k < NSHOWN; k++)
@@ -315,7 +315,7 @@ static void print_text(struct row *rows, size_t n)
 		printf("... %zu more route%s (-n 0 shows all)\n", n - shown, n - shown == 1 ? "" : "s");
 	if (env.hist)
 		for (size_t i = 0; i < shown; i++) {
-			printf("\nlatency of %s (PID %u)\n", rows[i].route, rows[i].key.pid);
+			printf("\nlatency of %s (PID %u)\n", sq_printable(rows[i].route), rows[i].key.pid);
 			sq_print_log2_hist(stdout, rows[i].r.slots, SQ_MAX_SLOTS, "usecs");
 		}
 	print_slowest_text();

@@ -217,7 +217,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	for (size_t i = 0; i < shown; i++) {
 		const struct sqsched_stats *s = &rows[i].st;
 		char name[24];
-		snprintf(name, sizeof(name), "%.20s", s->name[0] ? s->name : "?");
+		snprintf(name, sizeof(name), "%.20s", sq_printable(s->name[0] ? s->name : "?"));
 		printf("%-7u %5llu %-20s %11llu %10.3f %10.1f %10.1f %10llu %11.3f %12.3f %10.3f %9.3f\n", rows[i].key.pid,
 		       (unsigned long long)rows[i].key.id, name, (unsigned long long)s->activations, s->cpu_ns / 1e6,
 		       s->runq_count ? s->runq_ns / 1e3 / s->runq_count : 0.0, s->runq_max_ns / 1e3,
@@ -232,7 +232,7 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	if (env.per_process) {
 		for (size_t i = 0; i < shown; i++) {
 			printf("\nrun-queue latency of PID %u process %llu (%s)\n", rows[i].key.pid,
-			       (unsigned long long)rows[i].key.id, rows[i].st.name);
+			       (unsigned long long)rows[i].key.id, sq_printable(rows[i].st.name));
 			sq_print_log2_hist(stdout, rows[i].st.slots, SQ_MAX_SLOTS, unit);
 		}
 	} else {
@@ -308,7 +308,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	} else {
 		sq_format_time(time, sizeof(time), e->ts_ns, true);
 		printf("%-15s %-7u %6llu -> %-6llu %-20s", time, e->pid, (unsigned long long)e->from,
-		       (unsigned long long)e->to, e->to_name);
+		       (unsigned long long)e->to, sq_printable(e->to_name));
 		if (e->runq_ns)
 			printf(" ready %.1f us", e->runq_ns / 1e3);
 		printf("\n");

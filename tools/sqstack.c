@@ -411,7 +411,8 @@ static void print_stack(const struct frame *frames, int n, bool truncated)
 			printf("%s\n", when);
 		}
 		for (int i = 0; i < n; i++)
-			printf("    at %s (%s:%u)\n", frames[i].name, frames[i].file, frames[i].line);
+			printf("    at %s (%s:%u)\n", sq_printable(frames[i].name), sq_printable(frames[i].file),
+			       frames[i].line);
 		if (truncated)
 			printf("    ... (more frames: -n)\n");
 	}

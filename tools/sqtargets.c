@@ -65,6 +65,7 @@ static int add_binary(struct sq_common *c, const char *path, const char *shown,
 	snprintf(b->shown, sizeof(b->shown), "%s", shown);
 	b->dev = st.st_dev;
 	b->ino = st.st_ino;
+	b->scanned = quiet;
 	c->nbins++;
 	return 0;
 }

@@ -27,6 +27,7 @@ struct sq_binary {
 	dev_t dev;
 	ino_t ino;
 	struct sq_probes probes;
+	bool scanned; /* found by a scan, not named by -p or --vm: any process may have put it there */
 };
 
 struct sq_common;
