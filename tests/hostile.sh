@@ -12,7 +12,7 @@ HO_TOOLS=$HO_O/tools
 HO_FAKE=$HO_O/hostile/fakevm
 [ -x "$HO_FAKE" ] || HO_FAKE=build/hostile/fakevm
 HO_TMP="$TMP/hostile"
-HO_LIMIT=6 # seconds a tool may run before SIGINT; SIGKILL 4 s after that
+HO_LIMIT=2 # seconds a tool may run before SIGINT; SIGKILL 4 s after that
 HO_TOOLLIST="sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqstack"
 mkdir -p "$HO_TMP"
 
@@ -59,8 +59,9 @@ ho_judge() { # mode tool pid
 ho_mode() { # mode: starts the fake, runs every tool against it, two at a time
     local mode=$1 fake pid i t
     "$HO_FAKE" --mode "$mode" >"$HO_TMP/$mode.fake" 2>&1 </dev/null &
-    fake=$!
+    ho_fakejob=$!
     for ((i = 0; i < 200; i++)); do grep -qs '^ready' "$HO_TMP/$mode.fake" && break; sleep 0.01; done
+    fake=$(awk '/^ready/ { print $2; exit }' "$HO_TMP/$mode.fake") # the fake itself, not a shell
     set -- $HO_TOOLLIST
     while [ $# -gt 0 ]; do
         ho_check "$mode" "$1" "$fake" &
@@ -68,7 +69,7 @@ ho_mode() { # mode: starts the fake, runs every tool against it, two at a time
         wait_jobs_ho
         shift 2 2>/dev/null || shift
     done
-    kill "$fake" 2>/dev/null; wait "$fake" 2>/dev/null
+    kill "$fake" 2>/dev/null; wait 2>/dev/null
     for t in $HO_TOOLLIST; do ho_verdict "$HO_TMP/$mode.$t.verdict"; done
 }
 ho_verdict() { # verdict-file
@@ -80,7 +81,7 @@ ho_verdict() { # verdict-file
         *) fail "$1" "no verdict: $line" ;;
     esac
 }
-wait_jobs_ho() { local j; for j in $(jobs -p); do [ "$j" = "$fake" ] || wait "$j"; done; }
+wait_jobs_ho() { local j; for j in $(jobs -p); do [ "$j" = "$ho_fakejob" ] || wait "$j"; done; }
 
 if [ ! -x "$HO_FAKE" ]; then
     skip "hostile" "no $HO_FAKE (make hostile)"

@@ -132,8 +132,8 @@ int main(int argc, char **argv)
         if (exit_after) return 0;
     }
     for (;;) {
-        SQUEAK_VM_START(hostile_name, &sqvm_debug_offsets);
-        SQUEAK_VM_EXIT(0);
+#define NAME hostile_name
+#include "sites.h"
         usleep(10000);
     }
 }
