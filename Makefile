@@ -132,6 +132,7 @@ unit: build/bigint_test build/float_test build/printable_test
 -include tools/tools.mk
 # libFuzzer targets (fuzz/): make fuzz
 include fuzz/fuzz.mk
+include tests/hostile/hostile.mk
 
 test: all unit
 	tests/run.sh --vm $(O)/sqvm

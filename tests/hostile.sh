@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# tests/hostile.sh - every tool against fake VMs that lie (tests/hostile/fakevm.c): bad
+# debug offsets, looping frame chains, a current_process flipping under the reader,
+# hostile names, a vm__start flood. Each tool, run with -p PID, must end within its
+# limit with a clear error or a partial answer: no signal exit, no ASan report, no raw
+# control byte in its text output. Sourced by tests/run.sh (pass, fail, skip, $TMP).
+# Under SANITIZE=1 the tools and fakes come from build/asan (HOSTILE_O=build/asan).
+
+HO_O=${HOSTILE_O:-build}
+HO_TOOLS=$HO_O/tools
+[ -x "$HO_TOOLS/sqstack" ] || HO_TOOLS=build/tools
+HO_FAKE=$HO_O/hostile/fakevm
+[ -x "$HO_FAKE" ] || HO_FAKE=build/hostile/fakevm
+HO_TMP="$TMP/hostile"
+HO_LIMIT=2 # seconds a tool may run before SIGINT; SIGKILL 4 s after that
+HO_TOOLLIST="sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqstack"
+mkdir -p "$HO_TMP"
+
+# a raw C0 control (but \t \n), DEL, or a C1 control (a lone byte 0x80-0x9f, or U+0080-U+009F
+# in UTF-8) in the files: prints the first with its context, returns 1
+ho_raw_controls() {
+    python3 -c '
+import re, sys
+bad = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|(?:^|(?<=[\x00-\x7f]))[\x80-\x9f]")
+for f in sys.argv[1:]:
+    b = open(f, "rb").read()
+    m = bad.search(b)
+    if m:
+        print(f, repr(b[max(0, m.start() - 20):m.end() + 20])); sys.exit(1)' "$@"
+}
+
+# one tool against one fake: checks its exit, stderr and stdout; its verdict goes to
+# OUT.verdict (it runs in the background), ho_verdicts reports them
+ho_check() { # mode tool pid
+    ho_judge "$@" >"$HO_TMP/$1.$2.verdict" 2>&1
+}
+ho_judge() { # mode tool pid
+    local mode=$1 tool=$2 pid=$3 out="$HO_TMP/$1.$2" rc args
+    case $tool in
+        sqstack) args="-p $pid" ;;
+        *) args="-p $pid" ;;
+    esac
+    timeout -s INT -k 4 "$HO_LIMIT" "$HO_TOOLS/$tool" $args >"$out" 2>"$out.err" </dev/null
+    rc=$?
+    local label="hostile $mode $tool"
+    if [ $rc -gt 128 ] || [ $rc = 137 ]; then
+        echo "FAIL $label|" "killed by signal $((rc - 128)) (rc $rc): $(head -c 300 "$out.err")"
+    elif grep -q 'AddressSanitizer\|runtime error:' "$out.err"; then
+        echo "FAIL $label|" "sanitizer report: $(grep -m1 'ERROR\|runtime error' "$out.err")"
+    elif ! ho_bad=$(ho_raw_controls "$out" "$out.err"); then
+        echo "FAIL $label|" "raw control byte in its output: $ho_bad"
+    elif [ $rc != 0 ] && [ $rc != 124 ] && ! grep -q "^$tool: " "$out.err"; then
+        echo "FAIL $label|" "exit $rc without a message naming the problem: $(head -c 200 "$out.err")"
+    else
+        echo "PASS $label|"
+    fi
+}
+
+ho_mode() { # mode: starts the fake, runs every tool against it, two at a time
+    local mode=$1 fake pid i t
+    "$HO_FAKE" --mode "$mode" >"$HO_TMP/$mode.fake" 2>&1 </dev/null &
+    ho_fakejob=$!
+    for ((i = 0; i < 200; i++)); do grep -qs '^ready' "$HO_TMP/$mode.fake" && break; sleep 0.01; done
+    fake=$(awk '/^ready/ { print $2; exit }' "$HO_TMP/$mode.fake") # the fake itself, not a shell
+    set -- $HO_TOOLLIST
+    while [ $# -gt 0 ]; do
+        ho_check "$mode" "$1" "$fake" &
+        if [ $# -gt 1 ]; then ho_check "$mode" "$2" "$fake" & fi
+        wait_jobs_ho
+        shift 2 2>/dev/null || shift
+    done
+    kill "$fake" 2>/dev/null; wait 2>/dev/null
+    for t in $HO_TOOLLIST; do ho_verdict "$HO_TMP/$mode.$t.verdict"; done
+}
+ho_verdict() { # verdict-file
+    local line
+    line=$(cat "$1")
+    case $line in
+        PASS*) line=${line#PASS }; pass "${line%|}" ;;
+        FAIL*) line=${line#FAIL }; fail "${line%%|*}" "${line#*|}" ;;
+        *) fail "$1" "no verdict: $line" ;;
+    esac
+}
+wait_jobs_ho() { local j; for j in $(jobs -p); do [ "$j" = "$ho_fakejob" ] || wait "$j"; done; }
+
+if [ ! -x "$HO_FAKE" ]; then
+    skip "hostile" "no $HO_FAKE (make hostile)"
+else
+    for ho_m in bad-offsets loop-chain flip names start-flood; do ho_mode "$ho_m"; done
+fi
