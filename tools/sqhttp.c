@@ -32,6 +32,7 @@
 #define REQUEST_NS 10000000000ULL	/* to send a whole request, or take a whole response */
 #define IDLE_NS 60000000000ULL		/* between two requests of a kept-alive connection */
 #define DRAIN_NS 2000000000ULL		/* to close after a response that ends the connection */
+#define PIPELINE_MAX 16			/* pipelined requests answered in one turn; more on the next */
 
 enum { TOKEN_LISTEN = 0, TOKEN_TIMER = 1, TOKEN_CONN = 16 };
 
@@ -43,6 +44,7 @@ struct conn {
 	bool keep_alive;		/* after this response, read the next request */
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC */
 	uint64_t idle_since;		/* waiting for a request with nothing of it yet; else 0 */
+	uint64_t progress_ns;		/* when a byte last came in or went out (or it was accepted) */
 	char *out;
 	size_t out_len, out_off;
 	size_t in_len;
@@ -213,10 +215,13 @@ static void conn_read(struct sq_http *h, struct conn *c, uint64_t now)
 	watch(h, EPOLL_CTL_MOD, c->fd, EPOLLIN, TOKEN_CONN + (uint32_t)(c - h->conns));
 }
 
-/* A free slot; when there is none, the connection idle the longest gives up its own. */
+/* A free slot; when there is none, the connection idle the longest gives up its own, else
+ * the one that has moved no byte for the longest. Never none: clients that each send a
+ * byte and stall, or never read, must not lock a scraper out; one that keeps moving bytes
+ * is the last to go. */
 static struct conn *free_slot(struct sq_http *h)
 {
-	struct conn *idlest = NULL;
+	struct conn *idlest = NULL, *stalest = NULL;
 
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct conn *c = &h->conns[i];
@@ -224,9 +229,12 @@ static struct conn *free_slot(struct sq_http *h)
 			return c;
 		if (c->state == READ && c->idle_since && (!idlest || c->idle_since < idlest->idle_since))
 			idlest = c;
+		if (!stalest || c->progress_ns < stalest->progress_ns)
+			stalest = c;
 	}
-	if (idlest)
-		conn_close(h, idlest);
+	if (!idlest)
+		idlest = stalest;
+	conn_close(h, idlest);
 	return idlest;
 }
 
@@ -239,11 +247,8 @@ static void accept_all(struct sq_http *h, uint64_t now)
 		if (fd < 0)
 			return;		/* EAGAIN: all taken; anything else: the client's loss */
 		c = free_slot(h);
-		if (!c) {		/* every connection is busy: this one must come back */
-			close(fd);
-			continue;
-		}
-		*c = (struct conn){ .fd = fd, .state = READ, .idle_since = now, .deadline_ns = now + REQUEST_NS };
+		*c = (struct conn){ .fd = fd, .state = READ, .idle_since = now, .progress_ns = now,
+				    .deadline_ns = now + REQUEST_NS };
 		if (watch(h, EPOLL_CTL_ADD, fd, EPOLLIN, TOKEN_CONN + (uint32_t)(c - h->conns))) {
 			close(fd);
 			c->fd = -1;
@@ -398,8 +403,9 @@ static void respond(struct sq_http *h, struct conn *c, struct request *r, uint64
 
 static void on_writable(struct sq_http *h, struct conn *c, uint64_t now);
 
-/* A whole request in c->in? Then answer it (what follows it stays, for the next). */
-static void try_request(struct sq_http *h, struct conn *c, uint64_t now)
+/* A whole request in c->in? Then make its response (what follows it stays, for the
+ * next) and answer true. */
+static bool try_request(struct sq_http *h, struct conn *c, uint64_t now)
 {
 	struct request r;
 	char *end = memmem(c->in, c->in_len, "\r\n\r\n", 4), *lf = memmem(c->in, c->in_len, "\n\n", 2);
@@ -412,7 +418,7 @@ static void try_request(struct sq_http *h, struct conn *c, uint64_t now)
 		used = end ? (size_t)(end - c->in) + 4 : 0;
 	}
 	if (!end && c->in_len < IN_MAX)
-		return;		/* not all there yet */
+		return false;	/* not all there yet */
 	if (!end || memchr(c->in, 0, used)) {
 		r = (struct request){ .status = end ? 400 : 431, .close = true };
 		used = c->in_len;
@@ -425,7 +431,24 @@ static void try_request(struct sq_http *h, struct conn *c, uint64_t now)
 	memmove(c->in, c->in + used, c->in_len - used);
 	c->in_len -= used;
 	respond(h, c, &r, now);
-	on_writable(h, c, now);
+	return true;
+}
+
+/* Answers the requests in c->in, one after the other (a loop, not a recursion: each
+ * level held a request's text), at most PIPELINE_MAX in one turn so that one client's
+ * pipeline cannot hold the loop: with more left, the connection also waits for
+ * EPOLLOUT, which is ready at once, and on_readable goes on from there. */
+static bool answer(struct sq_http *h, struct conn *c, uint64_t now)
+{
+	for (int k = 0; k < PIPELINE_MAX; k++) {
+		if (!try_request(h, c, now))
+			return false;
+		on_writable(h, c, now);
+		if (c->state != READ || !c->in_len)
+			return false;	/* waiting to send, draining, closed, or nothing left */
+	}
+	watch(h, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLOUT, TOKEN_CONN + (uint32_t)(c - h->conns));
+	return true;
 }
 
 static void on_readable(struct sq_http *h, struct conn *c, uint64_t now)
@@ -440,6 +463,10 @@ static void on_readable(struct sq_http *h, struct conn *c, uint64_t now)
 			conn_close(h, c);
 		return;
 	}
+	/* requests PIPELINE_MAX left for this turn first: the client may have closed its
+	 * side after sending them all */
+	if (c->in_len && (answer(h, c, now) || c->state != READ))
+		return;
 	n = recv(c->fd, c->in + c->in_len, IN_MAX - c->in_len, 0);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		conn_close(h, c);
@@ -447,12 +474,13 @@ static void on_readable(struct sq_http *h, struct conn *c, uint64_t now)
 	}
 	if (n < 0)
 		return;
+	c->progress_ns = now;
 	if (c->idle_since) {		/* a request begins: it has REQUEST_NS to arrive */
 		c->idle_since = 0;
 		c->deadline_ns = now + REQUEST_NS;
 	}
 	c->in_len += (size_t)n;
-	try_request(h, c, now);
+	answer(h, c, now);
 }
 
 /* Sends what it can of the response; once it has all gone, the next request, or the
@@ -475,8 +503,10 @@ static void on_writable(struct sq_http *h, struct conn *c, uint64_t now)
 			conn_close(h, c);
 			return;
 		}
-		if (n > 0)
+		if (n > 0) {
 			c->out_off += (size_t)n;
+			c->progress_ns = now;
+		}
 	}
 	free(c->out);
 	c->out = NULL;
@@ -487,9 +517,7 @@ static void on_writable(struct sq_http *h, struct conn *c, uint64_t now)
 		watch(h, EPOLL_CTL_MOD, c->fd, EPOLLIN, token);
 		return;
 	}
-	conn_read(h, c, now);
-	if (c->in_len)
-		try_request(h, c, now);		/* pipelined */
+	conn_read(h, c, now);		/* a pipelined request waiting in c->in: answer() goes on */
 }
 
 static void expire(struct sq_http *h, uint64_t now)

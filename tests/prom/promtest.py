@@ -93,12 +93,25 @@ def http_statuses(port):
         check(f"http {name}" + (", and the connection closed" if closes else ""), ok, f"{st} {h} {body[:80]!r}")
 
 
-def http_connections(port):
+def http_connections(port, sq_pid):
     with Conn(port) as c:
         c.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 3)
         got = [c.response()[0] for _ in range(3)]
     check("http pipelining: three requests in one packet, three responses in order on one connection",
           got == [200, 200, 200], got)
+
+    # The review's 282 pipelined requests in one write, the client's side shut after them:
+    # each answered (from a loop, PIPELINE_MAX a turn), and the exporter's stack not grown
+    # by them (answered recursively, they took it to 2.3 MB).
+    with Conn(port) as c:
+        c.send(b"GET /metrics HTTP/1.1\nhost:\n\n" * 282)
+        c.s.shutdown(socket.SHUT_WR)
+        got = [c.response()[0] for _ in range(282)]
+        closed = c.closed_by_server()
+    stack_kb = int(re.search(r"VmStk:\s+(\d+) kB", open(f"/proc/{sq_pid}/status").read()).group(1))
+    check("http 282 pipelined requests in one write, then the client's side shut: 282 answers, "
+          "then closed, the exporter's stack under 512 kB",
+          got == [200] * 282 and closed and stack_kb < 512, f"{len(got)} answers, closed {closed}, VmStk {stack_kb} kB")
     with Conn(port) as c:
         c.send(b"GET /metrics HTTP/1.0\r\n\r\n")
         st, h, _ = c.response()
@@ -364,7 +377,7 @@ def main():
         slow.send(b"GET /metr")                 # and no more: the server must end it
         t_slow = time.time()
         http_statuses(sq_port)
-        http_connections(sq_port)
+        http_connections(sq_port, sq.pid)
         vm, stop, t_go = run_workload(procs, a, prom)
         check_totals(prom, vm.pid, t_go)
         check_rates(prom, vm.pid, t_go)
