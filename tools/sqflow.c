@@ -536,7 +536,7 @@ int main(int argc, char **argv)
 	chrome_end_ns = sq_mono_ns();
 	sq_detach_all();
 	if (!err)
-		sq_loop_drain(&loop);
+		sq_loop_drain(&loop, 0);
 	lost = skel->bss->lost;
 	if (env.c.format == SQ_FORMAT_CHROME)
 		chrome_end(lost);

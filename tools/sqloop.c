@@ -205,10 +205,10 @@ int sq_loop_run(struct sq_loop *l, int (*report)(void *ctx, bool last), void *ct
 	}
 }
 
-void sq_loop_drain(struct sq_loop *l)
+void sq_loop_drain(struct sq_loop *l, int max_batches)
 {
 	if (l->rb)
-		while (ring_buffer__consume(l->rb) == -EINTR)
+		for (int n = 1; ring_buffer__consume(l->rb) == -EINTR && n != max_batches; n++)
 			;
 	fflush(stdout);
 }

@@ -66,8 +66,11 @@ int sq_loop_wait(struct sq_loop *l);
  * the first error (report's, or -EIO from the loop). */
 int sq_loop_run(struct sq_loop *l, int (*report)(void *ctx, bool last), void *ctx);
 
-/* Consumes every record in the ring buffer now (after detaching: the end of a trace). */
-void sq_loop_drain(struct sq_loop *l);
+/* Consumes the records in the ring buffer now: every one (max_batches 0: after
+ * detaching, at the end of a trace, when the buffer is finite), or at most max_batches
+ * batches of SQ_RB_BATCH while the probes still fire, so that a target firing them in a
+ * loop cannot keep the caller here for ever: the rest wake the loop again. */
+void sq_loop_drain(struct sq_loop *l, int max_batches);
 
 void sq_loop_close(struct sq_loop *l);
 

@@ -1005,6 +1005,10 @@ struct run {
 	struct sq_loop *loop;
 };
 
+/* Records read before a scrape or a refresh, at most (of SQ_RB_BATCH each): a binary that
+ * fires vm__start in a loop must not keep a scrape from being answered. */
+#define DRAIN_BATCHES 16
+
 /* --listen: a scrape. The VMs' starts and exits that have arrived first, then their
  * totals as they are at this moment. */
 static int render(void *ctx, FILE *f)
@@ -1012,7 +1016,7 @@ static int render(void *ctx, FILE *f)
 	struct run *run = ctx;
 	__u64 now = sq_mono_ns();
 
-	sq_loop_drain(run->loop);
+	sq_loop_drain(run->loop, DRAIN_BATCHES);
 	for (int i = 0; i < nvms; i++)
 		read_current(&vms[i], now);
 	write_metrics(f, run->skel);
@@ -1028,7 +1032,7 @@ static int refresh(void *ctx, bool last)
 
 	/* Whatever the wake-up, take the VMs' start and exit records first: a signal and a
 	 * record can be ready at once, and the signal may be read first. */
-	sq_loop_drain(run->loop);
+	sq_loop_drain(run->loop, DRAIN_BATCHES);
 
 	if (!env.c.pid)
 		scan(skel);	/* VMs of binaries without the probes attached (another build) */
