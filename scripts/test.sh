@@ -4,5 +4,5 @@
 set -e
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-make -j"$(nproc)" all unit >/dev/null
+make -j"$(nproc)" all unit hostile >/dev/null
 exec tests/run.sh --vm build/sqvm --all "$@"

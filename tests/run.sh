@@ -17,9 +17,13 @@
 #              neither is there; under CI=true that fails)
 #   probes, tools, attach, sqprof, bpftrace: the probe contract and the tools on real
 #              VMs (root); attach: every tool attached to a VM that is already busy;
-#              family: sqstat, sqcalls, sqsched; req: sqreq, sqio (tests/req/); prom: sqstat
-#              --listen and --prom under a real Prometheus and node_exporter; faults: VM or tool killed, full
-#              buffers and maps, two tools at once
+#              family: sqstat, sqcalls, sqsched; req: sqreq, sqio (tests/req/); targets: the
+#              scan of other roots beside a container that lies; prom: sqstat --listen and
+#              --prom under a real Prometheus and node_exporter; prom_abuse: the exporter under
+#              abuse (10,000 routes, 64 slow clients, a vm__start flood) under a real
+#              Prometheus; faults: VM or tool killed, full buffers and maps, two tools at
+#              once; names: names from a target printed escaped; hostile: every tool against
+#              fake VMs whose debug offsets, frames and names lie (tests/hostile/)
 #   --all adds: lang and io under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify,
 #              lang with switch dispatch (build/debug/sqvm), and the fuzz tier (tests/fuzz.sh:
 #              the regression corpus, fixed-seed campaigns)
@@ -193,7 +197,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/faults.sh tests/sqprof.sh tests/bpftrace.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/faults.sh tests/names.sh tests/hostile.sh tests/sqprof.sh tests/bpftrace.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done
