@@ -157,9 +157,9 @@ rq_sqio() {
     else fail "req/sqio disk reads" "disk_bytes '$disk'"; fi
 
     rq_io --library -L
-    if [ "$RQ_STATUS" = 0 ] && grep -qE '^[0-9]+ +IOHandle>>write: +write +file +100 +0 +409600 ' "$RQ_TMP/out" &&
-        [ "$(awk '/^IOHandle>>write: write \(file\)/ { on = 1; next } on && / -> / { n += $5 } on && /^$/ { on = 0 } END { print n }' "$RQ_TMP/out")" = 100 ]; then
-        pass "req/sqio --library -L: the 100 writes charged to IOHandle>>write:, in its latency histogram"
+    if [ "$RQ_STATUS" = 0 ] && grep -qE '^[0-9]+ +IOHandle>>write:timeout: +write +file +100 +0 +409600 ' "$RQ_TMP/out" &&
+        [ "$(awk '/^IOHandle>>write:timeout: write \(file\)/ { on = 1; next } on && / -> / { n += $5 } on && /^$/ { on = 0 } END { print n }' "$RQ_TMP/out")" = 100 ]; then
+        pass "req/sqio --library -L: the 100 writes charged to IOHandle>>write:timeout: (where write: sends them), in its latency histogram"
     else fail "req/sqio --library -L" "status $RQ_STATUS: $(head -6 "$RQ_TMP/out")"; fi
 
     # attached to a VM in full flight: every write is 4,096 bytes, 100 per open
