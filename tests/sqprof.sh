@@ -639,6 +639,73 @@ $(grep -v '^sqprof: wrote' "$err" | head -12)"; fi
     rm -rf "${bin%/*}"
 }
 
+# Waits until PATTERN is on N lines of FILE (or 10 s pass, or PID dies): 0, else 1.
+sp_wait_count() { # file pattern n pid
+    local i
+    for ((i = 0; i < 1000; i++)); do
+        [ "$(grep -c "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+        kill -0 "$4" 2>/dev/null || return 1
+        sleep 0.01
+    done
+    return 1
+}
+
+# A PID reused (finding 12): a VM profiled by --every exits and a new VM starts on its PID
+# (tests/sqprof/withpid.c, clone3's set_tid); the new one is a new VM: added (before, the
+# PID was known and it never was), and each is forgotten once it has exited.
+sp_every_reuse() {
+    local dir="$SP_TMP/every-reuse" bin="$SP_TMP/reuse/sqvm" err="$SP_TMP/reuse.err" st pid helper i
+    local go stop bad=""
+    if ! cc -O2 -Wall -o "$SP_TMP/withpid" "$SP_DIR/withpid.c" 2>"$SP_TMP/cc.err"; then
+        fail "sqprof --every (PID reused)" "cc: $(head -3 "$SP_TMP/cc.err")"
+        return
+    fi
+    rm -rf "$dir" "${bin%/*}"
+    mkdir -p "$dir" "${bin%/*}"
+    cp "$VM" "$bin"
+    if ! sp_start_vm -- ProfSpin "$bin"; then
+        fail "sqprof --every (PID reused)" "the VM did not start"
+        sp_stop
+        return
+    fi
+    pid=$SP_VM_PID
+    start_bg "$SP_TMP/reuse.out" "$err" "$SP_TIMEOUT" "$SP_TOOL" --vm "$bin" --every 1s --out "$dir" -v
+    SP_TOOL_PID=$BG_PID
+    wait_line "$SP_TMP/reuse.out" "$err" "^sqprof: PID $pid (" "$SP_TOOL_PID" || bad="$bad first-not-added"
+    sp_stop
+    go="$SP_TMP/go.$RANDOM$RANDOM" stop="$SP_TMP/stop.$RANDOM$RANDOM"
+    touch "$go"	# the new VM spins at once
+    "$SP_TMP/withpid" "$pid" "$bin" "$SP_DIR/ProfSpin.som" "$go" "$stop" >"$SP_TMP/vm.out" 2>&1 </dev/null &
+    helper=$!
+    for ((i = 0; i < 1000; i++)); do
+        [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$(readlink -f "$bin")" ] && break
+        kill -0 "$helper" 2>/dev/null || break
+        sleep 0.01
+    done
+    if ! kill -0 "$helper" 2>/dev/null; then
+        wait "$helper"
+        st=$?
+        kill -INT "$SP_TOOL_PID" 2>/dev/null
+        wait "$SP_TOOL_PID"
+        if [ "$st" = 125 ]; then skip "sqprof --every (PID reused)" "$(head -1 "$SP_TMP/vm.out")"
+        else fail "sqprof --every (PID reused)" "the second VM did not start: status $st, $(head -3 "$SP_TMP/vm.out")"; fi
+        return
+    fi
+    sp_wait_count "$err" "^sqprof: PID $pid (" 2 "$SP_TOOL_PID" || bad="$bad second-not-added"
+    touch "$stop"
+    wait "$helper"
+    sp_wait_count "$err" "^sqprof: PID $pid has exited: forgotten$" 2 "$SP_TOOL_PID" || bad="$bad not-forgotten-twice"
+    kill -INT "$SP_TOOL_PID" 2>/dev/null
+    wait "$SP_TOOL_PID"
+    st=$?
+    if [ "$st" = 0 ] && [ -z "$bad" ] && [ "$(grep -c "^sqprof: PID $pid (" "$err")" = 2 ] &&
+        [ "$(grep -c "^sqprof: PID $pid has exited: forgotten$" "$err")" = 2 ]; then
+        pass "sqprof --every, a PID reused: the new VM on the old one's PID is added, each forgotten once exited"
+    else fail "sqprof --every (PID reused)" "status $st:$bad (PID $pid)
+$(grep -v '^sqprof: wrote' "$err" | grep '^sqprof: PID' | head -8)"; fi
+    rm -rf "${bin%/*}"
+}
+
 # ---- Every VM of a binary --------------------------------------------------------
 
 sp_systemwide() {
@@ -865,6 +932,7 @@ sp_main() {
     sp_alloc
     sp_every
     sp_every_churn
+    sp_every_reuse
     sp_wall
     sp_systemwide
     sp_errors
