@@ -569,6 +569,143 @@ sp_every() {
     else fail "sqprof --every (merge)" "merged $sum of $total: $(head -3 "$SP_TMP/merge.err")"; fi
 }
 
+# The PIDs in a running tool's BPF map NAME (keys beginning with a __u32 PID), sorted, on
+# one line: found through the tool's fds (fdinfo's map_id), read with bpftool.
+sp_map_pids() { # tool-pid map-name
+    local fd id
+    for fd in /proc/"$1"/fdinfo/*; do
+        id=$(sed -n 's/^map_id:[[:space:]]*//p' "$fd" 2>/dev/null)
+        [ -n "$id" ] || continue
+        [ "$(bpftool map show id "$id" -j 2>/dev/null | jq -r .name)" = "$2" ] || continue
+        bpftool map dump id "$id" -j 2>/dev/null |
+            jq -r '.[] | .formatted.key // (.key[0:4] | map(ltrimstr("0x") | explode |
+                map(if . >= 97 then . - 87 else . - 48 end) | .[0] * 16 + .[1]) |
+                .[0] + 256 * (.[1] + 256 * (.[2] + 256 * .[3])))' 2>/dev/null
+        return
+    done
+}
+
+# --every outlives the VMs it profiles (finding 12): with a table of 2 (SQPROF_MAX_VMS, a
+# size for the tests only: tools/sqprof.c, max_vms), two idle VMs are profiled and
+# exit, and are forgotten (their BPF vms entries too); two more start and are
+# profiled (before, the dead two kept the table full and the new ones got no file, in
+# silence); a fifth, while those two live, is refused, said once on stderr with a count,
+# and gets no file. Every file's PID is one of the first four, each of them has one.
+sp_every_churn() {
+    local dir="$SP_TMP/every-churn" bin="$SP_TMP/churn/sqvm" err="$SP_TMP/churn.err" st pids p i
+    local vm=() go=() stop=() bad="" inmap
+    rm -rf "$dir" "${bin%/*}"
+    mkdir -p "$dir" "${bin%/*}"
+    cp "$VM" "$bin"
+    churn_vm() { # slot
+        sp_start_vm -- ProfSpin "$bin" || bad="$bad VM$1-did-not-start"
+        vm[$1]=$SP_VM_PID go[$1]=$SP_GO stop[$1]=$SP_STOP
+    }
+    churn_end() { # slot
+        touch "${go[$1]}" "${stop[$1]}"
+        wait "${vm[$1]}" 2>/dev/null
+    }
+    churn_vm 1
+    churn_vm 2
+    start_bg "$SP_TMP/churn.out" "$err" "$SP_TIMEOUT" env SQPROF_MAX_VMS=2 "$SP_TOOL" --vm "$bin" --every 1s \
+        --out "$dir" -v
+    SP_TOOL_PID=$BG_PID
+    for i in 1 2; do wait_line "$SP_TMP/churn.out" "$err" "^sqprof: PID ${vm[$i]} (" "$SP_TOOL_PID" || bad="$bad VM$i-not-added"; done
+    churn_end 1
+    churn_end 2
+    for i in 1 2; do wait_line "$SP_TMP/churn.out" "$err" "^sqprof: PID ${vm[$i]} has exited: forgotten$" "$SP_TOOL_PID" || bad="$bad VM$i-not-forgotten"; done
+    churn_vm 3
+    churn_vm 4
+    for i in 3 4; do wait_line "$SP_TMP/churn.out" "$err" "^sqprof: PID ${vm[$i]} (" "$SP_TOOL_PID" || bad="$bad VM$i-not-added"; done
+    # the tool is timeout's child (start_bg)
+    inmap=$(sp_map_pids "$(cat /proc/"$SP_TOOL_PID"/task/*/children | tr -d ' ')" vms | sort -n | tr '\n' ' ')
+    [ "$inmap" = "$(printf '%s\n' "${vm[3]}" "${vm[4]}" | sort -n | tr '\n' ' ')" ] || bad="$bad vms-map:'$inmap'"
+    churn_vm 5
+    wait_line "$SP_TMP/churn.out" "$err" "^sqprof: 1 VM not profiled: the table of 2 VMs is full" "$SP_TOOL_PID" || bad="$bad VM5-not-said"
+    churn_end 5
+    churn_end 3
+    churn_end 4
+    for i in 3 4; do wait_line "$SP_TMP/churn.out" "$err" "^sqprof: PID ${vm[$i]} has exited: forgotten$" "$SP_TOOL_PID" || bad="$bad VM$i-not-forgotten"; done
+    kill -INT "$SP_TOOL_PID" 2>/dev/null
+    wait "$SP_TOOL_PID"
+    st=$?
+    pids=$(ls -A "$dir" | sed -n 's/^sqprof-\([0-9]*\)-.*\.pb\.gz$/\1/p' | sort -un | tr '\n' ' ')
+    [ "$pids" = "$(printf '%s\n' "${vm[1]}" "${vm[2]}" "${vm[3]}" "${vm[4]}" | sort -n | tr '\n' ' ')" ] || bad="$bad files-of:'$pids'"
+    [ "$(grep -c 'not profiled' "$err")" = 1 ] || bad="$bad said-$(grep -c 'not profiled' "$err")-times"
+    if [ "$st" = 0 ] && [ -z "$bad" ]; then
+        pass "sqprof --every, a table of 2: 4 VMs come and go, each gets its files and is forgotten (BPF vms entries too); a 5th while 2 live: said once, no file"
+    else fail "sqprof --every (VMs come and go)" "status $st:$bad (VMs ${vm[*]})
+$(grep -v '^sqprof: wrote' "$err" | head -12)"; fi
+    rm -rf "${bin%/*}"
+}
+
+# Waits until PATTERN is on N lines of FILE (or 10 s pass, or PID dies): 0, else 1.
+sp_wait_count() { # file pattern n pid
+    local i
+    for ((i = 0; i < 1000; i++)); do
+        [ "$(grep -c "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+        kill -0 "$4" 2>/dev/null || return 1
+        sleep 0.01
+    done
+    return 1
+}
+
+# A PID reused (finding 12): a VM profiled by --every exits and a new VM starts on its PID
+# (tests/sqprof/withpid.c, clone3's set_tid); the new one is a new VM: added (before, the
+# PID was known and it never was), and each is forgotten once it has exited.
+sp_every_reuse() {
+    local dir="$SP_TMP/every-reuse" bin="$SP_TMP/reuse/sqvm" err="$SP_TMP/reuse.err" st pid helper i
+    local go stop bad=""
+    if ! cc -O2 -Wall -o "$SP_TMP/withpid" "$SP_DIR/withpid.c" 2>"$SP_TMP/cc.err"; then
+        fail "sqprof --every (PID reused)" "cc: $(head -3 "$SP_TMP/cc.err")"
+        return
+    fi
+    rm -rf "$dir" "${bin%/*}"
+    mkdir -p "$dir" "${bin%/*}"
+    cp "$VM" "$bin"
+    if ! sp_start_vm -- ProfSpin "$bin"; then
+        fail "sqprof --every (PID reused)" "the VM did not start"
+        sp_stop
+        return
+    fi
+    pid=$SP_VM_PID
+    start_bg "$SP_TMP/reuse.out" "$err" "$SP_TIMEOUT" "$SP_TOOL" --vm "$bin" --every 1s --out "$dir" -v
+    SP_TOOL_PID=$BG_PID
+    wait_line "$SP_TMP/reuse.out" "$err" "^sqprof: PID $pid (" "$SP_TOOL_PID" || bad="$bad first-not-added"
+    sp_stop
+    go="$SP_TMP/go.$RANDOM$RANDOM" stop="$SP_TMP/stop.$RANDOM$RANDOM"
+    touch "$go"	# the new VM spins at once
+    "$SP_TMP/withpid" "$pid" "$bin" "$SP_DIR/ProfSpin.som" "$go" "$stop" >"$SP_TMP/vm.out" 2>&1 </dev/null &
+    helper=$!
+    for ((i = 0; i < 1000; i++)); do
+        [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$(readlink -f "$bin")" ] && break
+        kill -0 "$helper" 2>/dev/null || break
+        sleep 0.01
+    done
+    if ! kill -0 "$helper" 2>/dev/null; then
+        wait "$helper"
+        st=$?
+        kill -INT "$SP_TOOL_PID" 2>/dev/null
+        wait "$SP_TOOL_PID"
+        if [ "$st" = 125 ]; then skip "sqprof --every (PID reused)" "$(head -1 "$SP_TMP/vm.out")"
+        else fail "sqprof --every (PID reused)" "the second VM did not start: status $st, $(head -3 "$SP_TMP/vm.out")"; fi
+        return
+    fi
+    sp_wait_count "$err" "^sqprof: PID $pid (" 2 "$SP_TOOL_PID" || bad="$bad second-not-added"
+    touch "$stop"
+    wait "$helper"
+    sp_wait_count "$err" "^sqprof: PID $pid has exited: forgotten$" 2 "$SP_TOOL_PID" || bad="$bad not-forgotten-twice"
+    kill -INT "$SP_TOOL_PID" 2>/dev/null
+    wait "$SP_TOOL_PID"
+    st=$?
+    if [ "$st" = 0 ] && [ -z "$bad" ] && [ "$(grep -c "^sqprof: PID $pid (" "$err")" = 2 ] &&
+        [ "$(grep -c "^sqprof: PID $pid has exited: forgotten$" "$err")" = 2 ]; then
+        pass "sqprof --every, a PID reused: the new VM on the old one's PID is added, each forgotten once exited"
+    else fail "sqprof --every (PID reused)" "status $st:$bad (PID $pid)
+$(grep -v '^sqprof: wrote' "$err" | grep '^sqprof: PID' | head -8)"; fi
+    rm -rf "${bin%/*}"
+}
+
 # ---- Every VM of a binary --------------------------------------------------------
 
 sp_systemwide() {
@@ -794,6 +931,8 @@ sp_main() {
     sp_procs
     sp_alloc
     sp_every
+    sp_every_churn
+    sp_every_reuse
     sp_wall
     sp_systemwide
     sp_errors

@@ -211,3 +211,29 @@ void *sq_map_keys(int fd, size_t key_size, size_t max, size_t *n)
 	*n = i;
 	return keys;
 }
+
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void sq_map_forget_pids(const struct bpf_map *map, pid_t *pids, size_t npids)
+{
+	size_t n, size = bpf_map__key_size(map);
+	int fd = bpf_map__fd(map);
+	char *keys;
+
+	if (fd < 0 || !npids)
+		return;
+	qsort(pids, npids, sizeof(*pids), by_pid);
+	keys = sq_map_keys(fd, size, bpf_map__max_entries(map), &n);
+	for (size_t i = 0; keys && i < n; i++) {
+		__u32 kpid;
+		memcpy(&kpid, keys + i * size, sizeof(kpid));
+		if (bsearch(&(pid_t){ (pid_t)kpid }, pids, npids, sizeof(*pids), by_pid))
+			bpf_map_delete_elem(fd, keys + i * size);
+	}
+	free(keys);
+}

@@ -6,6 +6,7 @@
 #define SQBPF_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 #include "sqopts.h"
@@ -42,6 +43,12 @@ void sq_skip_unused_maps(const struct bpf_object_skeleton *s);
  * the entries can be taken out one by one while the kernel goes on adding to it. Answers
  * a calloc'ed array (free it) with its length in *n, or NULL if out of memory. */
 void *sq_map_keys(int fd, size_t key_size, size_t max, size_t *n);
+
+/* Deletes the entries of a hash map whose keys begin with one of the n PIDs (a __u32),
+ * in one pass over its keys however many PIDs: how a tool that outlives many VMs drops
+ * the exited ones' entries. Sorts pids. A map not created (fd -1) is left alone. */
+struct bpf_map;
+void sq_map_forget_pids(const struct bpf_map *map, pid_t *pids, size_t n);
 
 /* Atomically read and zero a counter shared with a BPF program (mmap'ed .bss). */
 static inline __u64 sq_take(__u64 *p)

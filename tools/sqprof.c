@@ -25,6 +25,7 @@
 #include "sqmem.h"
 #include "sqnames.h"
 #include "sqoutput.h"
+#include "sqproc.h"
 #include "sqprof.h"
 #include "sqprof.skel.h"
 #include "sqprof_dir.h"
@@ -240,9 +241,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* ===================================================================== */
 
 /* A VM being sampled: where its memory is, and what its profiles' labels and period
- * say of it. */
+ * say of it. A VM is its PID and its start time: a new process that gets the PID of
+ * one that exited is a new VM. */
 struct prof_vm {
 	struct sq_vm vm;
+	unsigned long long ticks;	/* its start time (sqproc.h); 0: not known */
 	char cmdline[512];
 	__u64 alloc_period;		/* its --alloc-sample bytes (0: not known) */
 	bool gone;			/* --every: exited, its last file written */
@@ -250,6 +253,11 @@ struct prof_vm {
 
 static struct prof_vm *vms;
 static int nvms;
+/* The table's size: SQ_MAX_VMS, the BPF vms map's. The environment variable
+ * SQPROF_MAX_VMS lowers it, for the tests only (tests/sqprof.sh: more VMs come and go
+ * than it holds); it is not documented for users, and never raises it. */
+static int max_vms = SQ_MAX_VMS;
+static int refused_shown;	/* the VMs last said not profiled for want of room */
 static dev_t only_dev;		/* --vm: only processes running this file */
 static ino_t only_ino;
 
@@ -276,15 +284,63 @@ static const char *cmdline_of(void *ctx, pid_t pid)
 	return v ? v->cmdline : NULL;
 }
 
+/* The VMs marked gone leave the table, and what the tool and the kernel kept of them
+ * goes too: their vms entries (else a new process with the PID would be read at the old
+ * one's addresses), their names' copies (one pass over the map for all of them), the
+ * names cache and the -U mappings. So a profiler that runs for months holds only the
+ * VMs alive at its last period, and its table never fills with the dead. */
+static void forget_gone(struct sqprof_bpf *skel)
+{
+	pid_t pids[SQ_MAX_VMS];
+	size_t n = 0;
+
+	for (int i = 0; i < nvms;) {
+		if (!vms[i].gone) {
+			i++;
+			continue;
+		}
+		pids[n++] = vms[i].vm.pid;
+		if (skel)
+			bpf_map_delete_elem(bpf_map__fd(skel->maps.vms), &(__u32){ (__u32)vms[i].vm.pid });
+		sq_names_forget(vms[i].vm.pid);
+		sqp_native_forget(vms[i].vm.pid);
+		if (env.c.verbose)
+			fprintf(stderr, "sqprof: PID %d has exited: forgotten\n", vms[i].vm.pid);
+		vms[i] = vms[--nvms];
+	}
+	if (skel)
+		sq_map_forget_pids(skel->maps.names, pids, n);
+}
+
 /* Reads pid's debug offsets and hands them to the BPF program. quiet: a process found by
- * scanning (it may be starting, or exiting); else errors are the user's to see. */
+ * scanning (it may be starting, or exiting); else errors are the user's to see. 0, 1 if
+ * the table is full (the VM is not profiled; nothing said), or -1. */
 static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 {
+	struct prof_vm *v = prof_vm_of(pid);
+	unsigned long long ticks = 0;
 	struct sq_vm vm;
+	char state;
 	int err;
 
-	if (vm_of(pid))
+	sq_proc_stat(pid, &state, &ticks);
+	if (v && (!ticks || v->ticks == ticks))
 		return 0;
+	if (v) {
+		/* The VM that had the PID has exited since the last scan. Its samples since
+		 * (--every: since the period began) are dropped with it: they are keyed by
+		 * the PID, as the new VM's are, and the new VM's so far were taken at the old
+		 * one's addresses. A rare event: one pass over the stacks map. */
+		v->gone = true;
+		forget_gone(skel);
+		if (skel)
+			sq_map_forget_pids(skel->maps.stacks, &(pid_t){ pid }, 1);
+	}
+	if (nvms == max_vms) {	/* before opening: a full table costs no reads at each scan */
+		if (!quiet)
+			fprintf(stderr, "sqprof: more than %d VMs\n", max_vms);
+		return 1;
+	}
 	err = sq_vm_open(pid, &vm, quiet ? 0 : 500);
 	if (err) {
 		if (!quiet && vm.exe[0])
@@ -293,18 +349,13 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 			fprintf(stderr, "sqprof: PID %d: %s\n", pid, sq_vm_strerror(err));
 		return -1;
 	}
-	if (nvms == SQ_MAX_VMS) {
-		if (!quiet)
-			fprintf(stderr, "sqprof: more than %d VMs\n", SQ_MAX_VMS);
-		return -1;
-	}
 	if (skel && (err = sq_vm_publish(bpf_map__fd(skel->maps.vms), &vm))) {
 		fprintf(stderr, "sqprof: PID %d: cannot add it to the BPF map: %s\n", pid, strerror(-err));
 		return -1;
 	}
 	if (env.user_stacks && skel)
 		sqp_native_add_process(pid);
-	vms[nvms] = (struct prof_vm){ .vm = vm };
+	vms[nvms] = (struct prof_vm){ .vm = vm, .ticks = ticks };
 	sq_cmdline(pid, vms[nvms].cmdline, sizeof(vms[nvms].cmdline));
 	if (vm.d.alloc_sample_bytes)
 		sq_read_mem(pid, vm.d.alloc_sample_bytes, &vms[nvms].alloc_period, sizeof(vms[nvms].alloc_period));
@@ -315,14 +366,22 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 	return 0;
 }
 
-/* Every VM running now (or running the --vm binary). */
+/* Every VM running now (or running the --vm binary). VMs the full table has no room for
+ * are said on stderr, each time there are more of them than last said (so a steady
+ * state is one line, not one a scan); they are added at the first scan with room (with
+ * --every, after the period in which others exited). */
 static void scan_vms(struct sqprof_bpf *skel)
 {
 	pid_t pids[SQ_MAX_VMS];
-	int n = sq_scan_vms(pids, SQ_MAX_VMS, only_dev, only_ino);
+	int n = sq_scan_vms(pids, SQ_MAX_VMS, only_dev, only_ino), refused = 0;
 
 	for (int i = 0; i < n; i++)
-		add_vm(skel, pids[i], true);
+		refused += add_vm(skel, pids[i], true) == 1;
+	if (refused > refused_shown)
+		fprintf(stderr, "sqprof: %d VM%s not profiled: the table of %d VMs is full%s\n", refused,
+			refused == 1 ? "" : "s", max_vms,
+			env.every_ns ? " (exited ones leave it at the end of each period)" : "");
+	refused_shown = refused;
 }
 
 /* ===================================================================== */
@@ -924,7 +983,7 @@ static int write_vm_period(struct prof_vm *v, struct sqp_profile *all, const str
 		fprintf(stderr, "sqprof: wrote %s (%llu samples)\n", path, (unsigned long long)sqp_total_samples(&one));
 	if (!err)
 		sqp_dir_prune(env.out, v->vm.pid, env.keep);
-	if (kill(v->vm.pid, 0) != 0 && errno == ESRCH)
+	if (!sq_proc_alive(v->vm.pid, v->ticks))	/* exited, a zombie, or its PID reused */
 		v->gone = true;
 	sqp_profile_free(&one);
 	return err;
@@ -949,6 +1008,7 @@ static int flush_period(struct sqprof_bpf *skel, __u64 start_wall, __u64 duratio
 	for (int i = 0; i < nvms && !err; i++)
 		err = write_vm_period(&vms[i], &all, &info, &o);
 	sqp_profile_free(&all);
+	forget_gone(skel);
 	return err;
 }
 
@@ -1049,6 +1109,7 @@ int main(int argc, char **argv)
 	struct sqprof_bpf *skel = NULL;
 	struct sqp_profile profile = { 0 };
 	struct sqp_info info = { 0 };
+	long test_max;
 	int err;
 
 	sq_init(&env.c, "sqprof");
@@ -1061,6 +1122,8 @@ int main(int argc, char **argv)
 	sq_setup_libbpf(&env.c);
 	if (sq_check_privileges() || (env.alloc || env.wall ? sq_check_kernel() : sq_check_perf()))
 		return SQ_EXIT_ERROR;
+	if (getenv("SQPROF_MAX_VMS") && !sq_parse_long(getenv("SQPROF_MAX_VMS"), 1, SQ_MAX_VMS, &test_max))
+		max_vms = test_max;	/* tests only: see max_vms */
 	vms = calloc(SQ_MAX_VMS, sizeof(*vms));
 	if (!vms || check_targets())
 		return SQ_EXIT_ERROR;

@@ -293,6 +293,18 @@ void sqp_native_fold(int map_fd, int id, pid_t pid, bool kernel,
 	}
 }
 
+void sqp_native_forget(pid_t pid)
+{
+	for (size_t i = 0; i < nprocs;) {
+		if (procs[i].pid != pid) {
+			i++;
+			continue;
+		}
+		free(procs[i].maps);
+		procs[i] = procs[--nprocs];
+	}
+}
+
 void sqp_native_free(void)
 {
 	symtab_free(&ksyms);

@@ -18,6 +18,9 @@ void sqp_native_add_process(pid_t pid);
 void sqp_native_fold(int map_fd, int id, pid_t pid, bool kernel,
 		     void (*add)(void *ctx, const char *frame), void *ctx);
 
+/* Forgets pid's mappings (it has exited: a new process may get its PID). */
+void sqp_native_forget(pid_t pid);
+
 void sqp_native_free(void);
 
 #endif

@@ -38,6 +38,7 @@
 #include "sqmetrics.h"
 #include "sqnames.h"
 #include "sqoutput.h"
+#include "sqproc.h"
 #include "sqstat.h"
 #include "sqstat.skel.h"
 
@@ -225,40 +226,12 @@ static struct vm *vm_of(pid_t pid)
 	return NULL;
 }
 
-/* The process's state letter and start time (clock ticks since boot), from
- * /proc/PID/stat; false if there is no such process. */
-static bool proc_stat(pid_t pid, char *state, unsigned long long *ticks)
-{
-	char path[64], line[1024], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	line[n] = 0;
-	if (!(p = strrchr(line, ')')))
-		return false;
-	/* after the command: state (3), then fields 4..22; starttime is the 22nd */
-	return sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		      state, ticks) == 2;
-}
-
 /* Is the row's process still there, and still the one it was (not a zombie, not a
  * new process that got its PID)? A SIGKILLed VM, or a fake one, never fires
  * vm__exit: this is how its row ends. */
 static bool still_running(const struct vm *v)
 {
-	unsigned long long ticks;
-	char state;
-
-	return v->ticks && proc_stat(v->vm.pid, &state, &ticks) && ticks == v->ticks && state != 'Z' &&
-	       state != 'X';
+	return sq_proc_alive(v->vm.pid, v->ticks);
 }
 
 /* When the process started: CLOCK_MONOTONIC ns and wall seconds (from /proc/PID/stat). */
@@ -268,7 +241,7 @@ static bool start_time(pid_t pid, __u64 *mono_ns, __u64 *wall_s)
 	struct timespec boot_mono, now_rt;
 	char state;
 
-	if (!proc_stat(pid, &state, &ticks))
+	if (!sq_proc_stat(pid, &state, &ticks))
 		return false;
 	/* starttime counts clock ticks since boot, and CLOCK_BOOTTIME is that clock; the
 	 * difference from CLOCK_MONOTONIC is the time suspended, none on a server */
@@ -389,7 +362,7 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 	char state;
 	int err;
 
-	proc_stat(pid, &state, &ticks);
+	sq_proc_stat(pid, &state, &ticks);
 	if ((v = row_of(skel, pid, ticks)))
 		return v;
 	if (!(v = new_row(skel)))
@@ -418,7 +391,7 @@ static struct vm *add_gone(struct sqstat_bpf *skel, pid_t pid, const struct sqst
 	struct vm *v;
 	char state;
 
-	proc_stat(pid, &state, &ticks);
+	sq_proc_stat(pid, &state, &ticks);
 	if ((v = row_of(skel, pid, ticks)))
 		return v;
 	if (!(v = new_row(skel)))
@@ -939,37 +912,13 @@ static void write_metrics(FILE *f, struct sqstat_bpf *skel)
 static pid_t forgotten[FORGET_MAX];
 static size_t nforgotten;
 
-static int by_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The entries of the forgotten VMs in a kernel map whose keys begin with the PID. */
-static void forget_keys(const struct bpf_map *map)
-{
-	size_t n, size = bpf_map__key_size(map);
-	int fd = bpf_map__fd(map);
-	char *keys = fd >= 0 ? sq_map_keys(fd, size, bpf_map__max_entries(map), &n) : NULL;
-
-	for (size_t i = 0; keys && i < n; i++) {
-		__u32 kpid;
-		memcpy(&kpid, keys + i * size, sizeof(kpid));
-		if (bsearch(&(pid_t){ (pid_t)kpid }, forgotten, nforgotten, sizeof(*forgotten), by_pid))
-			bpf_map_delete_elem(fd, keys + i * size);
-	}
-	free(keys);
-}
-
 static void flush_forgotten(struct sqstat_bpf *skel)
 {
 	if (!nforgotten)
 		return;
-	qsort(forgotten, nforgotten, sizeof(*forgotten), by_pid);
-	forget_keys(skel->maps.hists);
-	forget_keys(skel->maps.open_requests);
-	forget_keys(skel->maps.names);
+	sq_map_forget_pids(skel->maps.hists, forgotten, nforgotten);
+	sq_map_forget_pids(skel->maps.open_requests, forgotten, nforgotten);
+	sq_map_forget_pids(skel->maps.names, forgotten, nforgotten);
 	nforgotten = 0;
 }
 

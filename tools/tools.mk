@@ -51,7 +51,7 @@ TOOLS_LDLIBS := -lbpf -lelf -lz -lm
 TOOLS_BIN := $(addprefix $(TOOLS_DIR)/,$(TOOLS))
 # The shared user-space helpers: options, ELF, targets, a VM's memory, libbpf set-up,
 # attaching, the event loop, output, names, files replaced whole.
-TOOLS_LIB := sqopts sqelf sqtargets sqmem sqbpf sqattach sqloop sqoutput sqnames sqfile
+TOOLS_LIB := sqopts sqelf sqtargets sqmem sqbpf sqattach sqloop sqoutput sqnames sqfile sqproc
 TOOLS_LIB_OBJ := $(patsubst %,$(TOOLS_OBJ)/%.o,$(TOOLS_LIB))
 TOOLS_ALL_BPF_OBJ := $(patsubst %,$(TOOLS_OBJ)/%.bpf.o,$(TOOLS_BPF))
 TOOLS_ALL_OBJ := $(TOOLS_LIB_OBJ) $(patsubst %,$(TOOLS_OBJ)/%.o,$(TOOLS)) \
