@@ -45,8 +45,10 @@ struct conn {
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC */
 	uint64_t idle_since;		/* waiting for a request with nothing of it yet; else 0 */
 	uint64_t progress_ns;		/* when a byte last came in or went out (or it was accepted) */
-	char *out;
-	size_t out_len, out_off;
+	char head[384];			/* the response's status line and headers */
+	size_t head_len;
+	char *out;			/* its body, as the renderer wrote it (not copied) */
+	size_t out_len, out_off;	/* out_off counts head, then body */
 	size_t in_len;
 	char in[IN_MAX];
 };
@@ -363,7 +365,8 @@ static void parse(struct sq_http *h, char *text, struct request *r)
 		r->status = 400;	/* RFC 9112: a 1.1 request names its host */
 }
 
-/* The response to r, in c->out: its headers and (but for HEAD) its body. */
+/* The response to r: its headers in c->head, its body (but for HEAD) in c->out, the
+ * renderer's own buffer: a large scrape is held once, not copied behind its headers. */
 static void respond(struct sq_http *h, struct conn *c, struct request *r, uint64_t now)
 {
 	char *body = NULL, date[64];
@@ -380,22 +383,27 @@ static void respond(struct sq_http *h, struct conn *c, struct request *r, uint64
 	}
 	if (status != 200) {
 		free(body);
-		body_len = (size_t)asprintf(&body, "%d %s\n", status, reason(status));
+		len = asprintf(&body, "%d %s\n", status, reason(status));
+		if (len < 0)
+			body = NULL;
+		body_len = len < 0 ? 0 : (size_t)len;
 	}
 	c->keep_alive = !r->close && status != 400 && status != 431 && status != 500 && status != 505;
 	gmtime_r(&t, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	free(c->out);
-	c->out = NULL;
-	len = asprintf(&c->out, "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
-		     "Connection: %s\r\n\r\n%.*s", status, reason(status), date,
-		     status == 200 ? h->ctype : "text/plain; charset=utf-8", body_len,
-		     status == 405 ? "Allow: GET, HEAD\r\n" : "", c->keep_alive ? "keep-alive" : "close",
-		     r->head ? 0 : (int)body_len, body ? body : "");
-	if (len < 0)
-		c->out = NULL;
-	free(body);
-	c->out_len = len < 0 ? 0 : (size_t)len;
+	len = snprintf(c->head, sizeof(c->head), "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Type: %s\r\n"
+		       "Content-Length: %zu\r\n%sConnection: %s\r\n\r\n", status, reason(status), date,
+		       status == 200 ? h->ctype : "text/plain; charset=utf-8", body_len,
+		       status == 405 ? "Allow: GET, HEAD\r\n" : "", c->keep_alive ? "keep-alive" : "close");
+	c->head_len = len > 0 && (size_t)len < sizeof(c->head) ? (size_t)len : 0;
+	if (!c->head_len || r->head) {	/* no head (cannot happen: ctype is bounded) or HEAD */
+		free(body);
+		body = NULL;
+		body_len = 0;
+	}
+	c->out = body;
+	c->out_len = body_len;
 	c->out_off = 0;
 	c->state = WRITE;
 	c->deadline_ns = now + REQUEST_NS;
@@ -489,12 +497,22 @@ static void on_writable(struct sq_http *h, struct conn *c, uint64_t now)
 {
 	uint32_t token = TOKEN_CONN + (uint32_t)(c - h->conns);
 
-	if (!c->out) {
+	if (!c->head_len) {
 		conn_close(h, c);
 		return;
 	}
-	while (c->out_off < c->out_len) {
-		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (c->out_off < c->head_len + c->out_len) {
+		struct iovec iov[2];
+		struct msghdr msg = { .msg_iov = iov };
+		ssize_t n;
+
+		if (c->out_off < c->head_len)
+			iov[msg.msg_iovlen++] = (struct iovec){ c->head + c->out_off, c->head_len - c->out_off };
+		if (c->out_len)
+			iov[msg.msg_iovlen++] = (struct iovec){
+				c->out + (c->out_off > c->head_len ? c->out_off - c->head_len : 0),
+				c->out_len - (c->out_off > c->head_len ? c->out_off - c->head_len : 0) };
+		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EAGAIN) {
 			watch(h, EPOLL_CTL_MOD, c->fd, EPOLLOUT, token);
 			return;
