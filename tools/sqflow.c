@@ -235,11 +235,18 @@ struct thread_calls {
 	__u32 pid, tid;
 	__u64 process;
 	size_t n, cap;
+	size_t deeper;			/* entries past CHROME_MAX_DEPTH not kept, still open */
 	struct open_call *calls;
 };
 
+/* What a target can make --format=chrome hold: its tracks (a green process on a thread:
+ * a VM can make any number) and the open calls of each (its recursion). Past either,
+ * events are left out and counted in the trace's otherData and on stderr. */
+#define CHROME_MAX_TRACKS 4096
+#define CHROME_MAX_DEPTH 100000
 static struct thread_calls *threads;
 static size_t nthreads;
+static __u64 chrome_dropped;		/* events left out past those bounds */
 /* The trace's window: from when every probe is attached to when detaching begins.
  * Chrome output keeps the events inside it only: a return seen while the entry probe
  * was not attached yet, or no longer, would close nothing. */
@@ -262,6 +269,8 @@ static struct thread_calls *thread_of(__u32 pid, __u32 tid, __u64 process)
 	for (size_t i = 0; i < nthreads; i++)
 		if (threads[i].pid == pid && threads[i].tid == tid && threads[i].process == process)
 			return &threads[i];
+	if (nthreads == CHROME_MAX_TRACKS)
+		return NULL;
 	t = realloc(threads, (nthreads + 1) * sizeof(*threads));
 	if (!t)
 		return NULL;
@@ -332,11 +341,20 @@ static void chrome_event(const struct sqflow_event *e, const struct names *n)
 	struct open_call *c;
 	char *name;
 
-	if (!t || e->ts_ns < chrome_base_ns || (chrome_end_ns && e->ts_ns > chrome_end_ns))
+	if (!t) {
+		chrome_dropped++;
+		return;
+	}
+	if (e->ts_ns < chrome_base_ns || (chrome_end_ns && e->ts_ns > chrome_end_ns))
 		return;
 	if (e->ts_ns > last_ts_ns)
 		last_ts_ns = e->ts_ns;
 	if (e->type == SQFLOW_ENTRY) {
+		if (t->n == CHROME_MAX_DEPTH || t->deeper) {
+			t->deeper++;
+			chrome_dropped++;
+			return;
+		}
 		if (t->n == t->cap) {
 			size_t cap = t->cap ? 2 * t->cap : 64;
 			struct open_call *grown = realloc(t->calls, cap * sizeof(*grown));
@@ -350,6 +368,11 @@ static void chrome_event(const struct sqflow_event *e, const struct names *n)
 		c->ts_ns = e->ts_ns;
 		c->block = e->block;
 		c->name = call_name(e, n);
+		return;
+	}
+	if (t->deeper) {	/* the return of an entry left out */
+		t->deeper--;
+		chrome_dropped++;
 		return;
 	}
 	if (chrome_close(t, e->frame, e->ts_ns))
@@ -384,8 +407,12 @@ static void chrome_end(__u64 lost)
 		free(t->calls);
 	}
 	free(threads);
-	printf("\n],\"otherData\":{\"tool\":\"sqflow\",\"events\":\"%llu\",\"lost_events\":\"%llu\"}}\n",
-	       (unsigned long long)nevents, (unsigned long long)lost);
+	printf("\n],\"otherData\":{\"tool\":\"sqflow\",\"events\":\"%llu\",\"lost_events\":\"%llu\","
+	       "\"left_out_events\":\"%llu\"}}\n",
+	       (unsigned long long)nevents, (unsigned long long)lost, (unsigned long long)chrome_dropped);
+	if (chrome_dropped)
+		fprintf(stderr, "sqflow: left out %llu events past %d tracks or %d open calls a track\n",
+			(unsigned long long)chrome_dropped, CHROME_MAX_TRACKS, CHROME_MAX_DEPTH);
 }
 
 /* ===================================================================== */
