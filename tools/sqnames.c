@@ -114,8 +114,9 @@ static const char *lookup(pid_t pid, __u64 addr, int ptr_off, const char *copy, 
 		*complete = e->complete;
 		return e->name;
 	}
-	if ((used + 1) * 2 > cap && !grow()) {
+	if (used == SQ_NAMES_MAX || ((used + 1) * 2 > cap && !grow())) {
 		*complete = false;
+		unknown++;
 		return NULL;
 	}
 	for (i = slot_of(pid, addr, cap - 1); table[i].used; i = (i + 1) & (cap - 1))

@@ -17,6 +17,9 @@
 
 /* The longest name read from a process (longer ones are cut, with "..."). */
 #define SQ_FULL_NAME_MAX 4096
+/* The most names kept at once (a target can make any number of addresses): past them a
+ * name is not learnt, and counts in sq_names_unknown; sq_names_forget makes room. */
+#define SQ_NAMES_MAX 262144
 
 /* The name at addr in pid, given the copy the BPF side took (copy_len bytes, NUL-padded;
  * NULL if it has none). *complete (if not NULL) says whether it is the whole name. NULL

@@ -431,16 +431,29 @@ static const char *frame_name(struct sqprof_bpf *skel, pid_t pid, __u64 m, char 
 /* Collecting the profile                                                */
 /* ===================================================================== */
 
-/* A growable string. */
+/* A growable string: one stack's frames, folded. A target's names make it (up to the
+ * kernel's depth of frames of up to a name's length each): past FOLDED_MAX bytes the
+ * stack ends in a frame "[truncated]", so that 32,768 stacks stay within 2 GiB at the
+ * very worst rather than 4. */
+#define FOLDED_MAX 65536
 struct buf {
 	char *s;
 	size_t len, cap;
+	bool full;
 };
 
 static void buf_add(struct buf *b, const char *s)
 {
+	static const char cut[] = "[truncated]";
 	size_t n = strlen(s);
 
+	if (b->full)
+		return;
+	if (b->len + n + 1 > FOLDED_MAX - sizeof(cut)) {
+		b->full = true;
+		s = cut;
+		n = sizeof(cut) - 1;
+	}
 	if (b->len + n + 2 > b->cap) {
 		size_t cap = (b->len + n + 2) * 2;
 		char *grown = realloc(b->s, cap);
