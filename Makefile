@@ -75,7 +75,7 @@ VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: soak all vm test check-all check-som bench bench-awfy bench-probes bench-timers bench-tools bench-service-tools bench-service-side bench-service-profile bench-sqprof bench-bigint load clean install deps unit lang
+.PHONY: soak all vm test check-all check-hostile check-som bench bench-awfy bench-probes bench-timers bench-tools bench-service-tools bench-service-side bench-service-profile bench-sqprof bench-bigint load clean install deps unit lang
 all: vm
 
 vm: $(O)/sqvm
@@ -133,6 +133,11 @@ unit: build/bigint_test build/float_test build/printable_test
 # libFuzzer targets (fuzz/): make fuzz
 include fuzz/fuzz.mk
 include tests/hostile/hostile.mk
+
+# The hostile tier alone (tests/hostile.sh); with SANITIZE=1, the tools and fakes built
+# with ASan+UBSan: make SANITIZE=1 check-hostile
+check-hostile: all hostile
+	HOSTILE_O=$(O) tests/run.sh --vm $(O)/sqvm --tier tests/hostile.sh
 
 test: all unit
 	tests/run.sh --vm $(O)/sqvm

@@ -94,7 +94,8 @@ void sqp_profile_merge(struct sqp_profile *p)
 
 	if (p->merged)
 		return;
-	qsort(p->stacks, p->n, sizeof(*p->stacks), by_frames);
+	if (p->n)	/* no stacks: p->stacks may be NULL, which qsort must not be given */
+		qsort(p->stacks, p->n, sizeof(*p->stacks), by_frames);
 	for (size_t i = 0; i < p->n; i++) {
 		if (out && by_frames(&p->stacks[out - 1], &p->stacks[i]) == 0) {
 			p->stacks[out - 1].samples += p->stacks[i].samples;

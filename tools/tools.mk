@@ -47,6 +47,14 @@ BPF_CFLAGS := -target bpf -g -O2 -Wall -D__TARGET_ARCH_$(TOOLS_ARCH) \
 TOOLS_CFLAGS := -std=gnu11 -g -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
                 -I$(TOOLS_GEN) -Ibpf -Itools -Iprobes
 TOOLS_LDLIBS := -lbpf -lelf -lz -lm
+# make SANITIZE=1: the tools under ASan and UBSan too, in build/asan/tools, for the
+# hostile tier (make SANITIZE=1 check-hostile): a target that lies must not make them
+# read or write out of bounds
+ifeq ($(SANITIZE),1)
+  TOOLS_DIR := $(O)/tools
+  TOOLS_OBJ := $(O)/tools/obj
+  TOOLS_CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
 
 TOOLS_BIN := $(addprefix $(TOOLS_DIR)/,$(TOOLS))
 # The shared user-space helpers: options, ELF, targets, a VM's memory, libbpf set-up,
