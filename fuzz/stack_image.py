@@ -68,9 +68,10 @@ class Image:
     def put(self, off, b): self.mem[off:off + len(b)] = b
 
 
-def image(frames, overrides=None, mapped=None):
+def image(frames, overrides=None, mapped=None, spacing=0x100):
     """A VM whose running process has frames (innermost first: (class, name, block,
-    line)) over a STACK_LEN-byte stack, and the bytes of the input."""
+    line)), spacing bytes apart, over a STACK_LEN-byte stack, and the bytes of the
+    input. At most 6 distinct methods."""
     m = Image(STACK + STACK_LEN)
     classes = sorted({f[0] for f in frames})
     # globals: current_process, class_table, class_count
@@ -90,9 +91,9 @@ def image(frames, overrides=None, mapped=None):
         m.u64(info + OFFSETS["class_name"], string(c))
         m.u32(info + OFFSETS["class_index"], i)
     path = string("/home/user/app/Main.som")
-    fp = STACK + 0x40                    # the bottom frame: method NULL
-    for depth, (cls, name, block, line) in enumerate(reversed(frames)):
-        method, code, lines = 0x200 + 0x50 * depth, 0x480 + 0x20 * depth, 0x540 + 0x20 * depth
+    methods = sorted(set(frames), key=frames.index)      # one Method per distinct frame
+    for i, (cls, name, block, line) in enumerate(methods):
+        method, code, lines = 0x200 + 0x50 * i, 0x480 + 0x20 * i, 0x540 + 0x20 * i
         m.u64(method + OFFSETS["method_holder"], BASE + 0x140 + 16 * classes.index(cls))
         m.u64(method + OFFSETS["method_print_name"], string(name))
         m.u16(method + OFFSETS["method_flags"], 1 if block else 0)
@@ -103,10 +104,13 @@ def image(frames, overrides=None, mapped=None):
         m.u64(method + OFFSETS["method_source_path"], path)
         for b in range(16):
             m.u16(lines + 2 * b, line + b // 4)
-        callee = fp + 0x100
+    fp = STACK + 0x40                    # the bottom frame: method NULL
+    for f in reversed(frames):
+        i = methods.index(f)
+        callee = fp + spacing
         m.u64(callee + OFFSETS["frame_caller"], BASE + fp)
-        m.u64(callee + OFFSETS["frame_method"], BASE + method)
-        m.u64(callee + OFFSETS["frame_ip"], BASE + code + 5)
+        m.u64(callee + OFFSETS["frame_method"], BASE + 0x200 + 0x50 * i)
+        m.u64(callee + OFFSETS["frame_ip"], BASE + 0x480 + 0x20 * i + 5)
         fp = callee
     m.u64(0x040 + OFFSETS["process_fp"], BASE + fp)
     m.u64(0x040 + OFFSETS["process_stack_base"], BASE + STACK)
@@ -133,6 +137,9 @@ def main():
           image([("Point", "Point>>x", False, 3), ("Main", "Main>>run", False, 5)]))
     write(os.path.join(seeds, "escape-in-name.img"),
           image([("Main", "Main>>\x1b]0;owned\x07", False, 9), ("Main", "Main>>run", False, 5)]))
+    # more frames than the fuzz target reads (64): a truncated stack
+    write(os.path.join(seeds, "deep-recursion.img"),
+          image([("Main", "Main>>fib:", False, 12)] * 99 + [("Main", "Main>>run", False, 5)], spacing=0x20))
     # Finding 1: the frame header "ends" 32 MiB past a frame of a 4096-byte stack, in
     # 64 MiB of mapped memory: the unbounded copy_top read 32 MiB into its 256 KiB window.
     write(os.path.join(ROOT, "fuzz/regress/stack/frame-ip-32m-over-4k-stack.img"),

@@ -41,7 +41,7 @@ export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=0
 COMMON=(-timeout=0 -report_slow_units=86400 -rss_limit_mb=2048 -detect_leaks=0 -close_fd_mask=1 -print_final_stats=1)
 declare -A MAX_LEN=([compile]=8192 [eval]=4096 [elf]=65536 [stack]=16384)
 # ci: executions per campaign (the seed inputs count too), about 30 s for the first three
-# and 8 s for stack (an input runs in microseconds) under ASan on the 2-core build
+# and 10 s for stack (an input runs in microseconds) under ASan on the 2-core build
 # machine, and the outer timeout that reports a hang instead of letting it stall CI.
 declare -A CI_RUNS=([compile]=40000 [eval]=30000 [elf]=60000 [stack]=300000)
 CI_TIMEOUT=120
