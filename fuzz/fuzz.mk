@@ -5,13 +5,15 @@
 #   make fuzz                    build them and run each for FUZZ_TIME seconds (default 60)
 #                                from a random seed
 #   make fuzz FUZZ_TIME=1800     longer (the figures in docs/HACKING.md are from 35 minutes)
-#   make fuzz FUZZ_ONLY=eval     only those targets (compile, eval, elf)
-#   make fuzz-build              build only: build/fuzz/fuzz_compile, fuzz_eval, fuzz_elf
+#   make fuzz FUZZ_ONLY=eval     only those targets (compile, eval, elf, stack)
+#   make fuzz-build              build only: build/fuzz/fuzz_compile, fuzz_eval, fuzz_elf,
+#                                fuzz_stack
 #   scripts/fuzz.sh ci           what CI runs: the regression corpus, then fixed-seed runs
 #
 # fuzz_compile: the lexer, parser and compiler on class-file text; fuzz_eval: statements
 # run as -e runs them, with a time and heap budget; fuzz_elf: the tools' ELF, note and
-# symbol reader on arbitrary bytes. The VM is built for them with -DSQVM_FUZZ (vm_exit
+# symbol reader on arbitrary bytes; fuzz_stack: sqstack's stack walk over a memory image.
+# The VM is built for them with -DSQVM_FUZZ (vm_exit
 # returns to the harness; a budget) and without probes. Seeds come from tests/ and
 # fuzz/seeds/, findings stay in fuzz/regress/ (scripts/fuzz.sh); a crash or a hang (the
 # watchdog, fuzz_watchdog.c) fails the run and its input is kept in build/fuzz/crashes/.
@@ -24,7 +26,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -DSQVM_FU
 FUZZ_VM_SRC := $(filter-out vm/main.c,$(wildcard vm/*.c))
 FUZZ_VM_OBJ := $(patsubst vm/%.c,$(FUZZ_DIR)/obj/vm_%.o,$(FUZZ_VM_SRC)) $(FUZZ_DIR)/obj/corelib.o
 FUZZ_TOOL_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -I$(TOOLS_GEN) -Ibpf -Itools -Iprobes
-FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_compile $(FUZZ_DIR)/fuzz_eval $(FUZZ_DIR)/fuzz_elf
+FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_compile $(FUZZ_DIR)/fuzz_eval $(FUZZ_DIR)/fuzz_elf $(FUZZ_DIR)/fuzz_stack
 FUZZ_TIME ?= 60
 
 .PHONY: fuzz fuzz-build
@@ -49,7 +51,7 @@ $(FUZZ_DIR)/obj/%.o: fuzz/%.c | $(FUZZ_DIR)/obj
 $(FUZZ_DIR)/obj/tool_%.o: tools/%.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
 	$(FUZZ_CC) $(FUZZ_TOOL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(FUZZ_DIR)/obj/fuzz_elf.o: fuzz/fuzz_elf.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
+$(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DIR)/obj/fuzz_stack.o: $(FUZZ_DIR)/obj/%.o: fuzz/%.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
 	$(FUZZ_CC) $(FUZZ_TOOL_CFLAGS) -MMD -MP -c -o $@ $<
 
 FUZZ_DOG := $(FUZZ_DIR)/obj/fuzz_watchdog.o
@@ -58,6 +60,10 @@ $(FUZZ_DIR)/fuzz_compile: $(FUZZ_DIR)/obj/fuzz_compile.o $(FUZZ_DIR)/obj/fuzz_vm
 $(FUZZ_DIR)/fuzz_eval: $(FUZZ_DIR)/obj/fuzz_eval.o $(FUZZ_DIR)/obj/fuzz_vm.o $(FUZZ_DOG) $(FUZZ_VM_OBJ)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -lm -pthread
 $(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqelf.o
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
+# fuzz_stack.o defines sq_read_mem over its image: tool_sqmem_read.o is not linked.
+$(FUZZ_DIR)/fuzz_stack: $(FUZZ_DIR)/obj/fuzz_stack.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqstack_walk.o \
+		$(FUZZ_DIR)/obj/tool_sqmem.o $(FUZZ_DIR)/obj/tool_sqelf.o $(FUZZ_DIR)/obj/tool_sqoutput.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
 
 $(FUZZ_DIR)/obj:

@@ -44,7 +44,9 @@ int sq_vm_open(pid_t pid, struct sq_vm *vm, int wait_ms);
 /* One line on why sq_vm_open failed, for an error message. */
 const char *sq_vm_strerror(int err);
 
-/* Reads memory of pid; true if all len bytes were read. */
+/* Reads memory of pid; true if all len bytes were read (a short read may still have
+ * written the bytes before the first unmapped one). Every read of a target's memory goes
+ * through it (tools/sqmem_read.c): fuzz/fuzz_stack.c replaces it with an image. */
 bool sq_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
 
 /* A NUL-terminated string at addr in pid into buf (len bytes, NUL included). Answers its

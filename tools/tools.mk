@@ -29,6 +29,7 @@ TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.
 sqstat_SRCS := sqmetrics.c sqhttp.c
 sqcalls_SRCS := sqmse.c
+sqstack_SRCS := sqstack_walk.c
 sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c
 
 TOOLS_DIR := build/tools
@@ -57,9 +58,10 @@ ifeq ($(SANITIZE),1)
 endif
 
 TOOLS_BIN := $(addprefix $(TOOLS_DIR)/,$(TOOLS))
-# The shared user-space helpers: options, ELF, targets, a VM's memory, libbpf set-up,
+# The shared user-space helpers: options, ELF, targets, a VM's memory (and the one read
+# of it, sqmem_read, which fuzz/fuzz_stack.c replaces), libbpf set-up,
 # attaching, the event loop, output, names, files replaced whole.
-TOOLS_LIB := sqopts sqelf sqtargets sqmem sqbpf sqattach sqloop sqoutput sqnames sqfile sqproc
+TOOLS_LIB := sqopts sqelf sqtargets sqmem sqmem_read sqbpf sqattach sqloop sqoutput sqnames sqfile sqproc
 TOOLS_LIB_OBJ := $(patsubst %,$(TOOLS_OBJ)/%.o,$(TOOLS_LIB))
 TOOLS_ALL_BPF_OBJ := $(patsubst %,$(TOOLS_OBJ)/%.bpf.o,$(TOOLS_BPF))
 TOOLS_ALL_OBJ := $(TOOLS_LIB_OBJ) $(patsubst %,$(TOOLS_OBJ)/%.o,$(TOOLS)) \
