@@ -30,6 +30,7 @@
 #include <bpf/libbpf.h>
 
 #include "sqattach.h"
+#include "sqelf.h"
 #include "sqbpf.h"
 #include "sqfile.h"
 #include "sqhttp.h"
@@ -353,22 +354,36 @@ static int open_row(struct sqstat_bpf *skel, struct vm *v, __u64 since_ns)
 	return 0;
 }
 
-/* A VM seen for the first time; since_ns: when its counters were zero (its start).
- * *err (if not NULL) says why it could not be read. */
-static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, bool quiet, int *errp)
+/* The row of the process pid is now (by its start time): the one it has, with *fresh
+ * false, or a new one with only its identity set; NULL when the table has no room. */
+static struct vm *row_for(struct sqstat_bpf *skel, pid_t pid, bool *fresh)
 {
 	unsigned long long ticks = 0;
 	struct vm *v;
 	char state;
-	int err;
 
 	sq_proc_stat(pid, &state, &ticks);
+	*fresh = false;
 	if ((v = row_of(skel, pid, ticks)))
 		return v;
 	if (!(v = new_row(skel)))
 		return NULL;
 	v->vm.pid = pid;
 	v->ticks = ticks;
+	*fresh = true;
+	return v;
+}
+
+/* A VM seen for the first time; since_ns: when its counters were zero (its start).
+ * *err (if not NULL) says why it could not be read. */
+static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, bool quiet, int *errp)
+{
+	bool fresh;
+	struct vm *v = row_for(skel, pid, &fresh);
+	int err;
+
+	if (!v || !fresh)
+		return v;
 	err = open_row(skel, v, since_ns);
 	if (err) {
 		if (!quiet)
@@ -387,17 +402,11 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 static struct vm *add_gone(struct sqstat_bpf *skel, pid_t pid, const struct sqstat_event *e, __u64 since_ns,
 			   int retries)
 {
-	unsigned long long ticks = 0;
-	struct vm *v;
-	char state;
+	bool fresh;
+	struct vm *v = row_for(skel, pid, &fresh);
 
-	sq_proc_stat(pid, &state, &ticks);
-	if ((v = row_of(skel, pid, ticks)))
+	if (!v || !fresh)
 		return v;
-	if (!(v = new_row(skel)))
-		return NULL;
-	v->vm.pid = pid;
-	v->ticks = ticks;
 	sq_cmdline_text(v->cmdline, sizeof(v->cmdline), e->cmdline,
 		     e->cmdline_len < sizeof(e->cmdline) ? e->cmdline_len : sizeof(e->cmdline));
 	if (!v->cmdline[0])
@@ -1030,23 +1039,14 @@ static void add_running_binaries(void)
 
 	for (int i = 0; i < n; i++) {
 		char exe[64], path[64];
-		struct stat st;
-		bool known = false;
 		int fd, nbins = env.c.nbins;
 
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", pids[i]);
-		fd = open(exe, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = sq_elf_open(exe);	/* a regular file, opened without blocking */
 		if (fd < 0)
 			continue;	/* gone already */
-		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-			close(fd);
-			continue;
-		}
-		for (int b = 0; b < nbins && !known; b++)
-			known = env.c.bins[b].dev == st.st_dev && env.c.bins[b].ino == st.st_ino;
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		if (!known)
-			sq_add_target(&env.c, path, exe);
+		sq_add_target(&env.c, path, exe);	/* skips a binary known by device and inode */
 		if (env.c.nbins == nbins)	/* not kept: known, or no probes */
 			close(fd);
 	}
