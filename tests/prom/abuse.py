@@ -22,7 +22,7 @@ import os
 import socket
 import time
 
-from promlib import Procs, check, get, parse_metrics, start_prometheus, start_sqstat, wait_for
+from promlib import Procs, check, get, parse_metrics, start_prometheus, start_sqstat, tier_failed, wait_for
 
 REQUESTS = 10000
 ROUTES_PER_VM, CODES_PER_VM, LABEL_MAX = 32, 16, 128
@@ -142,9 +142,8 @@ def main():
         check_slow_clients(prom, port)
         open(stop, "w").close()
         vm.wait(timeout=10)
-    except Exception as e:     # a step that could not happen: say which, with the servers' words
-        logs = " | ".join(f"{p.name}: {procs.text(p.name, 'err')[-300:]}" for p in procs.procs)
-        check("prom_abuse tier", False, f"{type(e).__name__}: {e} -- {logs}")
+    except Exception as e:
+        tier_failed(procs, "prom_abuse", e)
     finally:
         procs.stop_all()
 

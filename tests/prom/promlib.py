@@ -63,6 +63,13 @@ class Procs:
                 p.wait()
 
 
+def tier_failed(procs, tier, e):
+    """A step of a driver that could not happen: its case fails, saying which, with the
+    servers' last words."""
+    logs = " | ".join(f"{p.name}: {procs.text(p.name, 'err')[-300:]}" for p in procs.procs)
+    check(f"{tier} tier", False, f"{type(e).__name__}: {e} -- {logs}")
+
+
 def wait_for(what, fn, timeout):
     end = time.time() + timeout
     while time.time() < end:

@@ -41,7 +41,7 @@ RATE = 5000.0          # per second
 RATE_TOLERANCE = 0.15
 
 from promlib import (CTYPE, Conn, Procs, check, get, parse_metrics, report, start_prometheus,  # noqa: F401
-                     start_sqstat, wait_for, listen_port)
+                     start_sqstat, tier_failed, wait_for, listen_port)
 
 
 def quantile(q, buckets):
@@ -397,9 +397,8 @@ def main():
         check_vm_gc_stats(procs, count)
         sq.send_signal(signal.SIGINT)
         check("sqstat --listen: Ctrl-C ends it, exit 0", sq.wait(timeout=10) == 0, procs.text("sqstat", "err"))
-    except Exception as e:     # a step that could not happen: say which, with the servers' words
-        logs = " | ".join(f"{p.name}: {procs.text(p.name, 'err')[-300:]}" for p in procs.procs)
-        check("prometheus tier", False, f"{type(e).__name__}: {e} -- {logs}")
+    except Exception as e:
+        tier_failed(procs, "prometheus", e)
     finally:
         procs.stop_all()
 
