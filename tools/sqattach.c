@@ -2,7 +2,6 @@
 /* sqattach.c - attaching BPF programs and handing over the running VMs; see sqattach.h. */
 #define _GNU_SOURCE
 #include "sqattach.h"
-#include "sqoutput.h"
 #include "sqtargets.h"
 
 #include <errno.h>
@@ -52,7 +51,7 @@ int sq_attach(struct sq_common *c, struct bpf_program *prog, const char *probe)
 			 * probe (a fake, or another version): it must not stop the tool from
 			 * tracing every other VM on the host. */
 			fprintf(stderr, "%s: skipping %s: it has no %s:%s probe\n", c->tool,
-				sq_printable(b->shown), SQ_PROVIDER, probe);
+				b->shown, SQ_PROVIDER, probe);
 			continue;
 		}
 		if (!sites) {

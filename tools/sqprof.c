@@ -344,7 +344,7 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 	err = sq_vm_open(pid, &vm, quiet ? 0 : 500);
 	if (err) {
 		if (!quiet && vm.exe[0])
-			fprintf(stderr, "sqprof: PID %d (%s): %s\n", pid, vm.exe, sq_vm_strerror(err));
+			fprintf(stderr, "sqprof: PID %d (%s): %s\n", pid, sq_printable(vm.exe), sq_vm_strerror(err));
 		else if (!quiet)
 			fprintf(stderr, "sqprof: PID %d: %s\n", pid, sq_vm_strerror(err));
 		return -1;
@@ -362,7 +362,7 @@ static int add_vm(struct sqprof_bpf *skel, pid_t pid, bool quiet)
 	nvms++;
 	if (env.c.verbose)
 		fprintf(stderr, "sqprof: PID %d (%s): interp_current at 0x%llx, load bias 0x%llx\n", pid,
-			vm.exe, (unsigned long long)vm.d.current_process, (unsigned long long)vm.bias);
+			sq_printable(vm.exe), (unsigned long long)vm.d.current_process, (unsigned long long)vm.bias);
 	return 0;
 }
 

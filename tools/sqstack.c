@@ -258,7 +258,7 @@ int main(int argc, char **argv)
 		return SQ_EXIT_ERROR;
 	}
 	if (err) {
-		fprintf(stderr, "sqstack: PID %d%s%s%s: %s\n", env.c.pid, vm.exe[0] ? " (" : "", vm.exe,
+		fprintf(stderr, "sqstack: PID %d%s%s%s: %s\n", env.c.pid, vm.exe[0] ? " (" : "", sq_printable(vm.exe),
 			vm.exe[0] ? ")" : "", sq_vm_strerror(err));
 		return SQ_EXIT_ERROR;
 	}

@@ -2,6 +2,7 @@
 /* sqtargets.c - which binaries and processes a tool traces; see sqtargets.h. */
 #define _GNU_SOURCE
 #include "sqtargets.h"
+#include "sqoutput.h"
 #include "sqopts.h"
 
 #include <ctype.h>
@@ -101,7 +102,7 @@ static int open_same_file(const char *path, const struct stat *want)
  * ELF reading and for the kernel's uprobe alike. The exe link names the file as seen from
  * the process's mount namespace (reach it through /proc/PID/root) or, for a chroot,
  * from ours; /proc/PID/exe itself (the same file, whatever its name) is the last resort.
- * Answers the descriptor in *fdout. */
+ * Answers the descriptor in *fdout; shown is the link's text made printable. */
 static int exe_of(pid_t pid, char *path, size_t len, char *shown, size_t shown_len, int *fdout)
 {
 	char link[64], target[PATH_MAX], cand[PATH_MAX + 64];
@@ -116,7 +117,8 @@ static int exe_of(pid_t pid, char *path, size_t len, char *shown, size_t shown_l
 	target[n] = 0;
 	if (stat(link, &want) != 0)
 		return -errno;
-	snprintf(shown, shown_len, "%s", target);
+	/* the name a container chose, for messages: printable once, here */
+	snprintf(shown, shown_len, "%s", sq_printable(target));
 	snprintf(cand, sizeof(cand), "/proc/%d/root%s", pid, target);
 	if (target[0] == '/')
 		fd = open_same_file(cand, &want);

@@ -23,7 +23,7 @@
  * (uprobes attach to the inode). */
 struct sq_binary {
 	char path[PATH_MAX];
-	char shown[PATH_MAX];
+	char shown[PATH_MAX];	/* for messages only: printable (a container names it) */
 	dev_t dev;
 	ino_t ino;
 	struct sq_probes probes;
