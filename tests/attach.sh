@@ -98,17 +98,9 @@ at_sqflow() {
          ($x | map(select(.args.began_before_trace)) | length),
          ($x | map(select(.args.began_before_trace and (.name | test("^(Busy>>marker:|BusyPoint class>>x:y:|BusyPoint>>setX:y:|Semaphore>>.*|\\[\\] in Busy>>level4)$") | not))) | length)] | map(tostring) | join(" ")' "$AT_TMP/out" 2>&1)
     read -r n bad early stray <<<"$got"
-    # proper nesting per track: sorted by start (the longer first), every slice ends
-    # within the one it starts in (1 ns of slack for the printed microseconds)
+    # proper nesting per track (green processes interleave on one thread)
     local unnested
-    unnested=$(jq -r '.traceEvents[] | select(.ph == "X") | "\(.pid) \(.tid) \(.ts) \(.dur)"' "$AT_TMP/out" 2>/dev/null |
-        LC_ALL=C sort -k1,1n -k2,2n -k3,3g -k4,4gr | awk '
-        { track = $1 " " $2; s = $3; e = $3 + $4
-          if (track != last) { n = 0; last = track }
-          while (n > 0 && s >= ends[n] - 0.001) n--
-          if (n > 0 && e > ends[n] + 0.001) bad++
-          ends[++n] = e }
-        END { print bad + 0 }')
+    unnested=$(chrome_unnested "$AT_TMP/out")
     if [ "$AT_STATUS" = 0 ] && [ "${bad:-x}" = 0 ] && [ "${n:-0}" -gt 100 ] && [ "${early:-99}" -le 9 ] &&
         [ "${stray:-x}" = 0 ] && [ "$unnested" = 0 ]; then
         pass "attach/sqflow --format=chrome: $n slices within the trace, nested per green process; $early began before it"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tests/fuzz.sh - the libFuzzer targets (fuzz/, scripts/fuzz.sh ci): the compiler on
 # class-file text, -e evaluation under a budget, the tools' ELF reader on arbitrary
-# bytes, and sqstack's stack walk over a memory image. Sourced by tests/run.sh --all (CI). Deterministic: each target replays its
+# bytes, sqstack's stack walk over a memory image, and sqflow's Chrome trace writer over
+# any stream of entries and returns. Sourced by tests/run.sh --all (CI). Deterministic: each target replays its
 # regression corpus (fuzz/regress/: every input that ever crashed or hung) and its seeds,
 # then runs a short campaign from a fixed seed and a fixed number of runs; each of these
 # is one case. A crash or a hang fails its case with the input named (kept in

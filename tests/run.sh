@@ -74,6 +74,20 @@ start_bg() {
     timeout -s KILL "$t" "$@" >>"$out" 2>>"$err" </dev/null &
     BG_PID=$!
 }
+# chrome_unnested TRACE: how many slices of sqflow's Chrome trace TRACE do not nest in
+# their track (sorted by start, the longer first, each must end within the one it starts
+# in; 1 ns of slack for the printed microseconds); "x" if TRACE does not parse.
+chrome_unnested() {
+    jq -r '.traceEvents[] | select(.ph == "X") | "\(.pid) \(.tid) \(.ts) \(.dur)"' "$1" 2>/dev/null |
+        LC_ALL=C sort -k1,1n -k2,2n -k3,3g -k4,4gr | awk '
+        { track = $1 " " $2; s = $3; e = $3 + $4
+          if (track != last) { n = 0; last = track }
+          while (n > 0 && s >= ends[n] - 0.001) n--
+          if (n > 0 && e > ends[n] + 0.001) bad++
+          ends[++n] = e }
+        END { print bad + 0 }'
+    [ "${PIPESTATUS[0]}" = 0 ] || echo x
+}
 # wait_line OUT ERR PATTERN PID: until PATTERN is in OUT or ERR (a tool's "Tracing" line is
 # on stderr when its output is JSON): 0; or until PID has died, or 10 s: 1.
 wait_line() {

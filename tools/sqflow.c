@@ -14,6 +14,7 @@
 #include "sqattach.h"
 #include "sqbpf.h"
 #include "sqflow.h"
+#include "sqflow_chrome.h"
 #include "sqflow.skel.h"
 #include "sqloop.h"
 #include "sqnames.h"
@@ -170,6 +171,7 @@ static char *call_name(const struct sqflow_event *e, const struct names *n)
 /* ===================================================================== */
 
 static __u64 nevents;
+static struct sqflow_chrome *chrome;	/* --format=chrome */
 
 static void print_text(const struct sqflow_event *e, const struct names *n)
 {
@@ -217,205 +219,6 @@ static void print_json(const struct sqflow_event *e, const struct names *n)
 }
 
 /* ===================================================================== */
-/* Chrome trace events                                                   */
-/* ===================================================================== */
-
-/* Calls still open per thread, so that the ones that have not returned when tracing
- * stops are written too (as slices up to the last event). */
-struct open_call {
-	__u64 frame, ts_ns;
-	char *name;
-	bool block;
-};
-
-/* The open calls of one green process (entries and returns pair up per process: green
- * processes interleave on the VM thread). Each is a track of the trace, its "tid" the
- * process id (0: the process running when tracing began, until a probe named it). */
-struct thread_calls {
-	__u32 pid, tid;
-	__u64 process;
-	size_t n, cap;
-	size_t deeper;			/* entries past CHROME_MAX_DEPTH not kept, still open */
-	struct open_call *calls;
-};
-
-/* What a target can make --format=chrome hold: its tracks (a green process on a thread:
- * a VM can make any number) and the open calls of each (its recursion). Past either,
- * events are left out and counted in the trace's otherData and on stderr. */
-#define CHROME_MAX_TRACKS 4096
-#define CHROME_MAX_DEPTH 100000
-static struct thread_calls *threads;
-static size_t nthreads;
-static __u64 chrome_dropped;		/* events left out past those bounds */
-/* The trace's window: from when every probe is attached to when detaching begins.
- * Chrome output keeps the events inside it only: a return seen while the entry probe
- * was not attached yet, or no longer, would close nothing. */
-static __u64 chrome_base_ns, chrome_end_ns, last_ts_ns;
-static bool chrome_first = true;
-
-/* Has a thread of process pid been seen before (threads[] minus the newest)? */
-static bool seen_pid(__u32 pid)
-{
-	for (size_t i = 0; i + 1 < nthreads; i++)
-		if (threads[i].pid == pid)
-			return true;
-	return false;
-}
-
-static struct thread_calls *thread_of(__u32 pid, __u32 tid, __u64 process)
-{
-	struct thread_calls *t;
-
-	for (size_t i = 0; i < nthreads; i++)
-		if (threads[i].pid == pid && threads[i].tid == tid && threads[i].process == process)
-			return &threads[i];
-	if (nthreads == CHROME_MAX_TRACKS)
-		return NULL;
-	t = realloc(threads, (nthreads + 1) * sizeof(*threads));
-	if (!t)
-		return NULL;
-	threads = t;
-	t = &threads[nthreads++];
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	t->tid = tid;
-	t->process = process;
-	if (!seen_pid(pid))
-		printf("%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"sqvm\"}}",
-		       chrome_first ? "" : ",\n", pid);
-	chrome_first = false;
-	if (process)
-		printf(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%llu,"
-		       "\"args\":{\"name\":\"green process %llu (thread %u)\"}}",
-		       pid, (unsigned long long)process, (unsigned long long)process, tid);
-	else
-		printf(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
-		       "\"args\":{\"name\":\"green process not known yet (thread %u)\"}}", pid, tid);
-	return t;
-}
-
-/* Times are microseconds from the trace's start, taken once every probe was attached
- * (earlier events are left out). A call under way when tracing began has no entry: its
- * return writes it as a slice from 0, marked began_before_trace. */
-static double chrome_us(__u64 ts_ns)
-{
-	return ts_ns > chrome_base_ns ? (ts_ns - chrome_base_ns) / 1e3 : 0;
-}
-
-static void chrome_slice(const struct thread_calls *t, const char *name, bool block, __u64 begin_ns,
-			 __u64 end_ns, const char *note)
-{
-	double ts = chrome_us(begin_ns), end = chrome_us(end_ns);
-
-	printf(",\n{\"name\":");
-	sq_json_str(stdout, name);
-	printf(",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%u,\"tid\":%u",
-	       block ? "block" : "method", ts, end > ts ? end - ts : 0, t->pid, (__u32)t->process);
-	if (note)
-		printf(",\"args\":{\"%s\":true}", note);
-	printf("}");
-}
-
-/* Closes the call of frame in t, and any above it whose return was not seen; false if
- * frame is not open in t. */
-static bool chrome_close(struct thread_calls *t, __u64 frame, __u64 end_ns)
-{
-	struct open_call *c;
-
-	for (size_t i = t->n; i > 0; i--) {
-		if (t->calls[i - 1].frame != frame)
-			continue;
-		while (t->n >= i) {
-			c = &t->calls[--t->n];
-			chrome_slice(t, c->name ? c->name : "?", c->block, c->ts_ns, end_ns, NULL);
-			free(c->name);
-		}
-		return true;
-	}
-	return false;
-}
-
-static void chrome_event(const struct sqflow_event *e, const struct names *n)
-{
-	struct thread_calls *t = thread_of(e->pid, e->tid, e->process), *unknown;
-	struct open_call *c;
-	char *name;
-
-	if (!t) {
-		chrome_dropped++;
-		return;
-	}
-	if (e->ts_ns < chrome_base_ns || (chrome_end_ns && e->ts_ns > chrome_end_ns))
-		return;
-	if (e->ts_ns > last_ts_ns)
-		last_ts_ns = e->ts_ns;
-	if (e->type == SQFLOW_ENTRY) {
-		if (t->n == CHROME_MAX_DEPTH || t->deeper) {
-			t->deeper++;
-			chrome_dropped++;
-			return;
-		}
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? 2 * t->cap : 64;
-			struct open_call *grown = realloc(t->calls, cap * sizeof(*grown));
-			if (!grown)
-				return;
-			t->calls = grown;
-			t->cap = cap;
-		}
-		c = &t->calls[t->n++];
-		c->frame = e->frame;
-		c->ts_ns = e->ts_ns;
-		c->block = e->block;
-		c->name = call_name(e, n);
-		return;
-	}
-	if (t->deeper) {	/* the return of an entry left out */
-		t->deeper--;
-		chrome_dropped++;
-		return;
-	}
-	if (chrome_close(t, e->frame, e->ts_ns))
-		return;
-	/* Entered before the tool knew which process ran (it learns at the first switch,
-	 * wait or yield): that process's calls until then are on track 0. */
-	if (e->process && (unknown = thread_of(e->pid, e->tid, 0)) && chrome_close(unknown, e->frame, e->ts_ns))
-		return;
-	/* Entered before tracing began: only calls deeper than every open one can return
-	 * now without closing them, and those were entered before the trace too. */
-	name = call_name(e, n);
-	chrome_slice(t, name ? name : "?", e->block, chrome_base_ns, e->ts_ns, "began_before_trace");
-	free(name);
-}
-
-static void chrome_begin(void)
-{
-	printf("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-}
-
-static void chrome_end(__u64 lost)
-{
-	__u64 end_ns = chrome_end_ns ? chrome_end_ns : sq_mono_ns();
-
-	for (size_t i = 0; i < nthreads; i++) {
-		struct thread_calls *t = &threads[i];
-		while (t->n > 0) {
-			struct open_call *c = &t->calls[--t->n];
-			chrome_slice(t, c->name ? c->name : "?", c->block, c->ts_ns, end_ns, "unfinished");
-			free(c->name);
-		}
-		free(t->calls);
-	}
-	free(threads);
-	printf("\n],\"otherData\":{\"tool\":\"sqflow\",\"events\":\"%llu\",\"lost_events\":\"%llu\","
-	       "\"left_out_events\":\"%llu\"}}\n",
-	       (unsigned long long)nevents, (unsigned long long)lost, (unsigned long long)chrome_dropped);
-	if (chrome_dropped)
-		fprintf(stderr, "sqflow: left out %llu events past %d tracks or %d open calls a track\n",
-			(unsigned long long)chrome_dropped, CHROME_MAX_TRACKS, CHROME_MAX_DEPTH);
-}
-
-/* ===================================================================== */
 /* Main                                                                  */
 /* ===================================================================== */
 
@@ -428,9 +231,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (!wanted(&n))
 		return 0;
 	nevents++;
-	if (env.c.format == SQ_FORMAT_CHROME)
-		chrome_event(e, &n);
-	else if (env.c.format == SQ_FORMAT_JSON)
+	if (chrome) {
+		char *name = call_name(e, &n);
+
+		sqflow_chrome_event(chrome, e, name);
+		free(name);
+	} else if (env.c.format == SQ_FORMAT_JSON)
 		print_json(e, &n);
 	else
 		print_text(e, &n);
@@ -549,24 +355,25 @@ int main(int argc, char **argv)
 	err = attach_calls(skel);
 	if (err)
 		goto cleanup;
-	/* Chrome times count from here: every probe is attached. */
-	chrome_base_ns = sq_mono_ns();
 	sq_print_tracing(&env.c, env.no_blocks ? "method calls" : "method and block calls");
-	if (env.c.format == SQ_FORMAT_CHROME)
-		chrome_begin();
-	else if (env.c.format == SQ_FORMAT_TEXT)
+	/* Chrome times count from here: every probe is attached. */
+	if (env.c.format == SQ_FORMAT_CHROME && !(chrome = sqflow_chrome_begin(stdout, sq_mono_ns()))) {
+		err = -ENOMEM;
+		goto cleanup;
+	} else if (env.c.format == SQ_FORMAT_TEXT)
 		printf("%s%-7s %-7s %s\n", env.c.timestamp ? "TIME            " : "", "PID", "TID", "CALL");
 	fflush(stdout);
 	err = trace(skel, &loop);
 	/* Whatever is still in the buffer belongs to the trace: detach, so that it ends,
 	 * then read it out (in batches: see sq_rb_yield). */
-	chrome_end_ns = sq_mono_ns();
+	if (chrome)
+		sqflow_chrome_stop(chrome, sq_mono_ns());
 	sq_detach_all();
 	if (!err)
 		sq_loop_drain(&loop, 0);
 	lost = skel->bss->lost;
-	if (env.c.format == SQ_FORMAT_CHROME)
-		chrome_end(lost);
+	if (chrome)
+		sqflow_chrome_end(chrome, nevents, lost);
 	print_lost(lost);
 	fflush(stdout);
 

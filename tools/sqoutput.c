@@ -210,10 +210,19 @@ const char *sq_printable(const char *s)
 
 void sq_json_str(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = p[i];
+		int len = sq_utf8_seq(p + i, n - i);
+
+		if (len > 1)
+			fwrite(p + i, 1, (size_t)len, f);
+		else if (len == 0)	/* not UTF-8: JSON text is, so U+FFFD, as decoders do */
+			fputs("\\ufffd", f);
+		else if (ch == '"' || ch == '\\')
 			fprintf(f, "\\%c", ch);
 		else if (ch == '\n')
 			fputs("\\n", f);
@@ -223,6 +232,7 @@ void sq_json_str(FILE *f, const char *s)
 			fprintf(f, "\\u%04x", ch);
 		else
 			fputc(ch, f);
+		i += len ? (size_t)len : 1;
 	}
 	fputc('"', f);
 }

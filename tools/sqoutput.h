@@ -44,7 +44,8 @@ int sq_utf8_seq(const unsigned char *s, size_t n);
 #define SQ_PRINTABLE_MAX 1024
 const char *sq_printable(const char *s);
 
-/* A JSON string literal for s, escaped. */
+/* A JSON string literal for s, escaped; well-formed UTF-8 whatever s holds (a byte that
+ * is not becomes U+FFFD, as a decoder would make it), so that a strict parser takes it. */
 void sq_json_str(FILE *f, const char *s);
 
 /* The rows a table of n rows shows with -n top (0 or less: all). */
