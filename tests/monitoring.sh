@@ -16,11 +16,11 @@ MON_RULES="monitoring/recording.yml monitoring/alerts.yml"
 
 . tests/prom/lib.sh
 
-# mon_promtool NAME ARGS...: `promtool ARGS` as a case, its output on failure.
+# mon_promtool NAME ARGS...: `promtool ARGS` as a case, its output on failure (and 1).
 mon_promtool() {
     local name=$1 out
     shift
-    if out=$(promtool "$@" 2>&1); then pass "monitoring/$name"; else fail "monitoring/$name" "$out"; fi
+    if out=$(promtool "$@" 2>&1); then pass "monitoring/$name"; else fail "monitoring/$name" "$out"; return 1; fi
 }
 
 # mon_compress SED FILE: FILE with the sed expression applied, into $MON_TMP; fails
@@ -53,7 +53,8 @@ mon_main() {
     cp "$VM" "$MON_TMP/sqvm"
     mon_compress 's/\[5m\]/[5s]/g' monitoring/recording.yml || return
     mon_compress 's/^( +for: ).*/\10s/' monitoring/alerts.yml || return
-    mon_promtool "promtool check rules on the compressed copies" check rules "$MON_TMP/recording.yml" "$MON_TMP/alerts.yml"
+    mon_promtool "promtool check rules on the compressed copies" check rules "$MON_TMP/recording.yml" \
+        "$MON_TMP/alerts.yml" || return
     # shellcheck disable=SC2086
     n=$(cat $MON_RULES | grep -cE '^ *- (record|alert):')
     timeout -s KILL 60 python3 tests/monitoring/firing.py --vm "$MON_TMP/sqvm" --sqstat build/tools/sqstat \
