@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "prom"))
-from promlib import Procs, check, start_prometheus, start_sqstat, tier_failed, wait_for  # noqa: E402
+from promlib import check, drive, start_prometheus, start_sqstat, wait_for  # noqa: E402
 
 GC_ALERTS = {"SqvmGCPauseRatioHigh": "warning", "SqvmGCPauseRatioCritical": "critical"}
 
@@ -105,6 +105,20 @@ def check_stopped(prom, churn, sleeper, stop, instance, before):
           f"vs {cmdline!r}")
 
 
+def run(procs, a):
+    stops = [os.path.join(a.tmp, n) for n in ("churn.stop", "sleeper.stop")]
+    churn = procs.start("churn", [a.vm, "--young", "256K", a.churn, stops[0]])
+    sleeper = procs.start("sleeper", [a.vm, a.sleeper, stops[1]])
+    _, port = start_sqstat(procs, a.sqstat, ["--vm", a.vm])
+    prom = start_prometheus(procs, a.prometheus, a.tmp, {"sqstat": port}, rule_files=a.rules)
+    instance = f"127.0.0.1:{port}"
+    check_rules(prom, a.count)
+    fired = check_gc_alerts(prom, churn, sleeper, instance)
+    check_stopped(prom, churn, sleeper, stops[1], instance, fired)
+    open(stops[0], "w").close()
+    churn.wait(timeout=10)
+
+
 def main():
     ap = argparse.ArgumentParser()
     for opt in ("vm", "sqstat", "prometheus", "churn", "sleeper", "tmp"):
@@ -112,23 +126,7 @@ def main():
     ap.add_argument("--rules", required=True, nargs="+")
     ap.add_argument("--count", required=True, type=int, help="how many rules the files hold")
     a = ap.parse_args()
-    procs = Procs(a.tmp)
-    stops = [os.path.join(a.tmp, n) for n in ("churn.stop", "sleeper.stop")]
-    try:
-        churn = procs.start("churn", [a.vm, "--young", "256K", a.churn, stops[0]])
-        sleeper = procs.start("sleeper", [a.vm, a.sleeper, stops[1]])
-        _, port = start_sqstat(procs, a.sqstat, ["--vm", a.vm])
-        prom = start_prometheus(procs, a.prometheus, a.tmp, {"sqstat": port}, rule_files=a.rules)
-        instance = f"127.0.0.1:{port}"
-        check_rules(prom, a.count)
-        fired = check_gc_alerts(prom, churn, sleeper, instance)
-        check_stopped(prom, churn, sleeper, stops[1], instance, fired)
-        open(stops[0], "w").close()
-        churn.wait(timeout=10)
-    except Exception as e:
-        tier_failed(procs, "monitoring", e)
-    finally:
-        procs.stop_all()
+    drive("monitoring", a.tmp, lambda procs: run(procs, a))
 
 
 if __name__ == "__main__":

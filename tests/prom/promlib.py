@@ -71,6 +71,18 @@ def tier_failed(procs, tier, e):
     check(f"{tier} tier", False, f"{type(e).__name__}: {e} -- {logs}")
 
 
+def drive(tier, tmp, steps):
+    """steps(procs), the driver's body, with its processes under tmp: a step that could
+    not happen is tier_failed's, and every process is stopped at the end."""
+    procs = Procs(tmp)
+    try:
+        steps(procs)
+    except Exception as e:
+        tier_failed(procs, tier, e)
+    finally:
+        procs.stop_all()
+
+
 def wait_for(what, fn, timeout):
     end = time.time() + timeout
     while time.time() < end:
