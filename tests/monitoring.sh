@@ -27,7 +27,8 @@ mon_promtool() {
 # (answers 1) if the expression changed nothing, so that a reworded rule file cannot
 # leave the copy slow without saying so.
 mon_compress() {
-    local out="$MON_TMP/$(basename "$2")"
+    local out
+    out="$MON_TMP/$(basename "$2")"
     sed -E "$1" "$2" >"$out"
     if cmp -s "$2" "$out"; then
         fail "monitoring/compressed copy of $2" "sed '$1' changed nothing in it"

@@ -84,7 +84,7 @@ def check_gc_alerts(prom, churn, sleeper, instance):
           f"other alert about these VMs or this sqstat", ok, f"firing {sorted(got)}, wanted {sorted(want)}: "
           f"{[(a['labels'], a['annotations'].get('runbook')) for a in got.values()]}")
     p99 = prom.value(f'sqvm:gc_pause_seconds:p99_rate5m{{pid="{churn.pid}",kind="young"}}')
-    check(f"prometheus: Churn's recorded young-pause p99 ({p99}) is on sqstat's buckets and under "
+    check(f"prometheus: Churn's young-pause p99 is recorded from sqstat's buckets ({p99} s), under "
           f"SqvmGCPauseP99High's 100 ms", p99 is not None and 0 < p99 < 0.1, p99)
     return got
 
