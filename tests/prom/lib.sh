@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# tests/prom/lib.sh - what the Prometheus tiers (tests/prom.sh, tests/prom_abuse.sh)
-# share: their preconditions and the reading of their driver's result lines (PASS name,
+# tests/prom/lib.sh - what the Prometheus tiers (tests/prom.sh, tests/prom_abuse.sh,
+# tests/monitoring.sh) share: their preconditions and the reading of their driver's result lines (PASS name,
 # FAIL name <TAB> detail, SKIP name <TAB> reason) into the runner's pass/fail/skip, each
 # name prefixed with the tier's. Sourced by the tiers (tests/run.sh's $VM, $TMP).
 

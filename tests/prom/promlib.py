@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """tests/prom/promlib.py - what the Prometheus tiers' drivers share (tests/prom/promtest.py
-for tests/prom.sh, tests/prom/abuse.py for tests/prom_abuse.sh): their processes, which
+for tests/prom.sh, tests/prom/abuse.py for tests/prom_abuse.sh, tests/monitoring/firing.py
+for tests/monitoring.sh): their processes, which
 die with the driver (PR_SET_PDEATHSIG); an HTTP client by hand; Prometheus's HTTP API;
 the exposition parsed; sqstat and a real Prometheus started on ports the kernel picks,
 on 127.0.0.1. Results are lines: PASS name, FAIL name <TAB> detail, SKIP name <TAB> reason."""
@@ -68,6 +69,18 @@ def tier_failed(procs, tier, e):
     servers' last words."""
     logs = " | ".join(f"{p.name}: {procs.text(p.name, 'err')[-300:]}" for p in procs.procs)
     check(f"{tier} tier", False, f"{type(e).__name__}: {e} -- {logs}")
+
+
+def drive(tier, tmp, steps):
+    """steps(procs), the driver's body, with its processes under tmp: a step that could
+    not happen is tier_failed's, and every process is stopped at the end."""
+    procs = Procs(tmp)
+    try:
+        steps(procs)
+    except Exception as e:
+        tier_failed(procs, tier, e)
+    finally:
+        procs.stop_all()
 
 
 def wait_for(what, fn, timeout):
@@ -163,15 +176,20 @@ class Prom:
     def __init__(self, port):
         self.base = f"http://127.0.0.1:{port}"
 
+    def api(self, path, args=None):
+        """The data of a GET of /api/v1/PATH?ARGS (an error if it did not succeed)."""
+        url = f"{self.base}/api/v1/{path}" + (f"?{urllib.parse.urlencode(args)}" if args else "")
+        with urllib.request.urlopen(url, timeout=5) as r:
+            d = json.load(r)
+        if d["status"] != "success":
+            raise RuntimeError(d)
+        return d["data"]
+
     def query(self, q, at=None):
         args = {"query": q}
         if at is not None:
             args["time"] = f"{at:.3f}"
-        with urllib.request.urlopen(f"{self.base}/api/v1/query?{urllib.parse.urlencode(args)}", timeout=5) as r:
-            d = json.load(r)
-        if d["status"] != "success":
-            raise RuntimeError(d)
-        return d["data"]["result"]
+        return self.api("query", args)["result"]
 
     def value(self, q, at=None):
         """The one value of an instant query, or None."""
@@ -215,12 +233,16 @@ def start_sqstat(procs, sqstat, args, name="sqstat"):
     return sq, int(m.group(1))
 
 
-def start_prometheus(procs, prometheus, tmp, jobs, interval="1s"):
+def start_prometheus(procs, prometheus, tmp, jobs, interval="1s", rule_files=()):
     """A Prometheus scraping each job {name: port} on 127.0.0.1 every interval (its
-    scrape timeout the same), its data under tmp; its API once it is ready."""
+    scrape timeout the same), its data under tmp, with the rule files given (evaluated
+    every interval too); its API once it is ready."""
     conf = os.path.join(tmp, "prometheus.yml")
     with open(conf, "w") as f:
-        f.write(f"global:\n  scrape_interval: {interval}\n  scrape_timeout: {interval}\nscrape_configs:\n")
+        f.write(f"global:\n  scrape_interval: {interval}\n  scrape_timeout: {interval}\n")
+        if rule_files:
+            f.write(f"  evaluation_interval: {interval}\nrule_files:\n" + "".join(f"  - {r}\n" for r in rule_files))
+        f.write("scrape_configs:\n")
         for job, port in jobs.items():
             f.write(f"  - job_name: {job}\n    static_configs: [{{targets: ['127.0.0.1:{port}']}}]\n")
     pr = procs.start("prometheus", [prometheus, f"--config.file={conf}", "--web.listen-address=127.0.0.1:0",
