@@ -21,7 +21,8 @@
 #              scan of other roots beside a container that lies; prom: sqstat --listen and
 #              --prom under a real Prometheus and node_exporter; prom_abuse: the exporter under
 #              abuse (10,000 routes, 64 slow clients, a vm__start flood) under a real
-#              Prometheus; faults: VM or tool killed, full buffers and maps, two tools at
+#              Prometheus; monitoring: monitoring/'s Prometheus rules (promtool's checks and unit
+#              tests, then loaded into a real Prometheus that sees a seeded alert fire); faults: VM or tool killed, full buffers and maps, two tools at
 #              once; names: names from a target printed escaped; hostile: every tool against
 #              fake VMs whose debug offsets, frames and names lie (tests/hostile/)
 #   --all adds: lang and io under ASan+UBSan (build/asan/sqvm) and under --gc-stress --gc-verify,
@@ -211,7 +212,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/faults.sh tests/names.sh tests/hostile.sh tests/sqprof.sh tests/bpftrace.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/monitoring.sh tests/faults.sh tests/names.sh tests/hostile.sh tests/sqprof.sh tests/bpftrace.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done
