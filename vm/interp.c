@@ -890,8 +890,7 @@ static Value run(Process *p)
             if (k < obj_num_slots(as_obj(a))) {
                 as_obj(a)->slots[k] = sp[-1];
                 gc_write_barrier(as_obj(a), sp[-1]);
-                sp[-3] = sp[-1];
-                sp -= 2; ip += 2; DISPATCH();
+                sp -= 2; ip += 2; DISPATCH(); /* answers the receiver, as the primitive */
             }
         }
         goto send;

@@ -369,8 +369,7 @@ static PrimResult p_atPut(Value *a, uint32_t n)
     }
     as_obj(a[0])->slots[k] = a[2];
     gc_write_barrier(as_obj(a[0]), a[2]);
-    a[0] = a[2];
-    return PRIM_OK;
+    return PRIM_OK; /* answers the receiver, as SOM++ and SOM-java do */
 }
 
 /* Array>>storeAll: v (putAll:'s fast path): when v value is v itself, answered by a
