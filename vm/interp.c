@@ -414,8 +414,10 @@ void interp_raise(Value *args, const char *className, const char *msg)
 {
     /* A Smalltalk Error the program can handle, when the interpreter runs */
     if (runRestart && unwind_signal(args, className, msg)) longjmp(*runRestart, 1);
+    /* Unhandled, as Exception>>defaultAction reports one: the line on stdout, after what
+     * the program printed, the backtrace on stderr */
+    printf("ERROR: %s\n", msg);
     fflush(stdout);
-    fprintf(stderr, "ERROR: %s\n", msg);
     interp_print_backtrace();
     /* An error ends only the process it happened in; the main process ends the program. */
     if (!sched_active_is_main() && runRestart) {
