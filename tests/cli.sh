@@ -13,6 +13,25 @@ $out
 want it to contain: $want"; fi
 }
 
+# cli_streams: stdout and stderr apart. want-stdout is a bash pattern for the whole of
+# stdout (exact where it has no * ? [), want-stderr the text stderr begins with.
+cli_streams() { # label expected-status want-stdout want-stderr -- command...
+    local label=$1 want_status=$2 want_out=$3 want_err=$4
+    shift 5
+    local out err status
+    out=$("$@" 2>"$TMP/cli.err" </dev/null)
+    status=$?
+    err=$(cat "$TMP/cli.err")
+    # shellcheck disable=SC2053 # want_out is a pattern
+    if [ "$status" = "$want_status" ] && [[ "$out" == $want_out ]] && [[ "$err" == "$want_err"* ]]; then pass "cli/$label"
+    else fail "cli/$label" "status $status (want $want_status), stdout:
+$out
+want: $want_out
+stderr:
+$(head -5 <<<"$err")
+want it to begin with: $want_err"; fi
+}
+
 cli_case version 0 "sqvm 0.1.0" -- "$VM" --version
 cli_case help 0 "Usage: sqvm [options] ClassName|File.som" -- "$VM" --help
 cli_case no-arguments 2 "Usage: sqvm" -- "$VM"
@@ -24,6 +43,19 @@ cli_case eval-large 0 "1267650600228229401496703205376" -- "$VM" -e '1 << 100'
 cli_case eval-statements 0 "321" -- "$VM" -e '| a | a := Array new: 3. a at: 1 put: 3; at: 2 put: 2; at: 3 put: 1. a inject: 0 into: [ :s :e | s * 10 + e ]'
 cli_case eval-syntax-error 1 "-e:1:5: error: expected an expression" -- "$VM" -e '3 + )'
 cli_case no-such-class 1 "ERROR: Tried loading 'NoSuchClass' as a class, but failed." -- "$VM" -cp tests/lang/support NoSuchClass
+# An unhandled error's ERROR line is on stdout after what the program printed, as SOM's
+# Object>>error: writes it, the backtrace on stderr: in the main process, in a forked one
+# (the program goes on), and where the error cannot be signalled (a stack overflow in
+# the handler of one, reported at once). The VM's own ends (SIGINT, out of memory) stay
+# on stderr (the sigint-* and *-larger-than-heap cases).
+cli_streams error-line-on-stdout 1 $'1\nERROR: Method foo not found in class Nil' \
+    $'    at Object>>error: (Object.som:59)\n    at Object>>doesNotUnderstand:arguments: (Object.som:67)\n    at Nil>>doIt (-e:1)' \
+    -- "$VM" -e '1 println. nil foo'
+cli_streams error-line-on-stdout-in-process 0 $'in a process\nERROR: Method bar not found in class Nil\nmain goes on\n3' \
+    '    at Object>>error: (Object.som:59)' \
+    -- "$VM" -e "[ 'in a process' println. nil bar ] fork. Processor yield. 'main goes on' println. 3"
+cli_streams error-line-on-stdout-unsignalled 1 $'2\nERROR: Stack overflow (depth [0-9]*)' '    at [] in Nil>>doIt (-e:1)' \
+    -- "$VM" --stack 1M -e '| b | 2 println. b := [ :n | (b value: n + 1) + 1 ]. [ b value: 0 ] on: Error do: [ :e | b value: 0 ]'
 cli_case class-by-path 0 "rectangles kept: 100" -- "$VM" examples/Workload.som 2
 cli_case class-by-name 0 "points walked: 100000" -- "$VM" -cp examples Workload 2
 cli_case gc-stats 0 "gc: " -- "$VM" --gc-stats -e 'system fullGC'

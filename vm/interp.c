@@ -41,6 +41,15 @@ Method *interp_lookup(ClassInfo *c, Value sel)
 
 void interp_flush_caches(void) { memset(mcache, 0, sizeof mcache); }
 
+/* A class's methods changed (methodarray.c): no cache may answer the old ones, and a
+ * special send whose primitive is gone from Integer, Double or Array becomes a plain send. */
+void interp_methods_changed(void)
+{
+    interp_flush_caches();
+    method_flush_send_caches();
+    interp_check_fast_paths();
+}
+
 /* ---- Processes and frames ---- */
 
 /* Every process's frames are roots (sched.c keeps the list). */
@@ -405,8 +414,10 @@ void interp_raise(Value *args, const char *className, const char *msg)
 {
     /* A Smalltalk Error the program can handle, when the interpreter runs */
     if (runRestart && unwind_signal(args, className, msg)) longjmp(*runRestart, 1);
+    /* Unhandled, as Exception>>defaultAction reports one: the line on stdout, after what
+     * the program printed, the backtrace on stderr */
+    printf("ERROR: %s\n", msg);
     fflush(stdout);
-    fprintf(stderr, "ERROR: %s\n", msg);
     interp_print_backtrace();
     /* An error ends only the process it happened in; the main process ends the program. */
     if (!sched_active_is_main() && runRestart) {
@@ -885,13 +896,12 @@ static Value run(Process *p)
     }
     CASE(SEND_ATPUT) {
         Value a = sp[-3], i = sp[-2];
-        if (is_ptr(a) && obj_class_index(as_obj(a)) == CLS_ARRAY && is_int(i)) {
+        if (is_ptr(a) && obj_is_plain_array(as_obj(a)) && is_int(i)) {
             uint64_t k = (uint64_t)int_val(i) - 1;
             if (k < obj_num_slots(as_obj(a))) {
                 as_obj(a)->slots[k] = sp[-1];
                 gc_write_barrier(as_obj(a), sp[-1]);
-                sp[-3] = sp[-1];
-                sp -= 2; ip += 2; DISPATCH();
+                sp -= 2; ip += 2; DISPATCH(); /* answers the receiver, as the primitive */
             }
         }
         goto send;

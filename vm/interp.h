@@ -91,6 +91,8 @@ Method *interp_lookup(ClassInfo *c, Value selector);
  * active process's new top frame) and make sure returns are traced. */
 void interp_trace_entry(struct Frame *f);
 void interp_flush_caches(void);
+/* After a program changed what a class answers to (Class>>methods at:put:). */
+void interp_methods_changed(void);
 /* After a kernel class loads: turns the special sends whose Integer, Double or
  * Array method is no longer the VM's primitive into plain sends. */
 void interp_check_fast_paths(void);

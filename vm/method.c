@@ -38,6 +38,16 @@ static void scan_roots(GCVisitFn visit)
     }
 }
 
+/* Every send site's inline cache emptied: a class's methods changed (interp_methods_changed). */
+void method_flush_send_caches(void)
+{
+    for (size_t i = 0; i < numAll; i++)
+        for (uint32_t j = 0; j < all[i]->numSites; j++) {
+            all[i]->sites[j].cachedClass = 0;
+            all[i]->sites[j].cachedMethod = NULL;
+        }
+}
+
 static bool quickEnabled = true;
 
 /* A method whose quickKind is set runs without a frame, unless call probes are

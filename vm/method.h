@@ -96,6 +96,8 @@ void method_fuzz_release(size_t mark);   /* frees every method made since mark *
 void method_set_quick_enabled(bool on);
 /* Sets quick and prim of a method whose quickKind the compiler found. */
 void method_install_quick(Method *m);
+/* Empties every send site's inline cache (a class's methods changed). */
+void method_flush_send_caches(void);
 Value method_mirror(Method *m);
 Method *method_from_mirror(Value v);
 const char *method_print_name(Method *m);

@@ -214,9 +214,8 @@ void class_set_super(ClassInfo *c, ClassInfo *super)
 
 static uint32_t sel_hash(Value sel) { return (uint32_t)((sel >> 3) * 2654435761u); }
 
-void class_add_method(ClassInfo *c, Method *m)
+static void table_put(MethodTable *t, Method *m)
 {
-    MethodTable *t = &c->methods;
     if ((t->count + 1) * 2 > t->cap) {
         uint32_t ncap = t->cap ? t->cap * 2 : 16;
         Value *nk = vm_xcalloc(ncap, sizeof(Value));
@@ -239,7 +238,20 @@ void class_add_method(ClassInfo *c, Method *m)
     if (!t->keys[j]) t->count++;
     t->keys[j] = m->selector;
     t->values[j] = m;
-    c->methodsArray = VM.nil;
+}
+
+/* While a class is compiled: no method Array has been asked for yet. */
+void class_add_method(ClassInfo *c, Method *m) { table_put(&c->methods, m); }
+
+void class_set_methods(ClassInfo *c, Method **ms, size_t n)
+{
+    MethodTable *t = &c->methods;
+    if (t->cap) {
+        memset(t->keys, 0, t->cap * sizeof(Value));
+        memset(t->values, 0, t->cap * sizeof(Method *));
+    }
+    t->count = 0;
+    while (n > 0) table_put(t, ms[--n]); /* the last put wins: put the first last */
 }
 
 Method *class_local_method(ClassInfo *c, Value selector)

@@ -9,7 +9,8 @@
 /* ---- The header word ----
  *   bits  0-21  class index (into the class table)
  *   bits 22-23  format (how the collector walks the body)
- *   bits 24-25  strings only: whether the text is known to be ASCII (below)
+ *   bits 24-25  strings only: whether the text is known to be ASCII (below);
+ *               bit 24 of an Array: it is a class's method Array (below)
  *   bits 26-31  GC flags
  *   bits 32-53  identity hash (assigned at allocation, survives moves)
  *   bits 54-63  number of body slots; 1023 means "see the overflow word", a
@@ -83,7 +84,7 @@ typedef struct ClassInfo {
     uint8_t instFormat;        /* format of instances */
     bool isMeta, loaded;
     MethodTable methods;
-    Value methodsArray;        /* cached Array of Method objects (nil until asked) */
+    Value methodsArray;        /* Class>>methods' Array (methodarray.h), nil until asked */
     const char *sourcePath;
 } ClassInfo;
 
@@ -96,6 +97,15 @@ enum {
     CLS_METHOD, CLS_PRIMITIVE, CLS_SYSTEM, CLS_CONTEXT,
     CLS_FIRST_USER
 };
+
+/* A class's method Array (Class>>methods, methodarray.h) has this header bit: a store
+ * into it changes what the class answers to, so the interpreter's own at:put: leaves
+ * such an Array to the primitive. One test of the header word serves both conditions. */
+#define HDR_METHOD_ARRAY (1ull << 24)
+static inline bool obj_is_plain_array(const Obj *o)
+{
+    return (o->hdr & (HDR_CLASS_MASK | HDR_METHOD_ARRAY)) == CLS_ARRAY;
+}
 
 /* Block objects: slots of a closure. */
 enum { BLK_METHOD, BLK_CTX, BLK_SELF, BLK_HOME, BLK_SERIAL, BLK_SIZE };
@@ -209,6 +219,8 @@ static inline bool values_identical(Value a, Value b)
 ClassInfo *class_create(const char *name, uint32_t fixedIndex);
 void class_set_super(ClassInfo *c, ClassInfo *super);
 void class_add_method(ClassInfo *c, Method *m);
+/* The table becomes ms[0..n) (for a selector twice, the first): what the class answers to. */
+void class_set_methods(ClassInfo *c, Method **ms, size_t n);
 Method *class_lookup(ClassInfo *c, Value selector);       /* walks superclasses */
 Method *class_local_method(ClassInfo *c, Value selector);
 ClassInfo *class_from_object(Value classObj);            /* NULL if not a class */

@@ -64,7 +64,7 @@ OPCODE(SEND_BITAND, 2, -1, SITE)
  * block; two Booleans without a send:  rcvr arg -> result */
 OPCODE(SEND_AND, 2, -1, SITE)
 OPCODE(SEND_OR, 2, -1, SITE)
-/* SEND_AT site16: rcvr index -> elem (Array fast path);  SEND_ATPUT: rcvr index v -> v */
+/* SEND_AT site16: rcvr index -> elem (Array fast path);  SEND_ATPUT: rcvr index v -> rcvr */
 OPCODE(SEND_AT, 2, -1, SITE)
 OPCODE(SEND_ATPUT, 2, -2, SITE)
 /* The arithmetic and comparison sends with their operands not (all) on the stack,

@@ -2,6 +2,7 @@
 /* prim_object.c - primitives of Object, Class, Array, blocks, methods and Symbol. */
 #include "gc.h"
 #include "interp.h"
+#include "methodarray.h"
 #include "prims.h"
 #include "symbol.h"
 #include "vm.h"
@@ -165,6 +166,11 @@ static PrimResult p_instVarAtPut(Value *a, uint32_t n)
     (void)n;
     size_t i;
     if (!field_index(a[0], a[1], &i)) return prim_fail(a, "instVarAt:put: index out of bounds");
+    /* (the bit means a method Array on the objects field_index accepts: Strings are not) */
+    if (as_obj(a[0])->hdr & HDR_METHOD_ARRAY) {
+        const char *why = methodarray_store(as_obj(a[0]), i, a[2]);
+        return why ? prim_fail(a, why) : PRIM_OK;
+    }
     as_obj(a[0])->slots[i] = a[2];
     gc_write_barrier(as_obj(a[0]), a[2]);
     return PRIM_OK; /* answers the receiver, as SOM-java, TruffleSOM and SOM++ do */
@@ -288,44 +294,31 @@ static PrimResult p_fields(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-/* Methods in a stable order: by source order of definition (table order is hash order). */
-static size_t collect_methods(ClassInfo *c, Method **out)
-{
-    size_t k = 0;
-    for (uint32_t i = 0; i < c->methods.cap; i++)
-        if (c->methods.keys[i]) out[k++] = c->methods.values[i];
-    for (size_t i = 1; i < k; i++)
-        for (size_t j = i; j > 0 && out[j - 1]->line > out[j]->line; j--) {
-            Method *t = out[j]; out[j] = out[j - 1]; out[j - 1] = t;
-        }
-    return k;
-}
-
+/* The class's own method Array, the same object every time (methodarray.h). */
 static PrimResult p_methods(Value *a, uint32_t n)
 {
     (void)n;
     ClassInfo *c = rcvr_class(a);
     if (!c) return prim_fail(a, "not a class");
-    Method **ms = vm_xmalloc((c->methods.count + 1) * sizeof(Method *));
-    size_t k = collect_methods(c, ms);
-    for (size_t i = 0; i < k; i++) method_mirror(ms[i]);
-    Value r = array_new(k);
-    for (size_t i = 0; i < k; i++) as_obj(r)->slots[i] = ms[i]->mirror;
-    free(ms);
-    a[0] = r;
+    a[0] = methodarray_of(c);
     return PRIM_OK;
 }
 
+/* The signatures of the Methods in the method Array, in its order. */
 static PrimResult p_selectors(Value *a, uint32_t n)
 {
     (void)n;
     ClassInfo *c = rcvr_class(a);
     if (!c) return prim_fail(a, "not a class");
-    Method **ms = vm_xmalloc((c->methods.count + 1) * sizeof(Method *));
-    size_t k = collect_methods(c, ms);
-    Value r = array_new(k);
-    for (size_t i = 0; i < k; i++) as_obj(r)->slots[i] = ms[i]->selector;
-    free(ms);
+    Obj *ms = as_obj(methodarray_of(c));
+    size_t len = obj_num_slots(ms), k = 0;
+    for (size_t i = 0; i < len; i++) k += method_from_mirror(ms->slots[i]) != NULL;
+    Value r = array_new(k); /* allocation never collects: ms stays where it is */
+    k = 0;
+    for (size_t i = 0; i < len; i++) {
+        Method *m = method_from_mirror(ms->slots[i]);
+        if (m) as_obj(r)->slots[k++] = m->selector;
+    }
     a[0] = r;
     return PRIM_OK;
 }
@@ -367,24 +360,30 @@ static PrimResult p_atPut(Value *a, uint32_t n)
         snprintf(msg, sizeof msg, "index %lld out of bounds 1..%zu", (long long)int_val(a[1]), array_len(a[0]));
         return prim_fail(a, msg);
     }
+    if (UNLIKELY(as_obj(a[0])->hdr & HDR_METHOD_ARRAY)) {
+        const char *why = methodarray_store(as_obj(a[0]), k, a[2]);
+        if (why) return prim_fail(a, why);
+        return PRIM_OK;
+    }
     as_obj(a[0])->slots[k] = a[2];
     gc_write_barrier(as_obj(a[0]), a[2]);
-    a[0] = a[2];
-    return PRIM_OK;
+    return PRIM_OK; /* answers the receiver, as SOM++ and SOM-java do */
 }
 
 /* Array>>storeAll: v (putAll:'s fast path): when v value is v itself, answered by a
  * quick ^self (Object's value, untraced), v goes into every element without a send per
  * element, and the answer is true; for anything else (a block, a class that redefines
- * value, traced mode) it stores nothing and answers false, and putAll: sends value. */
+ * value, traced mode, a class's method Array) it stores nothing and answers false, and
+ * putAll: sends value and at:put:. */
 static PrimResult p_storeAll(Value *a, uint32_t n)
 {
     (void)n;
     static Value valueSel;
     if (!valueSel) valueSel = sym_intern_cstr("value");
     Method *m = class_lookup(class_of(a[1]), valueSel);
-    if (!m || m->quick != QUICK_SELF) { a[0] = VM.falseObj; return PRIM_OK; }
     Obj *o = as_obj(a[0]);
+    /* a method Array's stores go one by one through at:put: */
+    if (!m || m->quick != QUICK_SELF || (o->hdr & HDR_METHOD_ARRAY)) { a[0] = VM.falseObj; return PRIM_OK; }
     size_t len = obj_num_slots(o);
     for (size_t i = 0; i < len; i++) o->slots[i] = a[1];
     if (len) gc_write_barrier(o, a[1]);
