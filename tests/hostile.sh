@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tests/hostile.sh - every tool against fake VMs that lie (tests/hostile/fakevm.c): bad
-# debug offsets, looping frame chains, a current_process flipping under the reader,
-# hostile names, a vm__start flood. Each tool, run with -p PID, must end within its
+# debug offsets, looping frame chains, a current_process flipping under the reader, batch
+# records that lie (counts past their buffer, names with no end, kinds that do not exist),
+# hostile names, records that name no process, a vm__start flood. Each tool, run with -p PID, must end within its
 # limit with a clear error or a partial answer: no signal exit, no ASan report, no raw
 # control byte in its text output. Sourced by tests/run.sh (pass, fail, skip, $TMP).
 # Under SANITIZE=1 the tools and fakes come from build/asan (HOSTILE_O=build/asan).
@@ -88,5 +89,22 @@ if [ ! -x "$HO_FAKE" ]; then
     if [ "${CI:-}" = true ]; then fail "hostile" "no $HO_FAKE (make hostile)"
     else skip "hostile" "no $HO_FAKE (make hostile)"; fi
 else
-    for ho_m in bad-offsets loop-chain flip names start-flood; do ho_mode "$ho_m"; done
+    for ho_m in bad-offsets loop-chain flip names batches unnamed start-flood; do ho_mode "$ho_m"; done
+    # the lying batches were read, not refused: their class name, escaped, to its 1,024 bytes
+    if grep -qF 'Evil\x1b]0;owned\x07\x9b\xc2AAAA' "$HO_TMP/batches.sqalloc" &&
+        grep -q 'AAA\.\.\. ' "$HO_TMP/batches.sqalloc"; then
+        pass "hostile batches: sqalloc shows the records' unending class name escaped and cut"
+    else fail "hostile batches: sqalloc's rows" "$(head -c 400 "$HO_TMP/batches.sqalloc")"; fi
+    # a row made from records that name no process has no name, not the last one read
+    # on that CPU (review finding 20): the odd ids are alpha, the even ones unnamed
+    "$HO_FAKE" --mode unnamed >"$HO_TMP/unnamed.j.fake" 2>&1 </dev/null &
+    for ((ho_i = 0; ho_i < 200; ho_i++)); do grep -qs '^ready' "$HO_TMP/unnamed.j.fake" && break; sleep 0.01; done
+    ho_pid=$(awk '/^ready/ { print $2; exit }' "$HO_TMP/unnamed.j.fake")
+    timeout -s INT -k 4 1 "$HO_TOOLS/sqsched" -j -p "$ho_pid" >"$HO_TMP/unnamed.j" 2>"$HO_TMP/unnamed.j.err" </dev/null
+    kill "$ho_pid" 2>/dev/null; wait 2>/dev/null
+    ho_got=$(jq -r 'select(.type == "summary") | [.processes[] | select(.id >= 1 and .id <= 202) |
+        "\(.id % 2) \(.name)"] | unique | join(",")' "$HO_TMP/unnamed.j" 2>&1)
+    if [ "$ho_got" = "0 ,1 alpha" ]; then
+        pass "hostile unnamed: sqsched's rows of processes their records do not name have no name"
+    else fail "hostile unnamed: sqsched's names" "'$ho_got' (wanted '0 ,1 alpha')"; fi
 fi

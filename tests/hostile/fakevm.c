@@ -8,6 +8,14 @@
  *   loop-chain    a frame whose caller is itself; its method points into unmapped memory
  *   flip          a thread flips current_process between two processes under the reader
  *   names         class/method names with ESC [ 2J, BEL, C1 0x9b, invalid UTF-8, no NUL
+ *   batches       every batch probe fired with a count of 2^32 - 1 over SQ_BATCH_MAX records
+ *                 of every kind (and kinds that do not exist), whose names run into an
+ *                 unmapped page with no NUL, whose Methods and frames point anywhere; and
+ *                 a batch that runs past the end of its mapping
+ *   unnamed       sched__batch records of processes whose records name them (alpha, odd
+ *                 ids) and of processes whose records hold no name (NULL, even ids),
+ *                 each new after one that had a name (review finding 20: the row took the
+ *                 name before it)
  * Every mode prints "ready PID" and then runs until killed (start-flood: until its count
  * is done, then it sleeps too, unless --exit). */
 #include <pthread.h>
@@ -16,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "debug_offsets.h"
+#include "event_batch.h"
 #include "squeak_probes.h"
 
 __attribute__((section(".probes"), aligned(64))) struct squeak_semaphores squeak_semaphores = {0};
@@ -76,9 +86,85 @@ static void *flipper(void *arg)
     return NULL;
 }
 
+/* The batches: a buffer of SQ_BATCH_MAX records, and the last records of a page whose
+ * next page is unmapped (a batch that claims more than is mapped). */
+static SqEventRecord *records, *edge;
+static uint64_t fake_method[4];
+static int unnamed;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* a page of name with no NUL, the page after it unmapped */
+static char *name_to_the_edge(void)
+{
+    char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(p + 4096, 4096);
+    memset(p, 'A', 4096);
+    memcpy(p, "Evil\x1b]0;owned\x07\x9b\xc2\x9b\xff", 16);
+    return p;
+}
+
+static void batch_lies(void)
+{
+    char *name = name_to_the_edge();
+    char *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(page + 4096, 4096);
+    edge = (SqEventRecord *)(page + 4096) - 3;
+    records = calloc(SQ_BATCH_MAX, sizeof(*records));
+    fake_method[0] = (uint64_t)(uintptr_t)name; /* method_print_name is 0 */
+    for (uint32_t i = 0; i < SQ_BATCH_MAX; i++) {
+        SqEventRecord *r = &records[i];
+        r->kind = i % 20 == 19 ? 0xffffffffu : i % 20; /* 18, 19: no such kinds */
+        r->arg = i & 1 ? 0xffffffffu : i;
+        for (int k = 0; k < 7; k++)
+            r->a[k] = k % 3 == 0 ? (uint64_t)(uintptr_t)name
+                    : k % 3 == 1 ? (uint64_t)(uintptr_t)fake_method
+                    : (i & 2) ? 0xffffffffffffffffull : (uint64_t)(uintptr_t)(page + 4096);
+    }
+    memcpy(edge, records, 3 * sizeof(*records));
+}
+
+static void fire_batches(void)
+{
+    uint64_t t = now_ns();
+    for (uint32_t i = 0; i < SQ_BATCH_MAX; i++)
+        records[i].ts = t; /* newer than when any tool attached */
+    SQUEAK_CALL_BATCH(records, 0xffffffffu);
+    SQUEAK_ALLOC_BATCH(records, 0xffffffffu);
+    SQUEAK_SCHED_BATCH(records, 0xffffffffu);
+    SQUEAK_REQ_BATCH(records, 0xffffffffu);
+    SQUEAK_IO_BATCH(records, 0xffffffffu);
+    SQUEAK_CALL_BATCH(edge, SQ_BATCH_MAX);
+    SQUEAK_ALLOC_BATCH(edge, SQ_BATCH_MAX);
+    SQUEAK_REQ_BATCH(edge, SQ_BATCH_MAX);
+}
+
+/* Process 2n+1 named alpha is activated; then 2n+2, whose records hold no name, is made
+ * ready (a process the tool had not seen) and activated: its row is made then. */
+static void fire_unnamed(void)
+{
+    static uint64_t n;
+    static char alpha[] = "alpha";
+    SqEventRecord r[3] = {
+        { .kind = SQ_EV_PROCESS_ACTIVATE, .a = { 2 * n + 1, 0, 0, (uint64_t)(uintptr_t)alpha } },
+        { .kind = SQ_EV_PROCESS_READY, .a = { 2 * n + 2 } },
+        { .kind = SQ_EV_PROCESS_ACTIVATE, .a = { 2 * n + 2 } },
+    };
+    for (int i = 0; i < 3; i++)
+        r[i].ts = now_ns();
+    if (n < 100)
+        n++;
+    SQUEAK_SCHED_BATCH(r, 3);
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: fakevm --mode start-flood|bad-offsets|loop-chain|flip|names "
+    fprintf(stderr, "usage: fakevm --mode start-flood|bad-offsets|loop-chain|flip|names|batches|unnamed "
                     "[--count N] [--forever] [--exit]\n");
     return 2;
 }
@@ -119,6 +205,10 @@ int main(int argc, char **argv)
         memset(hostile_name + strlen(hostile_name), 'A', sizeof hostile_name - strlen(hostile_name));
         for (int i = 0; i < 3; i++) class_row[i] = hostile_name; /* no terminator */
         frame[1] = (uint64_t)(uintptr_t)hostile_name;
+    } else if (!strcmp(mode, "batches")) {
+        batch_lies();
+    } else if (!strcmp(mode, "unnamed")) {
+        unnamed = 1;
     } else {
         return usage();
     }
@@ -132,6 +222,10 @@ int main(int argc, char **argv)
         if (exit_after) return 0;
     }
     for (;;) {
+        if (records)
+            fire_batches();
+        if (unnamed)
+            fire_unnamed();
 #define NAME hostile_name
 #include "sites.h"
         usleep(10000);
