@@ -133,6 +133,8 @@ unit: build/bigint_test build/float_test build/printable_test
 # libFuzzer targets (fuzz/): make fuzz
 include fuzz/fuzz.mk
 include tests/hostile/hostile.mk
+# make deb: the tools as a Debian package (packaging/)
+include packaging/deb.mk
 
 # The hostile tier alone (tests/hostile.sh); with SANITIZE=1, the tools and fakes built
 # with ASan+UBSan: make SANITIZE=1 check-hostile
@@ -210,8 +212,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace
 	install -m 755 $(O)/sqvm $(DESTDIR)$(PREFIX)/bin/
 	install -m 755 $(TOOLS_BIN) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(wildcard tools/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
-	install -m 644 $(wildcard bpftrace/*.bt bpftrace/*.md) $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace/
+	install -m 644 $(TOOLS_MAN) $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 644 $(TOOLS_BPFTRACE) $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace/
 
 clean:
 	rm -rf build
