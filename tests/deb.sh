@@ -231,6 +231,46 @@ deb_filter_calls() {
         END { k = split(want, w, " "); for (i = 1; i <= k; i++) add(w[i]) }' | sort -u
 }
 
+# sqstat.service under a real systemd, where none runs on the machine: systemd-nspawn
+# (systemd-container; SYSTEMD_NSPAWN= names another copy) boots the host's /usr, the
+# package's unit and /etc/default/sqstat in it, with a network of its own (so the unit's
+# default 127.0.0.1:9464 is free), and runs tests/deb/in-container.sh. The service must
+# serve the VM's series as a user of its own with exactly the unit's capabilities, no new
+# privileges and a seccomp filter, and stop cleanly.
+deb_in_systemd() {
+    local nspawn=${SYSTEMD_NSPAWN:-$(command -v systemd-nspawn)} dir made="" d want got bits=0 c
+    if [ -z "$nspawn" ] || [ ! -x "$nspawn" ]; then
+        skip "deb/sqstat.service under systemd" "no systemd-nspawn (systemd-container) to boot a systemd in"
+        return
+    fi
+    for d in /run/systemd/nspawn /run/systemd/nspawn-root; do [ -e "$d" ] || made="$made $d"; done
+    dir=$DEB_VMDIR/systemd
+    mkdir -m 755 "$dir"
+    cp tests/deb/in-container.sh "$dir/"
+    # a oneshot whose end, however it ends, ends the container
+    printf '[Unit]\nDescription=tests/deb.sh: sqstat.service checked\nAfter=basic.target\nSuccessAction=exit\nFailureAction=exit\n[Service]\nType=oneshot\nExecStart=/sqdeb/in-container.sh %s\n' \
+        "$DEB_VM_UID" >"$dir/sqdeb.service"
+    # the VM's files, its user's alone, where the script finds them
+    cp -a "$DEB_VMDIR/vm" "$dir/vm"
+    timeout -k 10 60 "$nspawn" --quiet --directory=/ --volatile=yes --register=no --keep-unit --private-network \
+        --console=pipe --machine="sqdeb$$" --bind="$dir:/sqdeb" --bind-ro=/etc/default/sqstat \
+        --bind-ro="$dir/sqdeb.service:/etc/systemd/system/sqdeb.service" --system-call-filter="bpf perf_event_open" \
+        -b systemd.unit=sqdeb.service systemd.firstboot=off </dev/null >"$DEB_TMP/nspawn" 2>&1
+    # shellcheck disable=SC2086
+    for d in $made; do rm -rf "$d"; done
+    for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$DEB_UNIT"); do
+        bits=$((bits | 1 << $(awk -v c="$c" '$1 == "#define" && $2 == c { print $3 }' /usr/include/linux/capability.h)))
+    done
+    want=$(printf '%016x' "$bits")
+    got=$(awk '{ v[$1] = $2 } END { printf "%s %s %s %s %s %s", v["Uid:"] != "0", v["CapEff:"], v["CapBnd:"], v["CapAmb:"], v["NoNewPrivs:"], v["Seccomp:"] }' "$dir/status" 2>/dev/null)
+    if [ "$got" = "1 $want $want $want 1 2" ] && grep -q 'cmdline=".*/Spinner.som' "$dir/scrape" &&
+        awk '/^sqvm_activations_total/ && $2 > 0 { ok = 1 } END { exit !ok }' "$dir/scrape" &&
+        [ "$(cat "$dir/result")" = "Result=success
+ExecMainStatus=0" ]; then
+        pass "deb/sqstat.service under systemd (nspawn): serves the VM's series on 127.0.0.1:9464 as a user of its own, capabilities $want only, no new privileges, seccomp; stops cleanly"
+    else fail "deb/sqstat.service under systemd" "status '$got' (want '1 $want $want $want 1 2'); $(cat "$dir/scrape" "$dir/result" 2>&1) $(tail -15 "$dir/log" 2>&1) $(tail -5 "$DEB_TMP/nspawn")"; fi
+}
+
 deb_verify_unit() {
     if ! command -v systemd-analyze >/dev/null; then
         skip "deb/systemd-analyze verify" "systemd-analyze is not installed"
@@ -300,6 +340,7 @@ deb_main() {
     sleep 0.5	# the VM past its start
     deb_tool_on_vm
     deb_unit_sandbox
+    deb_in_systemd
     deb_verify_unit
     deb_purge
 }
