@@ -214,21 +214,30 @@ deb_unit_sandbox() {
     else fail "deb/unit SystemCallFilter" "status $DEB_STATUS; not allowed: $missing"; fi
 }
 
-# The system calls the unit's SystemCallFilter allows: its names and groups, each group
-# expanded by systemd-analyze syscall-filter (groups name groups), sorted.
+# The system calls the unit's SystemCallFilter allows: its lines in order, each adding
+# names and groups to the set or (~) taking them away, each group expanded by
+# systemd-analyze syscall-filter (groups name groups), sorted.
 deb_filter_calls() {
-    local filter
-    filter=$(sed -n 's/^SystemCallFilter=//p' "$DEB_UNIT")
-    systemd-analyze syscall-filter 2>/dev/null | awk -v want="$filter" '
+    systemd-analyze syscall-filter 2>/dev/null | awk -v lines="$(sed -n 's/^SystemCallFilter=//p' "$DEB_UNIT")" '
         /^@/ { g = $1; next }
         $1 != "" && $1 !~ /^#/ { members[g] = members[g] " " $1 }
-        function add(n,    k, parts, i) {
-            if (seen[n]++) return
-            if (n !~ /^@/) { print n; return }
+        function apply(n, on,    k, parts, i) {
+            if (n !~ /^@/) { allowed[n] = on; return }
+            if (depth[n]++) return	# a group met again within itself
             k = split(members[n], parts, " ")
-            for (i = 1; i <= k; i++) add(parts[i])
+            for (i = 1; i <= k; i++) apply(parts[i], on)
+            depth[n]--
         }
-        END { k = split(want, w, " "); for (i = 1; i <= k; i++) add(w[i]) }' | sort -u
+        END {
+            nl = split(lines, line, "\n")
+            for (l = 1; l <= nl; l++) {
+                on = line[l] !~ /^~/
+                sub(/^~/, "", line[l])
+                k = split(line[l], w, " ")
+                for (i = 1; i <= k; i++) apply(w[i], on)
+            }
+            for (n in allowed) if (allowed[n]) print n
+        }' | sort -u
 }
 
 # sqstat.service under a real systemd, where none runs on the machine: systemd-nspawn
