@@ -11,6 +11,8 @@
 #   make check-som [SOM_DIR=DIR AWFY_DIR=DIR]  SOM's TestSuite and AWFY's benchmarks
 #                     (both default to the copies in ../shared/suites)
 #   make deps         install the Debian packages the project needs (as root)
+#   make deb          the tools as a Debian package, build/sqvm-tools_VERSION_ARCH.deb
+#                     (packaging/README.md)
 #   make SANITIZE=1   ASan+UBSan build in build/asan
 #   make DEBUG=1      assertions and switch dispatch in build/debug
 #   make GC_STRESS=1  collect at every safe point, in build/stress

@@ -33,9 +33,7 @@ deb_cleanup() {
     [ -n "$DEB_TOOL" ] && kill -TERM "$DEB_TOOL" 2>/dev/null && wait "$DEB_TOOL" 2>/dev/null
     [ -n "$DEB_VM" ] && kill -KILL "$DEB_VM" 2>/dev/null && wait "$DEB_VM" 2>/dev/null
     DEB_TOOL="" DEB_VM=""
-    if dpkg-query -W "$DEB_PKG" >/dev/null 2>&1; then
-        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=60 -y -q purge "$DEB_PKG" >/dev/null 2>&1 </dev/null
-    fi
+    dpkg-query -W "$DEB_PKG" >/dev/null 2>&1 && deb_apt purge "$DEB_PKG"
     [ -n "$DEB_VMDIR" ] && rm -rf "$DEB_VMDIR"
     DEB_VMDIR=""
 }
