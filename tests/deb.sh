@@ -86,8 +86,8 @@ deb_contents() {
     got=$(deb_needed_packages build/deb/debian/$DEB_PKG)
     if [ "$fields" = "$want" ] && [ "$depends" = "$got" ] && [ -n "$got" ] &&
         [ "$(dpkg-deb -I "$deb" conffiles)" = /etc/default/sqstat ]; then
-        pass "deb/control: $DEB_PKG $version, Depends: exactly the packages of the libraries the tools need ($(echo $got)), one conffile"
-    else fail "deb/control" "fields '$fields' (want '$want'); Depends $(echo $depends) (want $(echo $got)); conffiles $(dpkg-deb -I "$deb" conffiles 2>&1)"; fi
+        pass "deb/control: $DEB_PKG $version, Depends: exactly the packages of the libraries the tools need (${got//$'\n'/ }), one conffile"
+    else fail "deb/control" "fields '$fields' (want '$want'); Depends ${depends//$'\n'/ } (want ${got//$'\n'/ }); conffiles $(dpkg-deb -I "$deb" conffiles 2>&1)"; fi
 
     if ! command -v lintian >/dev/null; then
         skip "deb/lintian" "lintian is not installed"
@@ -138,13 +138,16 @@ deb_tool_on_vm() {
     else fail "deb/sqstat -p PID" "'$got' $(head -3 "$DEB_TMP/err")"; fi
 }
 
+# The capabilities the installed unit gives (CAP_SYS_ADMIN ...), on one line.
+deb_unit_cap_names() { sed -n 's/^CapabilityBoundingSet=//p' "$DEB_UNIT"; }
+
 # The unit's capabilities in setpriv's syntax, without DROP (a capability's name) if given.
 deb_unit_caps() {
     local c caps="-all"
-    for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$DEB_UNIT"); do
+    for c in $(deb_unit_cap_names); do
         [ "$c" = "${1:-}" ] && continue
         c=${c#CAP_}
-        caps="$caps,+$(echo "$c" | tr 'A-Z' 'a-z')"
+        caps="$caps,+$(echo "$c" | tr '[:upper:]' '[:lower:]')"
     done
     echo "$caps"
 }
@@ -177,7 +180,7 @@ deb_unit_sandbox() {
     local opt missing="" c caps got
     # the options tests/deb/sandbox.sh stands in for
     for opt in DynamicUser=yes NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
-        ProtectKernelTunables=yes ProtectProc=invisible ProcSubset=pid "AmbientCapabilities=$(sed -n 's/^CapabilityBoundingSet=//p' "$DEB_UNIT")"; do
+        ProtectKernelTunables=yes ProtectProc=invisible ProcSubset=pid "AmbientCapabilities=$(deb_unit_cap_names)"; do
         grep -qx "$opt" "$DEB_UNIT" || missing="$missing $opt"
     done
     [ -z "$missing" ] || { fail "deb/unit sandbox" "the unit lacks:$missing"; return; }
@@ -190,7 +193,7 @@ deb_unit_sandbox() {
     else fail "deb/unit sandbox" "status $DEB_STATUS, '$got' $(head -3 "$DEB_TMP/err") $(cat "$DEB_TMP/scrape")"; fi
 
     # each capability, taken away: no series of the VM (and without CAP_SYS_ADMIN, no start)
-    for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$DEB_UNIT"); do
+    for c in $(deb_unit_cap_names); do
         deb_sandboxed "$(deb_unit_caps "$c")"
         if [ "$c" = CAP_SYS_ADMIN ]; then
             if [ "$DEB_STATUS" = 1 ] && grep -q 'needs root, or the capabilities' "$DEB_TMP/err"; then
@@ -271,7 +274,7 @@ deb_in_systemd() {
         -b systemd.unit=sqdeb.service systemd.firstboot=off </dev/null >"$DEB_TMP/nspawn" 2>&1
     # shellcheck disable=SC2086
     for d in $made; do rm -rf "$d"; done
-    for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$DEB_UNIT"); do
+    for c in $(deb_unit_cap_names); do
         bits=$((bits | 1 << $(awk -v c="$c" '$1 == "#define" && $2 == c { print $3 }' /usr/include/linux/capability.h)))
     done
     want=$(printf '%016x' "$bits")
