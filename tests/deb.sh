@@ -19,6 +19,11 @@ DEB_TIMEOUT=30
 DEB_VM=""
 DEB_TOOL=""
 DEB_VMDIR=""
+# systemctl and systemd-analyze verify note when they loaded units in this file; the
+# tier removes it at its end if it was not there
+DEB_STAMP=/run/systemd/systemd-units-load
+DEB_STAMP_HAD=1
+[ -e "$DEB_STAMP" ] || DEB_STAMP_HAD=0
 
 deb_apt() { # apt-get ARGS...: quiet, never asking, waiting for another apt's lock
     DEBIAN_FRONTEND=noninteractive timeout -s KILL 120 apt-get -o DPkg::Lock::Timeout=60 -y -q "$@" \
@@ -36,6 +41,7 @@ deb_cleanup() {
     dpkg-query -W "$DEB_PKG" >/dev/null 2>&1 && deb_apt purge "$DEB_PKG"
     [ -n "$DEB_VMDIR" ] && rm -rf "$DEB_VMDIR"
     DEB_VMDIR=""
+    [ "$DEB_STAMP_HAD" = 1 ] || rm -f "$DEB_STAMP"
 }
 
 # The files of the package, "MODE PATH" sorted by path, as the tree says they must be: a
