@@ -17,6 +17,7 @@
 set -eu
 [ $# = 3 ] || { echo "usage: packaging/mkdeb.sh VERSION STAGING OUT.deb" >&2; exit 2; }
 version=$1 stage=$2 out=$3
+case $stage in "" | / | /*/..*) echo "packaging/mkdeb.sh: '$stage' is no staging directory" >&2; exit 2 ;; esac
 here=$(dirname "$0")
 deb=$here/debian
 pkg=sqvm-tools
