@@ -11,6 +11,8 @@
 #   make check-som [SOM_DIR=DIR AWFY_DIR=DIR]  SOM's TestSuite and AWFY's benchmarks
 #                     (both default to the copies in ../shared/suites)
 #   make deps         install the Debian packages the project needs (as root)
+#   make deb          the tools as a Debian package, build/sqvm-tools_VERSION_ARCH.deb
+#                     (packaging/README.md)
 #   make SANITIZE=1   ASan+UBSan build in build/asan
 #   make DEBUG=1      assertions and switch dispatch in build/debug
 #   make GC_STRESS=1  collect at every safe point, in build/stress
@@ -133,6 +135,8 @@ unit: build/bigint_test build/float_test build/printable_test
 # libFuzzer targets (fuzz/): make fuzz
 include fuzz/fuzz.mk
 include tests/hostile/hostile.mk
+# make deb: the tools as a Debian package (packaging/)
+include packaging/deb.mk
 
 # The hostile tier alone (tests/hostile.sh); with SANITIZE=1, the tools and fakes built
 # with ASan+UBSan: make SANITIZE=1 check-hostile
@@ -210,8 +214,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace
 	install -m 755 $(O)/sqvm $(DESTDIR)$(PREFIX)/bin/
 	install -m 755 $(TOOLS_BIN) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(wildcard tools/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
-	install -m 644 $(wildcard bpftrace/*.bt bpftrace/*.md) $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace/
+	install -m 644 $(TOOLS_MAN) $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 644 $(TOOLS_BPFTRACE) $(DESTDIR)$(PREFIX)/share/sqvm/bpftrace/
 
 clean:
 	rm -rf build

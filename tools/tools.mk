@@ -59,6 +59,10 @@ ifeq ($(SANITIZE),1)
 endif
 
 TOOLS_BIN := $(addprefix $(TOOLS_DIR)/,$(TOOLS))
+# What make install and make deb ship beside them: the manual pages, the bpftrace scripts
+# and their notes.
+TOOLS_MAN := $(wildcard tools/*.8)
+TOOLS_BPFTRACE := $(wildcard bpftrace/*.bt bpftrace/*.md)
 # The shared user-space helpers: options, ELF, targets, a VM's memory (and the one read
 # of it, sqmem_read, which fuzz/fuzz_stack.c replaces), libbpf set-up,
 # attaching, the event loop, output, names, files replaced whole.
