@@ -18,7 +18,7 @@
 # tier opens in headless Chromium.
 set -e
 cd "$(dirname "$0")/.."
-PACKAGES="make gcc libc6-dev lua5.4 luajit clang llvm libclang-rt-14-dev libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils dpkg-dev curl procps strace jq python3 protobuf-compiler chromium prometheus prometheus-node-exporter golang-go wrk nodejs"
+PACKAGES="make gcc libc6-dev lua5.4 luajit clang llvm libclang-rt-14-dev libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils dpkg-dev curl systemd-container procps strace jq python3 protobuf-compiler chromium prometheus prometheus-node-exporter golang-go wrk nodejs"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
