@@ -374,6 +374,10 @@ static struct vm *row_for(struct sqstat_bpf *skel, pid_t pid, bool *fresh)
 	return v;
 }
 
+/* VMs that could not be read for want of rights, reported on stderr up to this many. */
+#define NO_ACCESS_TOLD 16
+static int no_access_told;
+
 /* A VM seen for the first time; since_ns: when its counters were zero (its start).
  * *err (if not NULL) says why it could not be read. */
 static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, bool quiet, int *errp)
@@ -386,8 +390,11 @@ static struct vm *add_vm(struct sqstat_bpf *skel, pid_t pid, __u64 since_ns, boo
 		return v;
 	err = open_row(skel, v, since_ns);
 	if (err) {
-		if (!quiet)
-			fprintf(stderr, "sqstat: PID %d: %s\n", pid, sq_vm_strerror(err));
+		/* a VM this sqstat may not read is worth saying even in a scan: its rights
+		 * (a service without CAP_SYS_PTRACE) are wrong, not the VM; a few times */
+		if (!quiet || (err == SQ_VM_NO_ACCESS && no_access_told++ < NO_ACCESS_TOLD))
+			fprintf(stderr, "sqstat: PID %d: %s%s\n", pid, sq_vm_strerror(err),
+				no_access_told == NO_ACCESS_TOLD ? " (further ones not reported)" : "");
 		if (errp)
 			*errp = err;
 		*v = vms[--nvms];	/* the row just taken is the last, or moved there */
@@ -1037,6 +1044,10 @@ static void add_running_binaries(void)
 	pid_t pids[MAX_VMS];
 	int n = sq_scan_vms(pids, MAX_VMS, 0, 0);
 
+	/* a service with too few rights finds no VM: say so, or it seems to work */
+	if (sq_scan_denied())
+		fprintf(stderr, "sqstat: %d processes could not be examined (their executables are not ours to "
+			"read: CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH?): VMs among them are not shown\n", sq_scan_denied());
 	for (int i = 0; i < n; i++) {
 		char exe[64], path[64];
 		int fd, nbins = env.c.nbins;

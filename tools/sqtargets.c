@@ -277,6 +277,29 @@ int sq_find_targets(struct sq_common *c)
 /* VM processes running now                                              */
 /* ===================================================================== */
 
+static int scan_denied;
+
+int sq_scan_denied(void)
+{
+	return scan_denied;
+}
+
+/* The executable behind link (its stat st) may not be read by this process: a binary
+ * that is not world-readable, which open refuses. */
+static bool exe_denied(const char *link, const struct stat *st)
+{
+	int fd;
+
+	if (st->st_mode & S_IROTH)
+		return false;
+	fd = open(link, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EACCES || errno == EPERM;
+}
+
 int sq_scan_vms(pid_t *pids, int max, dev_t only_dev, ino_t only_ino)
 {
 	struct dirent *de;
@@ -284,6 +307,7 @@ int sq_scan_vms(pid_t *pids, int max, dev_t only_dev, ino_t only_ino)
 	int n = 0;
 	DIR *proc;
 
+	scan_denied = 0;
 	proc = opendir("/proc");
 	if (!proc)
 		return 0;
@@ -298,10 +322,14 @@ int sq_scan_vms(pid_t *pids, int max, dev_t only_dev, ino_t only_ino)
 		if (pid == self)
 			continue;
 		snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-		if (stat(link, &st) != 0)
+		if (stat(link, &st) != 0) {
+			scan_denied += errno == EACCES || errno == EPERM;
 			continue;
+		}
 		if (only_ino ? st.st_dev == only_dev && st.st_ino == only_ino : sq_elf_is_sqvm(link))
 			pids[n++] = pid;
+		else if (!only_ino && exe_denied(link, &st))
+			scan_denied++;
 	}
 	closedir(proc);
 	return n;

@@ -47,6 +47,10 @@ int sq_add_target(struct sq_common *c, const char *path, const char *shown);
  * Returns how many were stored into pids (at most max). */
 int sq_scan_vms(pid_t *pids, int max, dev_t only_dev, ino_t only_ino);
 
+/* How many processes the last sq_scan_vms could not examine for want of rights (their
+ * executable, or its link in /proc, refused): VMs among them were not found. */
+int sq_scan_denied(void);
+
 /* The process's command line as one line of text (/proc/PID/cmdline, cut at 511 bytes:
  * its arguments separated by spaces, control characters made spaces); its command name
  * if that cannot be read, "?" if it is gone. */
