@@ -132,6 +132,38 @@ PY
     else fail "faults/sqcalls map full" "'$got'"; fi
 }
 
+# ---- a VM thread that cannot be stopped -------------------------------------------------
+# A thread in vfork() waits for its child in the kernel, where PTRACE_INTERRUPT cannot
+# stop it (tests/faults/vforkshim.c, preloaded): sqstack must give up on stopping the VM
+# within its second, say so and release it (review finding 17: its waitpid had no
+# timeout, and it hung for as long as the child lived), and --nonblocking still reads.
+ft_unstoppable() {
+    local vm i rc t0 t1
+    if ! cc -O1 -Wall -shared -fPIC -o "$FT_TMP/vforkshim.so" "$FT_DIR/vforkshim.c" -lpthread 2>"$FT_TMP/cc.err"; then
+        fail "faults/sqstack: a thread that cannot be stopped" "cannot build the shim: $(head -3 "$FT_TMP/cc.err")"
+        return
+    fi
+    LD_PRELOAD="$FT_TMP/vforkshim.so" VFORKSHIM_SECONDS=30 "$FT_TMP/sqvm" -e '1 to: 2000000000 do: [ :i | i ]' \
+        >/dev/null 2>"$FT_TMP/vfork.err" </dev/null &
+    vm=$!
+    for ((i = 0; i < 500; i++)); do
+        [ "$(ls "/proc/$vm/task" 2>/dev/null | wc -l)" = 2 ] && grep -qs kernel_clone /proc/$vm/task/*/wchan && break
+        sleep 0.01
+    done
+    t0=$(date +%s%N)
+    timeout -s KILL 10 "$FT_TOOLS/sqstack" -p "$vm" >"$FT_TMP/vfork.stack" 2>"$FT_TMP/vfork.stack.err" </dev/null
+    rc=$?
+    t1=$(date +%s%N)
+    timeout -s KILL 10 "$FT_TOOLS/sqstack" --nonblocking -p "$vm" >"$FT_TMP/vfork.nb" 2>&1 </dev/null
+    if [ "$rc" = 1 ] && grep -q "^sqstack: PID $vm: a thread did not stop within 1000 ms" "$FT_TMP/vfork.stack.err" &&
+        grep -q '^    at Nil>>doIt' "$FT_TMP/vfork.nb" && kill -0 "$vm" 2>/dev/null; then
+        pass "faults/sqstack: a VM thread in vfork: given up in $(( (t1 - t0) / 1000000 )) ms with a message, the VM released; --nonblocking reads it"
+    else fail "faults/sqstack: a thread that cannot be stopped" "status $rc after $(( (t1 - t0) / 1000000 )) ms: $(head -3 "$FT_TMP/vfork.stack.err") / $(head -3 "$FT_TMP/vfork.nb")"; fi
+    pkill -KILL -P "$vm" 2>/dev/null	# the vfork child, sleeping
+    kill -KILL "$vm" 2>/dev/null
+    wait "$vm" 2>/dev/null
+}
+
 # ---- a full ring buffer, in the JSON ---------------------------------------------------
 ft_ringbuf() {
     local got
@@ -224,6 +256,7 @@ faults_tier() {
     ft_map_full
     ft_ringbuf
     ft_ringbuf_chrome
+    ft_unstoppable
     ft_tool_killed
     ft_two_tools
 }
