@@ -19,12 +19,45 @@ static const PrimDef *const tables[] = {prims_object, prims_number, prims_string
 #endif
 };
 
+/* The primitives by class and selector, hashed once: every "= primitive" method the
+ * core library compiles at start-up looks its function up (a scan of every table was
+ * a sixth of start-up's instructions). A power of two above twice their number. */
+#define PRIM_SLOTS 1024
+static const PrimDef *primSlots[PRIM_SLOTS];
+
+static uint32_t prim_hash(const char *cls, const char *sel)
+{
+    uint32_t h = 2166136261u;
+    for (; *cls; cls++) h = (h ^ (uint8_t)*cls) * 16777619u;
+    h = (h ^ '>') * 16777619u;
+    for (; *sel; sel++) h = (h ^ (uint8_t)*sel) * 16777619u;
+    return h;
+}
+
+static void prims_index(void)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (const PrimDef *d = tables[t]; d->className; d++) {
+            uint32_t i = prim_hash(d->className, d->selector) & (PRIM_SLOTS - 1);
+            while (primSlots[i]) i = (i + 1) & (PRIM_SLOTS - 1);
+            primSlots[i] = d;
+            if (++n > PRIM_SLOTS / 2) vm_fatal("more primitives than prims.c's table holds (PRIM_SLOTS)");
+        }
+}
+
 PrimFn prims_find(ClassInfo *holder, Value selector)
 {
     const char *sel = sym_cstr(selector);
-    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
-        for (const PrimDef *d = tables[t]; d->className; d++)
-            if (!strcmp(d->className, holder->name) && !strcmp(d->selector, sel)) return d->fn;
+    static bool indexed;
+    if (!indexed) {
+        prims_index();
+        indexed = true;
+    }
+    for (uint32_t i = prim_hash(holder->name, sel) & (PRIM_SLOTS - 1); primSlots[i]; i = (i + 1) & (PRIM_SLOTS - 1)) {
+        const PrimDef *d = primSlots[i];
+        if (!strcmp(d->className, holder->name) && !strcmp(d->selector, sel)) return d->fn;
+    }
     return NULL;
 }
 
