@@ -123,8 +123,11 @@ void gc_init(const GCConfig *cfg)
     heap.cfg.youngBytes = (heap.cfg.youngBytes + 4095) & ~(size_t)4095;
     heap.survBytes = ((heap.cfg.youngBytes / 4) + 4095) & ~(size_t)4095;
     size_t total = heap.cfg.youngBytes + 2 * heap.survBytes;
-    /* populated up front: first-touch page faults would otherwise land in the first pauses */
-    char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    /* Not populated up front: that zeroed all of it at every start (12 MiB: most of a
+     * short script's start-up). Eden's pages are faulted in as the program first
+     * allocates into them, outside any pause; a survivor space's as the first
+     * collections copy into it, in those pauses, once (live bytes, not the space). */
+    char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) vm_out_of_memory("cannot map the young space");
     heap.eden = gc_eden = m;
     heap.edenEnd = m + heap.cfg.youngBytes;
