@@ -5,7 +5,8 @@
 #   tests/run.sh [--vm build/sqvm] [--all] [--filter SUBSTRING] [--tier tests/NAME.sh]
 #
 # Tiers (each a file under tests/ named for what it checks):
-#   unit       C unit tests (build/bigint_test, build/float_test, build/printable_test)
+#   unit       C unit tests (build/bigint_test, build/float_test, build/printable_test,
+#              build/http_pipeline_test)
 #   lang       tests/lang/<area>/<Name>.som against .expected/.prefix/.status
 #   compiler   tests/compiler/<Name>.som: exact bytecode from --disassemble
 #   library    tests/library.sh: every selector of the embedded library has a test
@@ -187,7 +188,7 @@ compiler_tier() {
 
 unit_tier() {
     local t name
-    for t in bigint float printable; do
+    for t in bigint float printable http_pipeline; do
         name=build/${t}_test
         if [ -x "$name" ]; then
             if "$name" >"$TMP/unit" 2>&1; then pass "unit/$t ($(tail -1 "$TMP/unit"))"
