@@ -132,6 +132,25 @@ PY
     else fail "faults/sqcalls map full" "'$got'"; fi
 }
 
+# ---- more green processes than sqflow keeps tracks for ---------------------------------
+# 5,000 processes each enter ManyTracks>>enter: and wait there: --format=chrome keeps
+# 4,096 tracks (each its call, unfinished) and counts the other 904 entries left out
+# (review finding 16: one track per process, without bound, found by a linear search).
+ft_many_tracks() {
+    local go="$FT_TMP/mt.go.$RANDOM" vm got
+    "$FT_TMP/sqvm" "$FT_DIR/ManyTracks.som" "$go" >"$FT_TMP/mt.vm" 2>&1 </dev/null &
+    vm=$!
+    ft_start_tool m "$FT_TMP/mt" sqflow -p "$vm" --format=chrome -M enter:
+    touch "$go"
+    wait "$vm"; wait "$FT_PID_m"
+    got=$(jq -r '[([.traceEvents[] | select(.name == "thread_name")] | length),
+        ([.traceEvents[] | select(.ph == "X" and .args.unfinished)] | length),
+        .otherData.events, .otherData.lost_events, .otherData.left_out_events] | map(tostring) | join(" ")' "$FT_TMP/mt" 2>&1)
+    if [ "$got" = "4096 4096 5000 0 904" ] && grep -q '^sqflow: left out 904 events' "$FT_TMP/mt.err"; then
+        pass "faults/sqflow --format=chrome: 5,000 green processes: 4,096 tracks kept, 904 entries left out and counted"
+    else fail "faults/sqflow --format=chrome tracks" "tracks/slices/events/lost/left out: '$got' $(tail -2 "$FT_TMP/mt.err")"; fi
+}
+
 # ---- a VM thread that cannot be stopped -------------------------------------------------
 # A thread in vfork() waits for its child in the kernel, where PTRACE_INTERRUPT cannot
 # stop it (tests/faults/vforkshim.c, preloaded): sqstack must give up on stopping the VM
@@ -257,6 +276,7 @@ faults_tier() {
     ft_ringbuf
     ft_ringbuf_chrome
     ft_unstoppable
+    ft_many_tracks
     ft_tool_killed
     ft_two_tools
 }
