@@ -266,6 +266,29 @@ $(head -5 "$SP_TMP/spin-rt.out")"; fi
 
 # ---- Deep recursion: truncated, not misattributed --------------------------------
 
+# A target's long names (review finding 16): ProfDeep's 204 frames with a selector of
+# 1,000 characters, under --max-depth 300, would fold into 200 KiB a stack; the folded
+# stack stops at 64 KiB with a last frame [truncated].
+sp_long_names() {
+    local long st n bad
+    long=$(printf 'x%.0s' $(seq 1000))
+    sed "s/recurse:/recurse$long:/g" "$SP_DIR/ProfDeep.som" >"$SP_TMP/ProfDeep.som"
+    if ! SP_DIR=$SP_TMP sp_start_vm -- ProfDeep; then
+        fail "sqprof/long names" "the VM did not start: $(head -5 "$SP_TMP/vm.out")"
+        sp_stop
+        return
+    fi
+    sp_go
+    sp_start_tool long -p "$SP_VM_PID" -F 199 -d 1 --max-depth 300 -f
+    wait "$SP_TOOL_PID"; st=$?
+    sp_stop
+    n=$(awk '{ s += $NF } END { print s + 0 }' "$SP_TMP/long.out")
+    bad=$(awk 'length($0) > 65536 || $0 !~ /;\[truncated\] [0-9]+$/ { print length($0) " bytes: " substr($0, 1, 80) "..." substr($0, length($0) - 40) }' "$SP_TMP/long.out" | head -3)
+    if [ "$st" = 0 ] && [ "$n" -ge 20 ] && [ -z "$bad" ]; then
+        pass "sqprof/long names: $n samples of 204 frames of 1,000-character selectors, each folded stack cut at 64 KiB with [truncated]"
+    else fail "sqprof/long names" "status $st; $n samples; $bad $(head -2 "$SP_TMP/long.err")"; fi
+}
+
 sp_deep() {
     local s64 s300 s127 n64 n300 n127 bad64 bad300 want300
     if ! sp_start_vm -- ProfDeep; then
@@ -927,6 +950,7 @@ sp_main() {
     fi
     sp_cpu
     sp_deep
+    sp_long_names
     sp_gc
     sp_procs
     sp_alloc
