@@ -207,7 +207,6 @@ typedef struct SqEventRecord {
 		SqEvIoFrames frames;
 		uint64_t word[SQ_EV_WORDS];	/* all of them, for what handles a record whatever
 						 * its kind (zeroing, tests): never a field by number */
-		uint64_t a[SQ_EV_WORDS];	/* the old positional words, until every reader is typed */
 	};
 } SqEventRecord;		/* 72 bytes */
 
