@@ -143,7 +143,8 @@ static long on_record(__u32 i, void *unused)
 	if (!r)
 		return 1;
 	if (r->kind == SQ_EV_ALLOC)
-		record((const char *)r->a[0], r->a[1], (const char *)r->a[2], (const char *)r->a[3], 0, false);
+		record((const char *)r->alloc.cls, r->alloc.bytes, (const char *)r->alloc.alloc_cls, (const char *)r->alloc.alloc_sel,
+		       0, false);
 	return 0;
 }
 

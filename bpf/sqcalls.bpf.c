@@ -541,14 +541,14 @@ static __always_inline void batch_entry(struct batch_state *b, const SqEventReco
 		return;
 	if (depth >= SQCALLS_SHADOW_DEPTH) {
 		/* deep: the per-event way, in the calls map */
-		struct frame_key fk = { .tid = b->tid, .frame = r->a[3] };
+		struct frame_key fk = { .tid = b->tid, .frame = r->call.frame };
 		struct call c = {};
 
 		c.key.pid = b->pid;
 		c.key.block = block;
-		c.key.def_class = r->a[2];
-		c.key.selector = r->a[1];
-		c.recv = r->a[0];
+		c.key.def_class = r->call.def_cls;
+		c.key.selector = r->call.selector;
+		c.recv = r->call.recv_cls;
 		c.proc = b->proc;
 		c.off_ns = st->off_total_ns;
 		c.inner = active_enter(b->tid, b->proc, &c.key) > 0;
@@ -557,15 +557,15 @@ static __always_inline void batch_entry(struct batch_state *b, const SqEventReco
 		return;
 	}
 	sh = &st->s[depth];
-	sh->frame = r->a[3];
+	sh->frame = r->call.frame;
 	sh->ts_ns = r->ts;
 	sh->child_ns = 0;
 	sh->off_ns = st->off_total_ns;
-	sh->recv = r->a[0];
+	sh->recv = r->call.recv_cls;
 	sh->key.pid = b->pid;
 	sh->key.block = block;
-	sh->key.def_class = r->a[2];
-	sh->key.selector = r->a[1];
+	sh->key.def_class = r->call.def_cls;
+	sh->key.selector = r->call.selector;
 	sh->inner = active_enter(b->tid, b->proc, &sh->key) > 0;
 }
 
@@ -628,17 +628,17 @@ static __always_inline void batch_return(struct batch_state *b, const SqEventRec
 	__u64 incl, self, off;
 	struct call c = {};
 
-	if (!st || !batch_take(b, st, r->arg, r->a[3], &c)) {
+	if (!st || !batch_take(b, st, r->arg, r->call.frame, &c)) {
 		/* entered before tracing began: counted, not timed */
 		c.key.pid = b->pid;
 		c.key.block = block;
-		c.key.def_class = r->a[2];
-		c.key.selector = r->a[1];
-		c.recv = r->a[0];
+		c.key.def_class = r->call.def_cls;
+		c.key.selector = r->call.selector;
+		c.recv = r->call.recv_cls;
 		if (wanted(&c)) {
-			count(&c.key, (const char *)r->a[1], (const char *)r->a[2], 0, 0, false, false);
+			count(&c.key, (const char *)r->call.selector, (const char *)r->call.def_cls, 0, 0, false, false);
 			if (edges_on)
-				count_edge_methods(b->pid, bpf_map_lookup_elem(&vms, &b->pid), r->a[6], r->a[5]);
+				count_edge_methods(b->pid, bpf_map_lookup_elem(&vms, &b->pid), r->call.caller_method, r->call.method);
 		}
 		return;
 	}
@@ -646,12 +646,12 @@ static __always_inline void batch_return(struct batch_state *b, const SqEventRec
 	off = st->off_total_ns - c.off_ns;
 	incl = incl > off ? incl - off : 0;
 	self = incl > c.child_ns ? incl - c.child_ns : 0;
-	batch_charge_caller(b, st, r->arg, r->a[4], incl);
+	batch_charge_caller(b, st, r->arg, r->call.caller, incl);
 	active_leave(b->tid, b->proc, &c.key);
 	if (wanted(&c)) {
-		count(&c.key, (const char *)r->a[1], (const char *)r->a[2], incl, self, c.inner, true);
+		count(&c.key, (const char *)r->call.selector, (const char *)r->call.def_cls, incl, self, c.inner, true);
 		if (edges_on)
-			count_edge_methods(b->pid, bpf_map_lookup_elem(&vms, &b->pid), r->a[6], r->a[5]);
+			count_edge_methods(b->pid, bpf_map_lookup_elem(&vms, &b->pid), r->call.caller_method, r->call.method);
 	}
 }
 
@@ -662,7 +662,7 @@ static __always_inline void batch_activate(struct batch_state *b, const SqEventR
 
 	if (st)
 		st->off_since_ns = r->ts;
-	b->proc = r->a[0];
+	b->proc = r->process.id;
 	st = stack_of(b->tid, b->proc, false);
 	if (st && st->off_since_ns) {
 		st->off_total_ns += r->ts - st->off_since_ns;

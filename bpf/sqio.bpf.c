@@ -269,15 +269,15 @@ static __always_inline void on_call(struct batch_state *b, const SqEventRecord *
 	const SqEventRecord *more = frames_after(i, SQ_EV_IO_METHODS);
 	struct sqio_key k = { .pid = b->pid, .op = SQ_EV_IO_OP(r->arg), .kind = SQ_EV_IO_KIND(r->arg) };
 	struct sqio_stats *s;
-	__s64 result = (__s64)r->a[2];
-	__u64 ns = r->a[3];
+	__s64 result = (__s64)r->io.result;
+	__u64 ns = r->io.ns;
 	__u32 slot;
 
 	for (int j = 0; j < SQ_EV_IO_METHODS && j < SQIO_FRAMES; j++)
-		k.frames[j] = r->a[4 + j];
+		k.frames[j] = r->io.methods[j];
 	if (more)
 		for (int j = SQ_EV_IO_METHODS; j < SQIO_FRAMES; j++)
-			k.frames[j] = more->a[j - SQ_EV_IO_METHODS];
+			k.frames[j] = more->frames.methods[j - SQ_EV_IO_METHODS];
 	if (!k.frames[0] || k.op >= SQIO_NOPS)
 		return;
 	s = batch_row(b, &k);
@@ -305,14 +305,14 @@ static __always_inline void on_ready(struct batch_state *b, const SqEventRecord 
 	const SqEventRecord *more = frames_after(i, 0);
 	struct sqio_key k = { .pid = b->pid, .op = r->arg };
 	struct sqio_stats *s;
-	__u64 ns = r->ts - r->a[6];
+	__u64 ns = r->ts - r->process.wait_began;
 
-	/* no frames: it began before io__batch was enabled (a[6] 0), or before this tool */
-	if (!more || !more->a[0] || r->a[6] < sq_batch_since_ns || r->arg > SQIO_CONNECT)
+	/* no frames: it began before io__batch was enabled (wait_began 0), or before this tool */
+	if (!more || !more->frames.methods[0] || r->process.wait_began < sq_batch_since_ns || r->arg > SQIO_CONNECT)
 		return;
 	k.kind = SQ_EV_IO_KIND(more->arg);
 	for (int j = 0; j < SQIO_FRAMES; j++)
-		k.frames[j] = more->a[j];
+		k.frames[j] = more->frames.methods[j];
 	s = batch_row(b, &k);
 	if (!s)
 		return;

@@ -103,16 +103,16 @@ static __always_inline __u64 running_method(__u32 pid)
 	return m[0];
 }
 
-/* The VM's allocation totals at an event: a record's (a[4], a[5]), or read now (ok
+/* The VM's allocation totals at an event: a record's (SqEvAllocs), or read now (ok
  * false: unknown). */
 struct allocs {
 	__u64 objects, bytes;
 	bool ok;
 };
 
-static __always_inline struct allocs allocs_of(const SqEventRecord *rec)
+static __always_inline struct allocs allocs_of(const SqEvAllocs *t)
 {
-	struct allocs a = { .objects = rec->a[4], .bytes = rec->a[5], .ok = true };
+	struct allocs a = { .objects = t->objects, .bytes = t->bytes, .ok = true };
 
 	return a;
 }
@@ -240,9 +240,9 @@ static __always_inline void take_held(__u32 pid, __u64 id, struct sqreq_method *
 /* request__begin: sqrequest.bpf.h's pairing rules, on the slot table. */
 static __always_inline void on_begin(struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 id = rec->a[0], route = rec->a[1], process = rec->a[2], now = rec->ts, prev, ns;
+	__u64 id = rec->req.id, route = rec->req.route, process = rec->req.process, now = rec->ts, prev, ns;
 	__u32 pid = b->pid, zero = 0;
-	struct allocs a = allocs_of(rec);
+	struct allocs a = allocs_of(&rec->req.allocs);
 	struct open_req *fresh = bpf_map_lookup_elem(&fresh_req, &zero), *r = open_find(pid, process);
 
 	if (!fresh)
@@ -341,9 +341,9 @@ static __always_inline void aggregate(__u32 pid, struct open_req *r, int status,
  * for it (it began before the tool attached, or was not followed). */
 static __always_inline struct open_req *ended(struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 id = rec->a[0], process = rec->a[2], now = rec->ts;
+	__u64 id = rec->req.id, process = rec->req.process, now = rec->ts;
 	__u32 pid = b->pid;
-	struct allocs a = allocs_of(rec);
+	struct allocs a = allocs_of(&rec->req.allocs);
 	struct open_req *r = open_find(pid, process);
 	struct sq_green *g;
 	__u32 st;
@@ -379,7 +379,7 @@ struct {
 
 static __always_inline struct open_req *ran(struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 id = rec->a[0], process = rec->a[2], begin = rec->a[3], prev;
+	__u64 id = rec->req.id, process = rec->req.process, begin = rec->req.began, prev;
 	__u32 pid = b->pid, zero = 0;
 	struct allocs unknown = {};
 	struct open_req *r = bpf_map_lookup_elem(&run_req, &zero);
@@ -400,13 +400,13 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 	if (prev)
 		move(pid, prev, SQ_GREEN_UNKNOWN, begin, &unknown);
 	r->req.id = id;
-	r->req.route = rec->a[1];
+	r->req.route = rec->req.route;
 	r->req.begin_ns = begin;
 	for (int i = 0; i < SQ_GREEN_NSTATES; i++)
 		r->state_ns[i] = 0;
 	r->state_ns[SQ_GREEN_RUNNING] = rec->ts - begin;
-	r->allocations = rec->a[4];
-	r->bytes = rec->a[5];
+	r->allocations = rec->req.allocs.objects;
+	r->bytes = rec->req.allocs.bytes;
 	return r;
 }
 
@@ -416,7 +416,7 @@ static __always_inline void on_end(struct batch_state *b, const SqEventRecord *r
 {
 	bool run = rec->kind == SQ_EV_REQUEST_RUN;
 	struct open_req *r = run ? ran(b, rec) : ended(b, rec);
-	__u64 process = rec->a[2], lat;
+	__u64 process = rec->req.process, lat;
 	int status = (int)rec->arg;
 
 	if (!r)
@@ -433,8 +433,8 @@ static __always_inline void on_end(struct batch_state *b, const SqEventRecord *r
 
 static __always_inline void on_activate(struct batch_state *b, const SqEventRecord *rec)
 {
-	__u64 id = rec->a[0], prev;
-	struct allocs a = allocs_of(rec);
+	__u64 id = rec->process.id, prev;
+	struct allocs a = allocs_of(&rec->process.allocs);
 
 	sq_green_activate_in(&b->cur, id, &prev);
 	if (prev)
@@ -442,22 +442,22 @@ static __always_inline void on_activate(struct batch_state *b, const SqEventReco
 	move(b->pid, id, SQ_GREEN_RUNNING, rec->ts, &a);
 }
 
-/* The method a wait's record names (a[6]), its name kept; 0: unknown. */
+/* The method a wait's record names, its name kept; 0: unknown. */
 static __always_inline __u64 wait_method(__u32 pid, const SqEventRecord *rec)
 {
 	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
 
-	if (!vm || !rec->a[6])
+	if (!vm || !rec->process.method)
 		return 0;
-	sq_remember_method(pid, rec->a[6], vm->method_print_name);
-	return rec->a[6];
+	sq_remember_method(pid, rec->process.method, vm->method_print_name);
+	return rec->process.method;
 }
 
 /* id stops running (if it was) and enters state to; a wait remembers where it waits. */
 static __always_inline void stop_into(struct batch_state *b, const SqEventRecord *rec, __u32 to, bool wait)
 {
-	struct allocs a = allocs_of(rec);
-	__u64 id = rec->a[0];
+	struct allocs a = allocs_of(&rec->process.allocs);
+	__u64 id = rec->process.id;
 	struct open_req *r;
 
 	sq_green_stop_in(&b->cur, id);
@@ -469,7 +469,7 @@ static __always_inline void stop_into(struct batch_state *b, const SqEventRecord
 static __always_inline void on_exit(struct batch_state *b, const SqEventRecord *rec)
 {
 	stop_into(b, rec, SQ_GREEN_NSTATES, false);
-	open_delete(b->pid, rec->a[0]);	/* request__end (status -1) came first */
+	open_delete(b->pid, rec->process.id);	/* request__end (status -1) came first */
 }
 
 static long on_record(__u32 i, void *ctx)
@@ -487,7 +487,7 @@ static long on_record(__u32 i, void *ctx)
 		stop_into(b, r, SQ_GREEN_READY, false);
 		break;
 	case SQ_EV_PROCESS_WAIT:
-		stop_into(b, r, sq_green_wait_state(r->a[1]), true);
+		stop_into(b, r, sq_green_wait_state(r->process.semaphore), true);
 		break;
 	case SQ_EV_IO_WAIT:
 		stop_into(b, r, SQ_GREEN_IO, true);

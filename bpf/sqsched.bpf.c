@@ -176,22 +176,22 @@ static long on_record(__u32 i, void *ctx)
 
 	if (!r)
 		return 1;
-	name = (const char *)r->a[3];
+	name = (const char *)r->process.name;
 	switch (r->kind) {
 	case SQ_EV_PROCESS_ACTIVATE:
-		on_activate(b, r->a[0], name, r->ts);
+		on_activate(b, r->process.id, name, r->ts);
 		break;
 	case SQ_EV_PROCESS_READY:
-		stop_into(b, r->a[0], name, SQ_GREEN_READY, r->ts);
+		stop_into(b, r->process.id, name, SQ_GREEN_READY, r->ts);
 		break;
 	case SQ_EV_PROCESS_WAIT:
-		stop_into(b, r->a[0], name, sq_green_wait_state(r->a[1]), r->ts);
+		stop_into(b, r->process.id, name, sq_green_wait_state(r->process.semaphore), r->ts);
 		break;
 	case SQ_EV_IO_WAIT:
-		stop_into(b, r->a[0], name, SQ_GREEN_IO, r->ts);
+		stop_into(b, r->process.id, name, SQ_GREEN_IO, r->ts);
 		break;
 	case SQ_EV_PROCESS_EXIT:
-		on_exit(b, r->a[0], r->ts);
+		on_exit(b, r->process.id, r->ts);
 		break;
 	}
 	return 0;

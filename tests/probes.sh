@@ -283,9 +283,10 @@ VM: $(cat "$TMP/req.vm")"; fi
 }
 
 # req__batch over the same workload: its records by kind and process (a request's
-# records by its owner, a[2]; the others' by a[0]), exactly: a request that ends in the
-# run that began it is one record (17: main's 7 GET /a and the GET /open the VM's exit
-# ends, worker's two, the second ended by its exit), the others a begin and an end
+# records by its owner, req.process at offset 32; the others' by process.id at 16),
+# exactly: a request that ends in the run that began it is one record (17: main's 7
+# GET /a and the GET /open the VM's exit ends, worker's two, the second ended by its
+# exit), the others a begin and an end
 # (main's POST /b: a 1 ms Delay each); of the scheduler's, only main's waits, readies and
 # activations inside those; none of main's waits outside a request (its start-up
 # Delays, done wait, the yield), none of worker's (it never waits), no create or exit.

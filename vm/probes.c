@@ -116,13 +116,13 @@ static void batch_call(uint32_t kind, Frame *f, uint32_t depth)
     Frame *caller = f->caller;
     SqEventRecord *r = batch_add(kind);
     r->arg = depth;
-    r->a[0] = (uintptr_t)receiver_class_name(f);
-    r->a[1] = (uintptr_t)sym_cstr(m->selector);
-    r->a[2] = (uintptr_t)m->holder->name;
-    r->a[3] = (uintptr_t)f;
-    r->a[4] = caller && caller->method ? (uintptr_t)caller : 0;
-    r->a[5] = (uintptr_t)m;
-    r->a[6] = caller ? (uintptr_t)caller->method : 0;
+    r->call.recv_cls = (uintptr_t)receiver_class_name(f);
+    r->call.selector = (uintptr_t)sym_cstr(m->selector);
+    r->call.def_cls = (uintptr_t)m->holder->name;
+    r->call.frame = (uintptr_t)f;
+    r->call.caller = caller && caller->method ? (uintptr_t)caller : 0;
+    r->call.method = (uintptr_t)m;
+    r->call.caller_method = caller ? (uintptr_t)caller->method : 0;
 }
 
 void probe_method_entry(Frame *f, uint32_t depth)
@@ -174,41 +174,51 @@ void probe_object_alloc(Obj *o)
     allocating_method(&acls, &asel);
     if (SQ_ENABLED(ALLOC_BATCH)) {
         SqEventRecord *r = batch_add(SQ_EV_ALLOC);
-        r->a[0] = (uintptr_t)name;
-        r->a[1] = bytes;
-        r->a[2] = (uintptr_t)acls;
-        r->a[3] = (uintptr_t)asel;
+        r->alloc.cls = (uintptr_t)name;
+        r->alloc.bytes = bytes;
+        r->alloc.alloc_cls = (uintptr_t)acls;
+        r->alloc.alloc_sel = (uintptr_t)asel;
     }
     if (SQ_ENABLED(OBJECT_ALLOC)) SQUEAK_OBJECT_ALLOC(name, bytes, acls, asel);
 }
 
-/* The VM's allocation totals at an event, in a[4] (objects) and a[5] (bytes: as
- * sqvm_debug_offsets tells a reader to add them up), which a reader of the batch can
- * no longer read as they were. */
-static void alloc_totals(uint64_t *objects, uint64_t *bytes)
+/* The VM's allocation totals at an event (objects, and bytes as sqvm_debug_offsets
+ * tells a reader to add them up), which a reader of the batch can no longer read as
+ * they were. */
+static void alloc_totals(SqEvAllocs *t)
 {
-    *objects = vm_counters.allocations;
-    *bytes = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
+    t->objects = vm_counters.allocations;
+    t->bytes = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
 }
 
-static void record_allocs(SqEventRecord *r) { alloc_totals(&r->a[4], &r->a[5]); }
-
-/* The scheduler's and the requests' events as records (sched__batch): r, of its kind
- * and time. */
-static SqEventRecord *sched_fill(SqEventRecord *r, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
+/* The scheduler's events of p as records (sched__batch; SqEvProcess): r, of its kind
+ * and time. A wait's caller fills in its kind's words, zero here. */
+static SqEventRecord *process_fill(SqEventRecord *r, uint32_t arg, Process *p)
 {
     r->arg = arg;
-    r->a[0] = a0;
-    r->a[1] = a1;
-    r->a[2] = a2;
-    r->a[3] = (uint64_t)(uintptr_t)name;
-    record_allocs(r);
+    r->process.id = p->id;
+    r->process.fd = 0;
+    r->process.timeout = 0;
+    r->process.name = (uint64_t)(uintptr_t)sched_process_name(p);
+    alloc_totals(&r->process.allocs);
     return r;
 }
 
-static SqEventRecord *sched_record(uint32_t kind, uint32_t arg, uint64_t a0, uint64_t a1, uint64_t a2, const char *name)
+static SqEventRecord *process_record(uint32_t kind, uint32_t arg, Process *p)
 {
-    return sched_fill(batch_add(kind), arg, a0, a1, a2, name);
+    return process_fill(batch_add(kind), arg, p);
+}
+
+/* The requests' events as records (req__batch; SqEvRequest): r, of its kind and time. */
+static SqEventRecord *request_fill(SqEventRecord *r, int status, uint64_t id, const char *route, Process *owner)
+{
+    r->arg = (uint32_t)status;
+    r->req.id = id;
+    r->req.route = (uint64_t)(uintptr_t)route;
+    r->req.process = owner->id;
+    r->req.began = 0;
+    alloc_totals(&r->req.allocs);
+    return r;
 }
 
 static void req_release(Process *p);
@@ -231,7 +241,7 @@ void probe_batch_activate(Process *to, Process *from)
 {
     if (from) req_release(from); /* before the switch's record, whoever takes it */
     if (SQ_ENABLED(CALL_BATCH) || sched_recorded(to) || (from && sched_recorded(from)))
-        sched_record(SQ_EV_PROCESS_ACTIVATE, (uint32_t)to->priority, to->id, 0, 0, sched_process_name(to));
+        process_record(SQ_EV_PROCESS_ACTIVATE, (uint32_t)to->priority, to);
     else
         batch_hold_ns(0); /* a time held for this switch is no later record's */
 }
@@ -340,7 +350,7 @@ void probe_primitive_fail(Value receiver, const char *primitive, const char *rea
 static void record_wait_method(SqEventRecord *r)
 {
     Frame *f = interp_current ? interp_current->fp : NULL;
-    r->a[6] = (uint64_t)(uintptr_t)(f ? f->method : NULL);
+    r->process.method = (uint64_t)(uintptr_t)(f ? f->method : NULL);
     batch_hold_time(r); /* the switch to the next process follows (or a flush point) */
 }
 
@@ -351,19 +361,19 @@ void probe_process(int what, Process *p)
     uint64_t id = p->id;
     int priority = p->priority;
     if (what == PROBE_PROCESS_CREATE) { /* no request's yet: sched__batch's alone */
-        if (SQ_ENABLED(SCHED_BATCH)) sched_record(SQ_EV_PROCESS_CREATE, (uint32_t)priority, id, 0, 0, sched_process_name(p));
+        if (SQ_ENABLED(SCHED_BATCH)) process_record(SQ_EV_PROCESS_CREATE, (uint32_t)priority, p);
         if (SQ_ENABLED(PROCESS_CREATE)) SQUEAK_PROCESS_CREATE(id, sched_process_name(p), priority);
     } else if (what == PROBE_PROCESS_ACTIVATE) { /* its record: probe_batch_activate */
         if (SQ_ENABLED(PROCESS_ACTIVATE)) SQUEAK_PROCESS_ACTIVATE(id, sched_process_name(p), priority);
     } else if (what == PROBE_PROCESS_EXIT) {
-        if (sched_recorded(p)) sched_record(SQ_EV_PROCESS_EXIT, 0, id, 0, 0, sched_process_name(p));
+        if (sched_recorded(p)) process_record(SQ_EV_PROCESS_EXIT, 0, p);
         if (SQ_ENABLED(PROCESS_EXIT)) SQUEAK_PROCESS_EXIT(id, sched_process_name(p));
     }
 }
 
 void probe_process_ready(Process *p, int reason)
 {
-    if (sched_recorded(p)) sched_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p->id, 0, 0, sched_process_name(p));
+    if (sched_recorded(p)) process_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p);
     if (SQ_ENABLED(PROCESS_READY)) SQUEAK_PROCESS_READY(p->id, sched_process_name(p), reason);
 }
 
@@ -383,7 +393,10 @@ void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint
 {
     if (sched_recorded(p)) {
         batch_hold_ns(deadline_clock(now));
-        record_wait_method(sched_record(SQ_EV_PROCESS_WAIT, 0, p->id, semaphore, timeoutNs, sched_process_name(p)));
+        SqEventRecord *r = process_record(SQ_EV_PROCESS_WAIT, 0, p);
+        r->process.semaphore = semaphore;
+        r->process.timeout = timeoutNs;
+        record_wait_method(r);
     }
     if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(p->id, sched_process_name(p), semaphore, timeoutNs);
 }
@@ -411,8 +424,8 @@ static inline void io_frames(SqEventRecord *r, uint64_t ts, const uint64_t *m, i
     r->kind = SQ_EV_IO_FRAMES;
     r->arg = SQ_EV_IO_ARG(from, kind);
     r->ts = ts;
-    memcpy(r->a, m + from, (SQ_EV_IO_DEPTH - from) * sizeof(uint64_t));
-    memset(r->a + (SQ_EV_IO_DEPTH - from), 0, (7 - (SQ_EV_IO_DEPTH - from)) * sizeof(uint64_t));
+    memcpy(r->frames.methods, m + from, (SQ_EV_IO_DEPTH - from) * sizeof(uint64_t));
+    memset(r->word + (SQ_EV_IO_DEPTH - from), 0, (SQ_EV_WORDS - (SQ_EV_IO_DEPTH - from)) * sizeof(uint64_t));
 }
 
 /* The kind of descriptor of a call (SQ_IO_KIND_OF_OP): a failed open's is a file's (a
@@ -450,11 +463,11 @@ void probe_io_call(int op, int fd, int64_t result, int kind)
     r->kind = SQ_EV_IO;
     r->arg = SQ_EV_IO_ARG(op, kind);
     r->ts = start;
-    r->a[0] = interp_current ? interp_current->id : 0;
-    r->a[1] = (uint64_t)(int64_t)fd;
-    r->a[2] = (uint64_t)result;
-    r->a[3] = now - start;
-    memcpy(&r->a[4], m, SQ_EV_IO_METHODS * sizeof(uint64_t));
+    r->io.process = interp_current ? interp_current->id : 0;
+    r->io.fd = (uint64_t)(int64_t)fd;
+    r->io.result = (uint64_t)result;
+    r->io.ns = now - start;
+    memcpy(r->io.methods, m, sizeof(r->io.methods));
     if (more) io_frames(r + 1, start, m, SQ_EV_IO_METHODS, kind);
     errno = err;
 }
@@ -468,7 +481,9 @@ void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs, uint64_t cloc
     uint64_t now = deadline_clock(clockNs);
     if (sched_recorded(p)) {
         batch_hold_ns(now);
-        SqEventRecord *r = sched_record(SQ_EV_IO_WAIT, (uint32_t)op, p->id, (uint64_t)(int64_t)fd, timeoutNs, sched_process_name(p));
+        SqEventRecord *r = process_record(SQ_EV_IO_WAIT, (uint32_t)op, p);
+        r->process.fd = (uint64_t)(int64_t)fd;
+        r->process.timeout = timeoutNs;
         record_wait_method(r);
         now = r->ts;
     }
@@ -482,7 +497,7 @@ void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs, uint64_t cloc
 }
 
 /* p's wait ends. Under io__batch, when it began under it too, the record holds when
- * (a[6]) and is followed by the waiting process's Methods and the descriptor's kind,
+ * (wait_began) and is followed by the waiting process's Methods and the descriptor's kind,
  * kept at its io__wait: a reader has the whole wait in two records, and keeps nothing
  * between its io__wait and its io__ready. */
 void probe_io_ready(Process *p, int timedOut)
@@ -495,8 +510,10 @@ void probe_io_ready(Process *p, int timedOut)
         SqEventRecord *r = batch_reserve(frames ? 2 : 1, now);
         r->kind = SQ_EV_IO_READY;
         r->ts = now;
-        sched_fill(r, (uint32_t)p->ioOp, p->id, (uint64_t)(int64_t)p->ioFd, (uint64_t)timedOut, sched_process_name(p));
-        r->a[6] = frames ? began : 0;
+        process_fill(r, (uint32_t)p->ioOp, p);
+        r->process.fd = (uint64_t)(int64_t)p->ioFd;
+        r->process.timedout = (uint64_t)timedOut;
+        r->process.wait_began = frames ? began : 0;
         if (frames) io_frames(r + 1, now, p->ioWaitMethods, 0, p->ioKind);
     }
     if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
@@ -520,7 +537,8 @@ void probe_user(const char *name, int64_t arg, const char *str)
  * request's id) lets a sampler (sqreq --slowest) see it. */
 static struct {
     Process *owner; /* NULL: none waits */
-    uint64_t id, ns, objects, bytes;
+    uint64_t id, ns;
+    SqEvAllocs allocs;
     const char *route;
 } held;
 
@@ -542,9 +560,8 @@ static void req_release(Process *p)
     SqEventRecord *r = batch_reserve(1, batch_round_time());
     r->kind = SQ_EV_REQUEST_BEGIN;
     r->ts = held.ns;
-    sched_fill(r, 0, held.id, (uint64_t)(uintptr_t)held.route, p->id, NULL);
-    r->a[4] = held.objects;
-    r->a[5] = held.bytes;
+    request_fill(r, 0, held.id, held.route, p);
+    r->req.allocs = held.allocs;
 }
 
 void probe_request_gc(void)
@@ -560,7 +577,7 @@ void probe_request_begin(uint64_t id, const char *route, Process *owner)
         held.id = id;
         held.route = route;
         held.ns = batch_round_time();
-        alloc_totals(&held.objects, &held.bytes);
+        alloc_totals(&held.allocs);
         owner->requestPending = id;
     }
     if (SQ_ENABLED(REQUEST_BEGIN)) SQUEAK_REQUEST_BEGIN(id, route, owner->id);
@@ -571,16 +588,15 @@ void probe_request_end(uint64_t id, const char *route, Process *owner, int statu
     if (held.owner && held.id == id) { /* it ran from its begin to here */
         unhold();
         if (SQ_ENABLED(REQ_BATCH)) {
-            SqEventRecord *r = sched_record(SQ_EV_REQUEST_RUN, (uint32_t)status, id, (uint64_t)(uintptr_t)route,
-                                            owner->id, NULL);
-            r->a[3] = held.ns;
-            r->a[4] -= held.objects;
-            r->a[5] -= held.bytes;
+            SqEventRecord *r = request_fill(batch_add(SQ_EV_REQUEST_RUN), status, id, route, owner);
+            r->req.began = held.ns;
+            r->req.allocs.objects -= held.allocs.objects;
+            r->req.allocs.bytes -= held.allocs.bytes;
         }
     } else {
         req_release(owner); /* ended by another process: the owner's held one is another */
         if (SQ_ENABLED(REQ_BATCH))
-            sched_record(SQ_EV_REQUEST_END, (uint32_t)status, id, (uint64_t)(uintptr_t)route, owner->id, NULL);
+            request_fill(batch_add(SQ_EV_REQUEST_END), status, id, route, owner);
     }
     if (SQ_ENABLED(REQUEST_END)) SQUEAK_REQUEST_END(id, route, owner->id, status);
 }

@@ -121,8 +121,8 @@ static void batch_lies(void)
         SqEventRecord *r = &records[i];
         r->kind = i % 20 == 19 ? 0xffffffffu : i % 20; /* 18, 19: no such kinds */
         r->arg = i & 1 ? 0xffffffffu : i;
-        for (int k = 0; k < 7; k++)
-            r->a[k] = k % 3 == 0 ? (uint64_t)(uintptr_t)name
+        for (int k = 0; k < SQ_EV_WORDS; k++)
+            r->word[k] = k % 3 == 0 ? (uint64_t)(uintptr_t)name
                     : k % 3 == 1 ? (uint64_t)(uintptr_t)fake_method
                     : (i & 2) ? 0xffffffffffffffffull : (uint64_t)(uintptr_t)(page + 4096);
     }
@@ -151,9 +151,9 @@ static void fire_unnamed(void)
     static uint64_t n;
     static char alpha[] = "alpha";
     SqEventRecord r[3] = {
-        { .kind = SQ_EV_PROCESS_ACTIVATE, .a = { 2 * n + 1, 0, 0, (uint64_t)(uintptr_t)alpha } },
-        { .kind = SQ_EV_PROCESS_READY, .a = { 2 * n + 2 } },
-        { .kind = SQ_EV_PROCESS_ACTIVATE, .a = { 2 * n + 2 } },
+        { .kind = SQ_EV_PROCESS_ACTIVATE, .process = { .id = 2 * n + 1, .name = (uint64_t)(uintptr_t)alpha } },
+        { .kind = SQ_EV_PROCESS_READY, .process = { .id = 2 * n + 2 } },
+        { .kind = SQ_EV_PROCESS_ACTIVATE, .process = { .id = 2 * n + 2 } },
     };
     for (int i = 0; i < 3; i++)
         r[i].ts = now_ns();
