@@ -77,7 +77,7 @@ VM_SRC := $(wildcard vm/*.c)
 VM_OBJ := $(patsubst vm/%.c,$(O)/obj/%.o,$(VM_SRC)) $(O)/obj/corelib.o
 CORELIB := $(sort $(wildcard vm/lib/*.som))
 
-.PHONY: soak all vm test check-all check-hostile check-som bench bench-awfy bench-probes bench-timers bench-tools bench-service-tools bench-service-side bench-service-profile bench-sqprof bench-bigint load clean install deps unit lang
+.PHONY: soak all vm test check-all check-hostile check-som bench bench-awfy bench-probes bench-timers bench-tools bench-service-tools bench-service-side bench-service-profile bench-sqprof bench-bigint load clean install deps unit
 all: vm
 
 vm: $(O)/sqvm
