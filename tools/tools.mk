@@ -27,7 +27,7 @@ TOOLS_BPF := sqalloc sqgc sqflow sqprof sqstat sqcalls sqsched sqreq sqio
 TOOLS_NOBPF := sqstack
 TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.
-sqstat_SRCS := sqmetrics.c sqhttp.c
+sqstat_SRCS := sqstat_prom.c sqmetrics.c sqhttp.c
 sqcalls_SRCS := sqmse.c sqintern.c
 sqflow_SRCS := sqflow_chrome.c
 sqstack_SRCS := sqstack_walk.c
