@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct mclass {
-	char *name;
-};
+#include "sqintern.h"
 
 struct mmethod {
 	size_t cls;			/* index in classes */
@@ -24,77 +22,19 @@ struct minvocation {
 	uint64_t calls;
 };
 
-/* Index by key: open addressing, keys owned, value an index into one of the arrays. */
-struct index {
-	char **keys;
-	size_t *vals;
-	size_t cap, n;
-};
+/* A method's key is its printName, at most this many bytes of it (as sqmse's keys have
+ * always been cut): two names alike that far are one method. */
+#define METHOD_KEY_MAX 1021
 
+/* Each kind numbered by a table of its keys (sqintern.h): a class by its name, a method
+ * by its printName, an invocation by "SENDER CALLEE"; methods[i] and invocations[i]
+ * belong to key i of theirs. */
 struct sqmse {
-	struct mclass *classes;
+	struct sq_intern classes, method_keys, invocation_keys;
 	struct mmethod *methods;
 	struct minvocation *invocations;
-	size_t nclasses, nmethods, ninvocations, cap_classes, cap_methods, cap_invocations;
-	struct index index;
+	size_t cap_methods, cap_invocations;
 };
-
-/* ===================================================================== */
-/* The index                                                             */
-/* ===================================================================== */
-
-static size_t hash(const char *s)
-{
-	size_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static int index_grow(struct index *x)
-{
-	struct index bigger = { calloc(x->cap ? 2 * x->cap : 256, sizeof(char *)),
-				calloc(x->cap ? 2 * x->cap : 256, sizeof(size_t)), x->cap ? 2 * x->cap : 256, x->n };
-
-	if (!bigger.keys || !bigger.vals) {
-		free(bigger.keys);
-		free(bigger.vals);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < x->cap; i++) {
-		size_t j;
-		if (!x->keys[i])
-			continue;
-		for (j = hash(x->keys[i]) & (bigger.cap - 1); bigger.keys[j]; j = (j + 1) & (bigger.cap - 1))
-			;
-		bigger.keys[j] = x->keys[i];
-		bigger.vals[j] = x->vals[i];
-	}
-	free(x->keys);
-	free(x->vals);
-	*x = bigger;
-	return 0;
-}
-
-/* The slot of key: found (*found) or where it goes; NULL when out of memory. */
-static size_t *index_slot(struct index *x, const char *key, bool *found)
-{
-	size_t j;
-
-	if ((x->n + 1) * 2 > x->cap && index_grow(x))
-		return NULL;
-	for (j = hash(key) & (x->cap - 1); x->keys[j]; j = (j + 1) & (x->cap - 1))
-		if (strcmp(x->keys[j], key) == 0) {
-			*found = true;
-			return &x->vals[j];
-		}
-	if (!(x->keys[j] = strdup(key)))
-		return NULL;
-	x->n++;
-	*found = false;
-	return &x->vals[j];
-}
 
 /* ===================================================================== */
 /* The model                                                             */
@@ -122,29 +62,17 @@ static int room(void **arr, size_t n, size_t *cap, size_t size)
 /* The class named name, added if new; (size_t)-1 when out of memory. */
 static size_t class_of(struct sqmse *m, const char *name)
 {
-	char key[600];
-	bool found;
-	size_t *v;
-
-	snprintf(key, sizeof(key), "C %s", name);
-	if (!(v = index_slot(&m->index, key, &found)))
-		return (size_t)-1;
-	if (found)
-		return *v;
-	if (room((void **)&m->classes, m->nclasses, &m->cap_classes, sizeof(*m->classes)) ||
-	    !(m->classes[m->nclasses].name = strdup(name)))
-		return (size_t)-1;
-	return *v = m->nclasses++;
+	return sq_intern(&m->classes, name, strlen(name));
 }
 
 /* The method a printName names (a block's: its home method's), added if new; *block
  * says whether it was a block. (size_t)-1: out of memory, or not a method's name. */
 static size_t method_of(struct sqmse *m, const char *name, bool *block)
 {
-	const char *sep, *cls;
-	char key[1024], klass[512];
-	size_t *v, ci, len;
-	bool found, class_side;
+	const char *sep;
+	char klass[512];
+	size_t ci, len, known = m->method_keys.n, k;
+	bool class_side;
 
 	for (*block = false; !strncmp(name, "[] in ", 6); name += 6)
 		*block = true;
@@ -155,21 +83,14 @@ static size_t method_of(struct sqmse *m, const char *name, bool *block)
 	class_side = len > 6 && !strcmp(klass + len - 6, " class");
 	if (class_side)
 		klass[len - 6] = 0;
-	cls = klass;
-	/* the class first: adding it may grow the index, and move the method's slot */
-	if ((ci = class_of(m, cls)) == (size_t)-1)
+	if ((ci = class_of(m, klass)) == (size_t)-1 ||
+	    room((void **)&m->methods, known, &m->cap_methods, sizeof(*m->methods)) ||
+	    (k = sq_intern(&m->method_keys, name, strnlen(name, METHOD_KEY_MAX))) == (size_t)-1)
 		return (size_t)-1;
-	snprintf(key, sizeof(key), "M %s", name);
-	if (!(v = index_slot(&m->index, key, &found)))
-		return (size_t)-1;
-	if (found)
-		return *v;
-	if (room((void **)&m->methods, m->nmethods, &m->cap_methods, sizeof(*m->methods)))
-		return (size_t)-1;
-	m->methods[m->nmethods] = (struct mmethod){ .cls = ci, .selector = strdup(sep + 2), .class_side = class_side };
-	if (!m->methods[m->nmethods].selector)
-		return (size_t)-1;
-	return *v = m->nmethods++;
+	if (k < known)
+		return k;
+	m->methods[k] = (struct mmethod){ .cls = ci, .selector = strdup(sep + 2), .class_side = class_side };
+	return m->methods[k].selector ? k : (size_t)-1;
 }
 
 int sqmse_method(struct sqmse *m, const char *name, uint64_t calls, uint64_t total_ns, uint64_t self_ns)
@@ -189,24 +110,22 @@ int sqmse_method(struct sqmse *m, const char *name, uint64_t calls, uint64_t tot
 
 int sqmse_invocation(struct sqmse *m, const char *caller, const char *callee, uint64_t calls)
 {
-	bool caller_block, callee_block, found;
-	size_t s = method_of(m, caller, &caller_block), c = method_of(m, callee, &callee_block), *v;
+	bool caller_block, callee_block;
+	size_t s = method_of(m, caller, &caller_block), c = method_of(m, callee, &callee_block), known, k;
 	char key[64];
 
 	if (s == (size_t)-1 || c == (size_t)-1)
 		return strstr(caller, ">>") && strstr(callee, ">>") ? -ENOMEM : -EINVAL;
 	if (callee_block)
 		return 0;	/* value: running a block is no invocation */
-	snprintf(key, sizeof(key), "I %zu %zu", s, c);
-	if (!(v = index_slot(&m->index, key, &found)))
+	known = m->invocation_keys.n;
+	snprintf(key, sizeof(key), "%zu %zu", s, c);
+	if (room((void **)&m->invocations, known, &m->cap_invocations, sizeof(*m->invocations)) ||
+	    (k = sq_intern(&m->invocation_keys, key, strlen(key))) == (size_t)-1)
 		return -ENOMEM;
-	if (!found) {
-		if (room((void **)&m->invocations, m->ninvocations, &m->cap_invocations, sizeof(*m->invocations)))
-			return -ENOMEM;
-		m->invocations[m->ninvocations] = (struct minvocation){ .sender = s, .callee = c };
-		*v = m->ninvocations++;
-	}
-	m->invocations[*v].calls += calls;
+	if (k == known)
+		m->invocations[k] = (struct minvocation){ .sender = s, .callee = c };
+	m->invocations[k].calls += calls;
 	return 0;
 }
 
@@ -228,18 +147,18 @@ static void mse_string(FILE *f, const char *s)
 
 /* Ids: the namespace 1, then the classes, the methods, the invocations in order. */
 #define CLASS_ID(i) (2 + (i))
-#define METHOD_ID(m, i) (2 + (m)->nclasses + (i))
-#define INVOCATION_ID(m, i) (2 + (m)->nclasses + (m)->nmethods + (i))
+#define METHOD_ID(m, i) (2 + (m)->classes.n + (i))
+#define INVOCATION_ID(m, i) (2 + (m)->classes.n + (m)->method_keys.n + (i))
 
 static void write_entities(struct sqmse *m, FILE *f)
 {
 	fprintf(f, "(\n(FAMIX.Namespace (id: 1) (name 'Smalltalk'))");
-	for (size_t i = 0; i < m->nclasses; i++) {
+	for (size_t i = 0; i < m->classes.n; i++) {
 		fprintf(f, "\n(FAMIX.Class (id: %zu) (name ", CLASS_ID(i));
-		mse_string(f, m->classes[i].name);
+		mse_string(f, m->classes.names[i]);
 		fprintf(f, ") (container (ref: 1)))");
 	}
-	for (size_t i = 0; i < m->nmethods; i++) {
+	for (size_t i = 0; i < m->method_keys.n; i++) {
 		const struct mmethod *me = &m->methods[i];
 		fprintf(f, "\n(FAMIX.Method (id: %zu) (name ", METHOD_ID(m, i));
 		mse_string(f, me->selector);
@@ -247,7 +166,7 @@ static void write_entities(struct sqmse *m, FILE *f)
 		mse_string(f, me->selector);
 		fprintf(f, ")%s (parentType (ref: %zu)))", me->class_side ? " (hasClassScope true)" : "", CLASS_ID(me->cls));
 	}
-	for (size_t i = 0; i < m->ninvocations; i++) {
+	for (size_t i = 0; i < m->invocation_keys.n; i++) {
 		const struct minvocation *in = &m->invocations[i];
 		fprintf(f, "\n(FAMIX.Invocation (id: %zu) (sender (ref: %zu)) (candidates (ref: %zu)) (signature ",
 			INVOCATION_ID(m, i), METHOD_ID(m, in->sender), METHOD_ID(m, in->callee));
@@ -259,13 +178,13 @@ static void write_entities(struct sqmse *m, FILE *f)
 /* The counts, as comments on the methods and invocations they belong to. */
 static void write_counts(struct sqmse *m, FILE *f)
 {
-	for (size_t i = 0; i < m->nmethods; i++) {
+	for (size_t i = 0; i < m->method_keys.n; i++) {
 		const struct mmethod *me = &m->methods[i];
 		fprintf(f, "\n(FAMIX.Comment (content 'sqcalls: %llu calls, %.3f ms in all, %.3f ms in itself') "
 			"(container (ref: %zu)))", (unsigned long long)me->calls, me->total_ns / 1e6, me->self_ns / 1e6,
 			METHOD_ID(m, i));
 	}
-	for (size_t i = 0; i < m->ninvocations; i++)
+	for (size_t i = 0; i < m->invocation_keys.n; i++)
 		fprintf(f, "\n(FAMIX.Comment (content 'sqcalls: %llu calls') (container (ref: %zu)))",
 			(unsigned long long)m->invocations[i].calls, INVOCATION_ID(m, i));
 	fprintf(f, ")\n");
@@ -286,15 +205,11 @@ void sqmse_free(struct sqmse *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->index.cap; i++)
-		free(m->index.keys[i]);
-	free(m->index.keys);
-	free(m->index.vals);
-	for (size_t i = 0; i < m->nclasses; i++)
-		free(m->classes[i].name);
-	for (size_t i = 0; i < m->nmethods; i++)
+	for (size_t i = 0; i < m->method_keys.n; i++)
 		free(m->methods[i].selector);
-	free(m->classes);
+	sq_intern_free(&m->classes);
+	sq_intern_free(&m->method_keys);
+	sq_intern_free(&m->invocation_keys);
 	free(m->methods);
 	free(m->invocations);
 	free(m);

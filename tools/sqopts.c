@@ -23,11 +23,6 @@ void sq_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-const char *sq_tool_name(void)
-{
-	return tool_name;
-}
-
 void sq_init(struct sq_common *c, const char *tool)
 {
 	memset(c, 0, sizeof(*c));

@@ -77,9 +77,6 @@ int sq_parse_long(const char *s, long min, long max, long *out);
 /* "TOOL: message" on stderr, one line. */
 void sq_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The tool's name (for messages of helpers that have no struct sq_common at hand). */
-const char *sq_tool_name(void);
-
 /* Now, in CLOCK_MONOTONIC nanoseconds: the clock of bpf_ktime_get_ns, so event times and
  * ours compare. */
 static inline __u64 sq_mono_ns(void)

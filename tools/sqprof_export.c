@@ -9,81 +9,21 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "sqintern.h"
 #include "sqoutput.h"
 
 /* ===================================================================== */
-/* Frames: the distinct frame names of a profile, and each stack as indices */
+/* Frames: the distinct frame names of a profile (sqintern.h), and each stack as indices */
 /* ===================================================================== */
 
-struct frames {
-	char **names;
-	size_t n, cap;
-	size_t *slots;			/* open addressing: index + 1, 0 empty */
-	size_t nslots;
-};
-
-static size_t hash(const char *s, size_t len)
-{
-	size_t h = 1469598103934665603ULL;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
-
-/* The index of the frame s[0..len), added if new; (size_t)-1 when out of memory. */
-static size_t intern(struct frames *fr, const char *s, size_t len)
-{
-	size_t i;
-
-	if ((fr->n + 1) * 2 > fr->nslots) {
-		size_t ns = fr->nslots ? 2 * fr->nslots : 1024;
-		size_t *t = calloc(ns, sizeof(*t));
-		if (!t)
-			return (size_t)-1;
-		for (size_t k = 0; k < fr->n; k++) {
-			for (i = hash(fr->names[k], strlen(fr->names[k])) & (ns - 1); t[i]; i = (i + 1) & (ns - 1))
-				;
-			t[i] = k + 1;
-		}
-		free(fr->slots);
-		fr->slots = t;
-		fr->nslots = ns;
-	}
-	for (i = hash(s, len) & (fr->nslots - 1); fr->slots[i]; i = (i + 1) & (fr->nslots - 1)) {
-		const char *name = fr->names[fr->slots[i] - 1];
-		if (strlen(name) == len && memcmp(name, s, len) == 0)
-			return fr->slots[i] - 1;
-	}
-	if (fr->n == fr->cap) {
-		size_t cap = fr->cap ? 2 * fr->cap : 256;
-		char **g = realloc(fr->names, cap * sizeof(*g));
-		if (!g)
-			return (size_t)-1;
-		fr->names = g;
-		fr->cap = cap;
-	}
-	if (!(fr->names[fr->n] = strndup(s, len)))
-		return (size_t)-1;
-	fr->slots[i] = fr->n + 1;
-	return fr->n++;
-}
-
-static void frames_free(struct frames *fr)
-{
-	for (size_t i = 0; i < fr->n; i++)
-		free(fr->names[i]);
-	free(fr->names);
-	free(fr->slots);
-}
-
 /* Stack s's frame indices, outermost first, into out (*n of them); -ENOMEM. */
-static int stack_indices(struct frames *fr, const char *s, size_t **out, size_t *n, size_t *cap)
+static int stack_indices(struct sq_intern *fr, const char *s, size_t **out, size_t *n, size_t *cap)
 {
 	*n = 0;
 	while (*s) {
 		const char *end = strchr(s, ';');
 		size_t len = end ? (size_t)(end - s) : strlen(s), k;
-		if ((k = intern(fr, s, len)) == (size_t)-1)
+		if ((k = sq_intern(fr, s, len)) == (size_t)-1)
 			return -ENOMEM;
 		if (*n == *cap) {
 			size_t c = *cap ? 2 * *cap : 64;
@@ -119,7 +59,7 @@ static uint64_t weight_of(const struct sqp_stack *st, const struct sqp_info *inf
 int sqp_write_speedscope(FILE *f, struct sqp_profile *p, const struct sqp_info *info, const char *name,
 			 sqp_location_fn loc, void *ctx)
 {
-	struct frames fr = { 0 };
+	struct sq_intern fr = { 0 };
 	size_t *idx = NULL, n, cap = 0;
 	uint64_t total = 0;
 	int err = 0;
@@ -170,7 +110,7 @@ int sqp_write_speedscope(FILE *f, struct sqp_profile *p, const struct sqp_info *
 		err = -EIO;
 out:
 	free(idx);
-	frames_free(&fr);
+	sq_intern_free(&fr);
 	return err;
 }
 
@@ -254,12 +194,12 @@ static void pb_message(struct pb *pb, int field, struct pb *sub)
 
 /* The string table: index by value (0 is ""). */
 struct strings {
-	struct frames fr;		/* reuses the frame interning */
+	struct sq_intern fr;		/* reuses the frame interning */
 };
 
 static int64_t str_id(struct strings *st, const char *s)
 {
-	size_t k = intern(&st->fr, s, strlen(s));
+	size_t k = sq_intern(&st->fr, s, strlen(s));
 	return k == (size_t)-1 ? 0 : (int64_t)k;
 }
 
@@ -337,7 +277,7 @@ static void pprof_sample(struct pb *out, struct pb *msg, struct pb *sub, const s
 }
 
 /* location (4) and function (5): one of each per frame, ids from 1. */
-static void pprof_functions(struct pb *out, struct pb *msg, const struct frames *fr, struct strings *s,
+static void pprof_functions(struct pb *out, struct pb *msg, const struct sq_intern *fr, struct strings *s,
 			    const struct sqp_pprof *o)
 {
 	for (size_t i = 0; i < fr->n; i++) {
@@ -392,7 +332,7 @@ int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info,
 {
 	struct pb out = { 0 }, msg = { 0 }, packed = { 0 };
 	struct strings st = { { 0 } };
-	struct frames fr = { 0 };
+	struct sq_intern fr = { 0 };
 	size_t *idx = NULL, n, cap = 0;
 	int64_t s_type, s_unit;
 	int err = 0;
@@ -436,7 +376,7 @@ int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info,
 	free(msg.b);
 	free(packed.b);
 	free(idx);
-	frames_free(&fr);
-	frames_free(&st.fr);
+	sq_intern_free(&fr);
+	sq_intern_free(&st.fr);
 	return err;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sqintern.h"
 #include "sqoutput.h"
 
 /* ===================================================================== */
@@ -187,88 +188,69 @@ bool sqp_is_method_frame(const char *frame, size_t len)
 }
 
 struct method {
-	char *name;
+	const char *name;	/* the table's copy (sqintern.h) */
 	uint64_t self, total;
 	size_t last;		/* the stack that last counted it in total, plus one */
 };
 
+/* The methods of a profile: one row for each name in names, under the same index. */
 struct methods {
-	struct method *slot;	/* open addressing; name NULL: empty */
-	size_t cap, n;
+	struct sq_intern names;
+	struct method *rows;
+	size_t cap;
 };
 
-static uint64_t hash(const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
-
-static struct method *method_find(struct methods *t, const char *name, size_t len);
-
+/* Room for 1,024 rows at first, twice as many when full; -ENOMEM. */
 static int methods_grow(struct methods *t)
 {
-	struct methods bigger = { calloc(t->cap ? 2 * t->cap : 1024, sizeof(struct method)),
-				  t->cap ? 2 * t->cap : 1024, 0 };
+	size_t cap = t->cap ? 2 * t->cap : 1024;
+	struct method *rows = realloc(t->rows, cap * sizeof(*rows));
 
-	if (!bigger.slot)
+	if (!rows)
 		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		struct method *m = &t->slot[i];
-		size_t j;
-		if (!m->name)
-			continue;
-		for (j = hash(m->name, strlen(m->name)) & (bigger.cap - 1); bigger.slot[j].name;
-		     j = (j + 1) & (bigger.cap - 1))
-			;
-		bigger.slot[j] = *m;
-		bigger.n++;
-	}
-	free(t->slot);
-	*t = bigger;
+	memset(rows + t->cap, 0, (cap - t->cap) * sizeof(*rows));
+	t->rows = rows;
+	t->cap = cap;
 	return 0;
 }
 
+/* The row of the method name[0..len), added if new; NULL when out of memory. */
 static struct method *method_find(struct methods *t, const char *name, size_t len)
 {
-	size_t j;
+	size_t k = sq_intern(&t->names, name, len);
 
-	if ((t->n + 1) * 2 > t->cap && methods_grow(t))
+	if (k == (size_t)-1 || (k >= t->cap && methods_grow(t)))
 		return NULL;
-	for (j = hash(name, len) & (t->cap - 1); t->slot[j].name; j = (j + 1) & (t->cap - 1))
-		if (strncmp(t->slot[j].name, name, len) == 0 && t->slot[j].name[len] == 0)
-			return &t->slot[j];
-	t->slot[j].name = strndup(name, len);
-	if (!t->slot[j].name)
-		return NULL;
-	t->n++;
-	return &t->slot[j];
+	t->rows[k].name = t->names.names[k];
+	return &t->rows[k];
+}
+
+static void methods_free(struct methods *t)
+{
+	sq_intern_free(&t->names);
+	free(t->rows);
 }
 
 /* Self and total weight of every method: self goes to a stack's innermost method, total
  * once to each method on it (a recursive method counts once per sample). A stack with no
- * method at all counts as [VM]. */
-static struct method *method_table(struct sqp_profile *p, size_t *count)
+ * method at all counts as [VM]. The rows are t->rows[0 .. t->names.n); -ENOMEM. */
+static int method_table(struct sqp_profile *p, struct methods *t)
 {
-	struct methods t = { 0 };
-	struct method *rows;
-	size_t n = 0;
-
+	if (methods_grow(t))
+		return -ENOMEM;
 	for (size_t i = 0; i < p->n; i++) {
 		const char *s = p->stacks[i].frames, *end, *inner = SQP_NO_FRAME;
 		size_t inner_len = strlen(SQP_NO_FRAME);
 		struct method *m;
 
-		/* (pointers into the table last only until the next insertion: it may grow) */
+		/* (pointers to rows last only until the next method_find: they may move) */
 		for (; *s; s = *end ? end + 1 : end) {
 			end = strchrnul(s, ';');
 			if (!sqp_is_method_frame(s, end - s))
 				continue;
-			m = method_find(&t, s, end - s);
+			m = method_find(t, s, end - s);
 			if (!m)
-				goto oom;
+				return -ENOMEM;
 			if (m->last != i + 1) {
 				m->total += p->stacks[i].weight;
 				m->last = i + 1;
@@ -276,30 +258,16 @@ static struct method *method_table(struct sqp_profile *p, size_t *count)
 			inner = s;
 			inner_len = end - s;
 		}
-		m = method_find(&t, inner, inner_len);
+		m = method_find(t, inner, inner_len);
 		if (!m)
-			goto oom;
+			return -ENOMEM;
 		if (m->last != i + 1) {		/* [VM]: no method on the stack */
 			m->total += p->stacks[i].weight;
 			m->last = i + 1;
 		}
 		m->self += p->stacks[i].weight;
 	}
-	rows = calloc(t.n + 1, sizeof(*rows));
-	if (!rows)
-		goto oom;
-	for (size_t i = 0; i < t.cap; i++)
-		if (t.slot[i].name)
-			rows[n++] = t.slot[i];
-	free(t.slot);
-	*count = n;
-	return rows;
-oom:
-	for (size_t i = 0; i < t.cap; i++)
-		free(t.slot[i].name);
-	free(t.slot);
-	*count = 0;
-	return NULL;
+	return 0;
 }
 
 static int by_self(const void *pa, const void *pb)
@@ -320,13 +288,6 @@ static int by_total(const void *pa, const void *pb)
 	if (a->total != b->total)
 		return a->total < b->total ? 1 : -1;
 	return by_self(pa, pb);
-}
-
-static void free_rows(struct method *rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(rows[i].name);
-	free(rows);
 }
 
 /* ===================================================================== */
@@ -463,6 +424,7 @@ static void print_wall_states(FILE *f, const struct sqp_profile *p)
 void sqp_print_table(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
 {
 	uint64_t weight;
+	struct methods t = { 0 };
 	struct method *rows;
 	size_t n, shown;
 	int w = info->alloc ? 12 : 8;
@@ -472,11 +434,13 @@ void sqp_print_table(FILE *f, struct sqp_profile *p, const struct sqp_info *info
 	print_summary(f, p, info);
 	if (info->wall)
 		print_wall_states(f, p);
-	rows = method_table(p, &n);
-	if (!rows && p->n) {
+	if (method_table(p, &t)) {
 		fprintf(stderr, "sqprof: out of memory\n");
+		methods_free(&t);
 		return;
 	}
+	rows = t.rows;
+	n = t.names.n;
 	qsort(rows, n, sizeof(*rows), info->sort_total ? by_total : by_self);
 	shown = info->top > 0 && (size_t)info->top < n ? (size_t)info->top : n;
 	fprintf(f, "\n%*s %7s %*s %7s  %s\n", w, info->alloc ? "SELF-B" : "SELF", "SELF%", w,
@@ -488,7 +452,7 @@ void sqp_print_table(FILE *f, struct sqp_profile *p, const struct sqp_info *info
 	if (shown < n)
 		fprintf(f, "... %zu more method%s (the top %zu by %s shown; -n 0 shows all)\n",
 			n - shown, n - shown == 1 ? "" : "s", shown, info->sort_total ? "total" : "self");
-	free_rows(rows, n);
+	methods_free(&t);
 	fflush(f);
 }
 
@@ -512,12 +476,15 @@ static void json_frames(FILE *f, const char *s)
 
 void sqp_print_json(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
 {
+	struct methods t = { 0 };
 	struct method *rows;
 	size_t n, shown;
 
 	sqp_profile_merge(p);
-	rows = method_table(p, &n);
-	qsort(rows, n, sizeof(*rows), info->sort_total ? by_total : by_self);
+	n = method_table(p, &t) ? 0 : t.names.n;	/* out of memory: no methods */
+	rows = t.rows;
+	if (n)
+		qsort(rows, n, sizeof(*rows), info->sort_total ? by_total : by_self);
 	shown = info->top > 0 && (size_t)info->top < n ? (size_t)info->top : n;
 	fprintf(f, "{\"mode\":\"%s\",\"unit\":\"%s\",\"pid\":", info->alloc ? "alloc" : info->wall ? "wall" : "cpu",
 		info->alloc ? "bytes" : "samples");
@@ -557,6 +524,6 @@ void sqp_print_json(FILE *f, struct sqp_profile *p, const struct sqp_info *info)
 			(unsigned long long)weight);
 	}
 	fprintf(f, "]}\n");
-	free_rows(rows, n);
+	methods_free(&t);
 	fflush(f);
 }

@@ -14,8 +14,8 @@
  * As an exporter (--listen, --prom) it also attaches to the GC probes' ends and the
  * request probes, whose pauses and latencies (per route and status) the BPF program
  * buckets into histograms per VM; the metrics are those totals and histograms in
- * Prometheus's format (tools/sqmetrics.h), served over HTTP (tools/sqhttp.h) as every
- * scrape asks, read from the VMs at that moment. */
+ * Prometheus's format (tools/sqstat_prom.h), served over HTTP as every scrape asks,
+ * read from the VMs at that moment. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -32,28 +32,20 @@
 #include "sqattach.h"
 #include "sqelf.h"
 #include "sqbpf.h"
-#include "sqfile.h"
 #include "sqhttp.h"
 #include "sqloop.h"
 #include "sqmem.h"
-#include "sqmetrics.h"
 #include "sqnames.h"
 #include "sqoutput.h"
 #include "sqproc.h"
 #include "sqstat.h"
+#include "sqstat_prom.h"
 #include "sqstat.skel.h"
 
 #define OPT_PROM 0x2001
 #define OPT_NOCLEAR 0x2002
 #define OPT_LISTEN 0x2003
 #define MAX_VMS SQ_MAX_VMS
-/* What one VM can put in a scrape: its routes and its request statuses with a series of
- * their own (the rest in "other"), and the bytes of a label value (its command line, a
- * route; longer ones are cut, with a marker and a hash of the whole). At the bounds one
- * VM's requests are (32 + 1) x (16 + 1) x 29 lines of about 230 bytes: 3.7 MB at most. */
-#define ROUTES_PER_VM 32
-#define CODES_PER_VM 16
-#define LABEL_MAX 128
 
 static struct env {
 	struct sq_common c;
@@ -157,13 +149,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* The VMs                                                               */
 /* ===================================================================== */
 
-/* The figures sqstat shows, as totals since the VM started. */
-struct sqstat_totals {
-	__u64 activations, allocations, process_switches, dnus, class_loads, primitive_failures;
-	__u64 bytes_allocated;		/* up to the last collection, plus eden now */
-	__u64 young_count, full_count, young_pause_ns, full_pause_ns;
-};
-
 /* The totals, from what was read of the VM (here, or by the BPF side as it exited). */
 static void totals_of(const struct sqstat_raw *r, struct sqstat_totals *t)
 {
@@ -195,13 +180,7 @@ struct vm {
 					 * refreshes, this many more times */
 	int status;
 	double rate[NFIELDS];
-	/* The request series it may have (security review, finding 6): the first
-	 * ROUTES_PER_VM routes (by address) and CODES_PER_VM statuses seen keep their own
-	 * series for the VM's life; any other is route="other" or code="other". */
-	__u64 routes[ROUTES_PER_VM];
-	int nroutes;
-	__u16 codes[CODES_PER_VM];
-	int ncodes;
+	struct sqstat_series series;	/* the request series it may have (sqstat_prom.h) */
 };
 
 /* A VM still starting at vm__start (not yet relocated) is opened again at each of this
@@ -618,309 +597,6 @@ static void print_json(int shown)
 	fflush(stdout);
 }
 
-/* ===================================================================== */
-/* Metrics (--listen, --prom)                                            */
-/* ===================================================================== */
-
-/* The kernel's histograms as of one scrape: every (VM, family, kind, label). */
-struct hists {
-	struct sqstat_hist_key *keys;
-	struct sqstat_hist *vals;
-	size_t n;
-};
-
-static struct hists read_hists(int fd)
-{
-	struct hists h = { 0 };
-	size_t nkeys;
-
-	if (fd < 0 || !(h.keys = sq_map_keys(fd, sizeof(*h.keys), SQSTAT_MAX_HISTS, &nkeys)))
-		return h;
-	h.vals = calloc(nkeys ? nkeys : 1, sizeof(*h.vals));
-	for (size_t i = 0; h.vals && i < nkeys; i++)
-		if (bpf_map_lookup_elem(fd, &h.keys[i], &h.vals[h.n]) == 0)
-			h.keys[h.n++] = h.keys[i];
-	return h;
-}
-
-static const struct sqstat_hist *hist_of(const struct hists *h, pid_t pid, __u16 family, __u16 kind, __u64 label)
-{
-	for (size_t i = 0; i < h->n; i++)
-		if ((pid_t)h->keys[i].pid == pid && h->keys[i].family == family && h->keys[i].kind == kind &&
-		    h->keys[i].label == label)
-			return &h->vals[i];
-	return NULL;
-}
-
-/* The labels of every series of a VM: its PID (its command line is sqvm_info's). */
-static int vm_labels(const struct vm *v, char *pid, size_t len, struct sqm_label *l)
-{
-	snprintf(pid, len, "%d", v->vm.pid);
-	l[0] = (struct sqm_label){ "pid", pid };
-	return 1;
-}
-
-/* text as a label value of at most LABEL_MAX bytes (out holds LABEL_MAX + 1): a longer
- * one is cut at a character's start and ends "...#" and 8 hex digits of its FNV-1a hash,
- * so that two long names that share a beginning stay two series. */
-static const char *bounded_label(char *out, const char *text)
-{
-	size_t n = strlen(text), cut = LABEL_MAX - 12;
-	uint32_t hash = 2166136261u;
-
-	if (n <= LABEL_MAX)
-		return text;
-	for (size_t i = 0; i < n; i++)
-		hash = (hash ^ (unsigned char)text[i]) * 16777619u;
-	while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
-		cut--;	/* not inside a UTF-8 sequence */
-	snprintf(out, LABEL_MAX + 1, "%.*s...#%08x", (int)cut, text, hash);
-	return out;
-}
-
-/* sqvm_info{pid,cmdline} 1: a VM's command line once, not on each of its series (the
- * Prometheus idiom: join on pid), cut at LABEL_MAX bytes. */
-static void write_info(FILE *f)
-{
-	struct sqm_label l[2];
-	char pid[16], cmd[LABEL_MAX + 1];
-
-	sqm_family(f, "sqvm_info", "gauge", "A running VM, with its command line (join on pid).");
-	for (int i = 0; i < nvms; i++) {
-		if (vms[i].exited)
-			continue;
-		vm_labels(&vms[i], pid, sizeof(pid), l);
-		l[1] = (struct sqm_label){ "cmdline", bounded_label(cmd, vms[i].cmdline) };
-		sqm_uint(f, "sqvm_info", l, 2, 1);
-	}
-}
-
-/* The VM's totals: one counter family each. */
-static void write_counters(FILE *f)
-{
-	static const struct {
-		const char *name, *help;
-		size_t off;
-		bool ns;		/* nanoseconds, written as seconds */
-	} metrics[] = {
-#define M(n, h, f, ns) { n, h, offsetof(struct sqstat_totals, f), ns }
-		M("sqvm_activations_total", "Method and block activations (calls).", activations, 0),
-		M("sqvm_allocations_total", "Objects allocated in the collected heap.", allocations, 0),
-		M("sqvm_allocated_bytes_total", "Bytes allocated in the collected heap.", bytes_allocated, 0),
-		M("sqvm_young_collections_total", "Young (incremental) collections.", young_count, 0),
-		M("sqvm_young_collection_seconds_total", "Time paused in young collections.", young_pause_ns, 1),
-		M("sqvm_full_collections_total", "Full collections.", full_count, 0),
-		M("sqvm_full_collection_seconds_total", "Time paused in full collections.", full_pause_ns, 1),
-		M("sqvm_process_switches_total", "Green process switches.", process_switches, 0),
-		M("sqvm_messages_not_understood_total", "Messages not understood (doesNotUnderstand:).", dnus, 0),
-		M("sqvm_class_loads_total", "Classes loaded from files.", class_loads, 0),
-		M("sqvm_primitive_failures_total", "Primitives that failed.", primitive_failures, 0),
-#undef M
-	};
-	struct sqm_label l[1];
-	char pid[16];
-
-	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
-		sqm_family(f, metrics[m].name, "counter", metrics[m].help);
-		for (int i = 0; i < nvms; i++) {
-			__u64 raw;
-			if (vms[i].exited)
-				continue;
-			memcpy(&raw, (const char *)&vms[i].cur + metrics[m].off, sizeof(raw));
-			vm_labels(&vms[i], pid, sizeof(pid), l);
-			if (metrics[m].ns)
-				sqm_seconds(f, metrics[m].name, l, 1, raw);
-			else
-				sqm_uint(f, metrics[m].name, l, 1, raw);
-		}
-	}
-}
-
-/* sqvm_gc_pause_seconds{kind}: the pauses the GC probes reported since sqstat began (a
- * VM that started before it has more collections in its counters than here). */
-static void write_gc_pauses(FILE *f, const struct hists *h)
-{
-	static const char *const kinds[] = { "young", "full" };
-	static const struct sqstat_hist none;
-	struct sqm_label l[2];
-	char pid[16];
-
-	sqm_family(f, "sqvm_gc_pause_seconds", "histogram", "Garbage collection pauses, by kind of collection.");
-	for (int i = 0; i < nvms; i++) {
-		if (vms[i].exited)
-			continue;
-		vm_labels(&vms[i], pid, sizeof(pid), l);
-		for (int k = 0; k < 2; k++) {
-			const struct sqstat_hist *g = hist_of(h, vms[i].vm.pid, SQSTAT_GC_PAUSE, k, 0);
-			l[1] = (struct sqm_label){ "kind", kinds[k] };
-			g = g ? g : &none;
-			sqm_log2_us_histogram(f, "sqvm_gc_pause_seconds", l, 2, (const uint64_t *)g->slots, SQ_MAX_SLOTS, SQSTAT_BUCKETS,
-					      g->sum_ns);
-		}
-	}
-}
-
-/* A request histogram's place in the output: by VM, route and code. */
-struct request_series {
-	__u64 label;			/* the route's address */
-	__u16 kind;			/* the status's (SQSTAT_CODE) */
-	char route[LABEL_MAX + 1];	/* its label: the name, its address if the name is lost, "other" */
-	int code;			/* CODE_OTHER: "other" */
-	struct sqstat_hist h;		/* summed over the histograms that share the labels */
-};
-
-#define CODE_OTHER 100000
-
-static int by_label_kind(const void *a, const void *b)
-{
-	const struct request_series *x = a, *y = b;
-
-	if (x->label != y->label)
-		return x->label < y->label ? -1 : 1;
-	return (x->kind > y->kind) - (x->kind < y->kind);
-}
-
-static int by_route_code(const void *a, const void *b)
-{
-	const struct request_series *x = a, *y = b;
-	int c = strcmp(x->route, y->route);
-
-	return c ? c : (x->code > y->code) - (x->code < y->code);
-}
-
-/* Whether v may give value its own series: it has one already, or there is room for it
- * (set holds *n of max; admitted values stay for the VM's life, so a series never moves
- * into "other" and no counter goes down). */
-static bool admitted_route(struct vm *v, __u64 label)
-{
-	for (int i = 0; i < v->nroutes; i++)
-		if (v->routes[i] == label)
-			return true;
-	if (v->nroutes == ROUTES_PER_VM)
-		return false;
-	v->routes[v->nroutes++] = label;
-	return true;
-}
-
-static bool admitted_code(struct vm *v, __u16 kind)
-{
-	for (int i = 0; i < v->ncodes; i++)
-		if (v->codes[i] == kind)
-			return true;
-	if (v->ncodes == CODES_PER_VM)
-		return false;
-	v->codes[v->ncodes++] = kind;
-	return true;
-}
-
-/* The request series of VM v from the histograms in h, sorted by route and code, those
- * with the same labels (routes and codes past the VM's bounds, names cut alike) summed
- * into one; their count. Only an admitted route's name is read. */
-static size_t requests_of(const struct hists *h, struct vm *v, int names_fd, struct request_series *out)
-{
-	size_t n = 0, m = 0;
-
-	for (size_t i = 0; i < h->n; i++) {
-		const struct sqstat_hist_key *k = &h->keys[i];
-		if ((pid_t)k->pid == v->vm.pid && k->family == SQSTAT_REQUEST)
-			out[n++] = (struct request_series){ .label = k->label, .kind = k->kind, .h = h->vals[i] };
-	}
-	qsort(out, n, sizeof(*out), by_label_kind);	/* the same order of admission at every scrape */
-	for (size_t i = 0; i < n; i++) {
-		struct request_series *r = &out[i];
-		if (admitted_route(v, r->label)) {
-			const char *name = sq_map_name(names_fd, v->vm.pid, r->label, NULL);
-			char addr[24], cut[LABEL_MAX + 1];
-			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)r->label);
-			snprintf(r->route, sizeof(r->route), "%s", bounded_label(cut, name ? name : addr));
-		} else {
-			snprintf(r->route, sizeof(r->route), "other");
-		}
-		r->code = r->kind != SQSTAT_CODE_OTHER && admitted_code(v, r->kind) ? (int)r->kind + SQSTAT_CODE_MIN
-										      : CODE_OTHER;
-	}
-	qsort(out, n, sizeof(*out), by_route_code);
-	for (size_t i = 0; i < n; i++) {
-		if (m && by_route_code(&out[m - 1], &out[i]) == 0) {
-			for (int s = 0; s < SQ_MAX_SLOTS; s++)
-				out[m - 1].h.slots[s] += out[i].h.slots[s];
-			out[m - 1].h.sum_ns += out[i].h.sum_ns;
-		} else {
-			out[m++] = out[i];
-		}
-	}
-	return m;
-}
-
-/* sqvm_request_duration_seconds{route,code}: the requests that began and ended since
- * sqstat began (bpf/sqrequest.bpf.h pairs them), by route and request__end's status
- * (promhttp's label name for it: code). */
-static void write_requests(FILE *f, const struct hists *h, int names_fd)
-{
-	struct request_series *rs = calloc(h->n ? h->n : 1, sizeof(*rs));
-	struct sqm_label l[3];
-	char pid[16], code[16];
-
-	sqm_family(f, "sqvm_request_duration_seconds", "histogram",
-		   "Requests (Probe beginRequest: to endRequest:status:), by route and status.");
-	for (int i = 0; rs && i < nvms; i++) {
-		size_t n;
-		if (vms[i].exited)
-			continue;
-		n = requests_of(h, &vms[i], names_fd, rs);
-		vm_labels(&vms[i], pid, sizeof(pid), l);
-		for (size_t r = 0; r < n; r++) {
-			if (rs[r].code == CODE_OTHER)
-				snprintf(code, sizeof(code), "other");
-			else
-				snprintf(code, sizeof(code), "%d", rs[r].code);
-			l[1] = (struct sqm_label){ "route", rs[r].route };
-			l[2] = (struct sqm_label){ "code", code };
-			sqm_log2_us_histogram(f, "sqvm_request_duration_seconds", l, 3, (const uint64_t *)rs[r].h.slots,
-					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h.sum_ns);
-		}
-	}
-	free(rs);
-}
-
-static void write_start_times(FILE *f)
-{
-	struct sqm_label l[1];
-	char pid[16];
-
-	sqm_family(f, "sqvm_start_time_seconds", "gauge", "When the VM started, in seconds since the epoch.");
-	for (int i = 0; i < nvms; i++) {
-		if (vms[i].exited)
-			continue;
-		vm_labels(&vms[i], pid, sizeof(pid), l);
-		sqm_uint(f, "sqvm_start_time_seconds", l, 1, vms[i].start_wall);
-	}
-}
-
-/* The running VMs' metrics in the Prometheus text exposition format, without
- * timestamps: the same for a scrape (--listen) and a file (--prom). Each family is one
- * function: a new one (request latency per route, say) is one more. */
-static void write_metrics(FILE *f, struct sqstat_bpf *skel)
-{
-	struct hists h = read_hists(skel ? bpf_map__fd(skel->maps.hists) : -1);
-
-	write_info(f);
-	write_counters(f);
-	write_gc_pauses(f, &h);
-	write_requests(f, &h, skel ? bpf_map__fd(skel->maps.names) : -1);
-	write_start_times(f);
-	if (skel) {
-		sqm_family(f, "sqstat_lost_observations_total", "counter",
-			   "Observations the kernel's histogram map had no room for.");
-		sqm_uint(f, "sqstat_lost_observations_total", NULL, 0, skel->bss->lost_observations);
-		sqm_family(f, "sqstat_dropped_vms_total", "counter",
-			   "VMs whose row was evicted (gone, exited or dead) or refused because the table was full.");
-		sqm_uint(f, "sqstat_dropped_vms_total", NULL, 0, rows_dropped);
-	}
-	free(h.keys);
-	free(h.vals);
-}
-
 /* PIDs whose kernel entries are to go, sorted at the flush: forgotten in one pass over
  * each map at the end of a refresh (or once FORGET_MAX are waiting), not one pass per
  * VM, which a flood of short-lived fake VMs made cost the loop a third of a second. */
@@ -951,20 +627,6 @@ static void forget_vm(struct sqstat_bpf *skel, pid_t pid)
 	sq_names_forget(pid);
 }
 
-static int write_metrics_file(FILE *f, void *skel)
-{
-	write_metrics(f, skel);
-	return 0;
-}
-
-/* --prom: the metrics written to a new temporary file beside FILE (a random name, never a
- * planted link: sq_file_replace) and renamed over it, so that node_exporter never reads
- * half a file. Mode 0644: node_exporter's textfile collector runs as another user. */
-static int write_prom(struct sqstat_bpf *skel)
-{
-	return sq_file_replace(env.prom, 0644, write_metrics_file, skel) ? -1 : 0;
-}
-
 struct run {
 	struct sqstat_bpf *skel;
 	struct sq_loop *loop;
@@ -974,9 +636,24 @@ struct run {
  * fires vm__start in a loop must not keep a scrape from being answered. */
 #define DRAIN_BATCHES 16
 
+/* The exporter's input (sqstat_prom.h): the running VMs' rows, in the table's order. */
+static const struct sqstat_metrics *metrics_of(struct sqstat_bpf *skel)
+{
+	static struct sqstat_prom_vm running[MAX_VMS];
+	static struct sqstat_metrics m;
+
+	m = (struct sqstat_metrics){ .skel = skel, .vms = running, .dropped_vms = rows_dropped };
+	for (int i = 0; i < nvms; i++)
+		if (!vms[i].exited)
+			running[m.nvms++] = (struct sqstat_prom_vm){ .pid = vms[i].vm.pid, .cmdline = vms[i].cmdline,
+								     .totals = &vms[i].cur, .start_wall = vms[i].start_wall,
+								     .series = &vms[i].series };
+	return &m;
+}
+
 /* --listen: a scrape. The VMs' starts and exits that have arrived first, then their
  * totals as they are at this moment. */
-static int render(void *ctx, FILE *f)
+static const struct sqstat_metrics *scrape(void *ctx)
 {
 	struct run *run = ctx;
 	__u64 now = sq_mono_ns();
@@ -984,8 +661,7 @@ static int render(void *ctx, FILE *f)
 	sq_loop_drain(run->loop, DRAIN_BATCHES);
 	for (int i = 0; i < nvms; i++)
 		read_current(&vms[i], now);
-	write_metrics(f, run->skel);
-	return 0;
+	return metrics_of(run->skel);
 }
 
 static int refresh(void *ctx, bool last)
@@ -1013,7 +689,7 @@ static int refresh(void *ctx, bool last)
 	else
 		print_text(shown);
 	if (env.prom)
-		err = write_prom(skel);
+		err = sqstat_write_prom(env.prom, metrics_of(skel));
 	/* the next interval starts here; exited VMs were shown once */
 	for (int i = 0; i < nvms; i++) {
 		if (vms[i].exited) {
@@ -1105,18 +781,6 @@ static int attach(struct sqstat_bpf *skel, bool exporter)
 	return err;
 }
 
-/* --listen: the server, its fd watched by the loop; NULL (reported) if it cannot listen. */
-static struct sq_http *serve(struct sq_loop *loop, struct run *run)
-{
-	struct sq_http *http = sq_http_open(env.listen, "/metrics", SQM_CONTENT_TYPE, render, run);
-
-	if (http && sq_loop_watch(loop, sq_http_fd(http), sq_http_service, http)) {
-		sq_http_close(http);
-		return NULL;
-	}
-	return http;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[interval [count]]", doc, NULL, NULL, NULL };
@@ -1162,7 +826,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	run.skel = skel;
-	if (env.listen && !(http = serve(&loop, &run))) {
+	if (env.listen && !(http = sqstat_serve(&loop, env.listen, scrape, &run))) {
 		err = -EINVAL;
 		goto cleanup;
 	}

@@ -27,11 +27,11 @@ TOOLS_BPF := sqalloc sqgc sqflow sqprof sqstat sqcalls sqsched sqreq sqio
 TOOLS_NOBPF := sqstack
 TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.
-sqstat_SRCS := sqmetrics.c sqhttp.c
-sqcalls_SRCS := sqmse.c
+sqstat_SRCS := sqstat_prom.c sqmetrics.c sqhttp.c
+sqcalls_SRCS := sqmse.c sqintern.c
 sqflow_SRCS := sqflow_chrome.c
 sqstack_SRCS := sqstack_walk.c
-sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c
+sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c sqintern.c
 
 TOOLS_DIR := build/tools
 TOOLS_OBJ := build/tools/obj

@@ -453,8 +453,6 @@ static size_t young_used(void)
     return (size_t)(gc_top - heap.eden) + (size_t)(heap.survTop - heap.surv[heap.from]);
 }
 
-size_t gc_young_used(void) { return young_used(); }
-
 /* ---- Marking and sweeping (the full collection) ---- */
 
 static void push_mark(Obj *o)

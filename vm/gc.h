@@ -110,7 +110,6 @@ void gc_collect(void);          /* what gc_pending asked for: young, or full whe
 void gc_young_collect(void);
 void gc_full_collect(void);
 const GCStats *gc_stats(void);
-size_t gc_young_used(void);
 void gc_print_stats(void);
 uint32_t gc_next_hash(void);
 void gc_verify(const char *when);

@@ -101,20 +101,6 @@ Value largeint_from_i64(int64_t v)
     return r;
 }
 
-Value largeint_from_u64(uint64_t v)
-{
-    if (v <= (uint64_t)SMALLINT_MAX) return int_value((int64_t)v);
-    BigInt b, hi, lo;
-    big_init(&b); big_init(&hi); big_init(&lo);
-    big_from_i64(&hi, (int64_t)(v >> 32));
-    big_shl(&hi, &hi, 32);
-    big_from_i64(&lo, (int64_t)(v & 0xffffffffu));
-    big_add(&b, &hi, &lo);
-    Value r = make(&b, false);
-    big_free(&b); big_free(&hi); big_free(&lo);
-    return r;
-}
-
 bool largeint_words_equal(Value a, Value b)
 {
     Value head = as_obj(a)->slots[0];

@@ -18,7 +18,6 @@ void largeint_view(Value v, BigInt *b, uint32_t small[2]);
 /* The Value for b: a small integer when it fits. Frees nothing. */
 Value largeint_from_big(const BigInt *b);
 Value largeint_from_i64(int64_t v);
-Value largeint_from_u64(uint64_t v);
 bool is_integer(Value v);
 
 /* Before computing a result of at most `digits` digits (or a String of at most `chars`

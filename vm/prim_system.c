@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 static Value programArgs;
 static uint64_t startNs;
@@ -255,19 +254,10 @@ static PrimResult p_end_request(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-/* Lets a workload wait for a tracer or a test harness without busy CPU. */
-static PrimResult p_file_exists(Value *a, uint32_t n)
-{
-    (void)n;
-    if (!is_string_like(a[1])) return prim_fail(a, "fileExists: needs a String");
-    a[0] = bool_value(access(str_bytes(a[1]), F_OK) == 0);
-    return PRIM_OK;
-}
-
 const PrimDef prims_system[] = {
     {"Probe class", "fire:with:", p_fire_int}, {"Probe class", "fire:withString:", p_fire_str},
     {"Probe class", "isTraced", p_probe_traced},
-    {"Probe class", "beginRequest:", p_begin_request}, {"Probe class", "endRequest:status:", p_end_request}, {"System", "fileExists:", p_file_exists},
+    {"Probe class", "beginRequest:", p_begin_request}, {"Probe class", "endRequest:status:", p_end_request},
     {"System", "peakRSSKiB", p_peak_rss}, {"System", "cpuTicks", p_cpu_ticks},
     {"System", "youngGC", p_young_gc}, {"System", "gcStats", p_gc_stats},
     {"System", "gcDetails", p_gc_details}, {"System", "totalCompilationTime", p_compilation_time},

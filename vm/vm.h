@@ -15,13 +15,17 @@ extern VMOptions vm_options;
 
 /* Brings the VM up, the class path being set already: the heap, the probes, the
  * interpreter, the core classes, and the main process (a stack of stackWords), which
- * becomes the running one. The command line and the fuzz targets start the same VM. */
+ * becomes the running one. The command line and the fuzz targets start the same VM
+ * (boot.c, as vm_exit). */
 struct GCConfig;
 struct Process;
 struct Process *vm_boot(const struct GCConfig *gc, uint64_t allocSampleBytes, size_t stackWords);
 
 NORETURN void vm_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 NORETURN void vm_out_of_memory(const char *what);
+/* Ends the program with status: every open request ended, the records held back
+ * flushed, vm__exit fired, stdout flushed, --gc-stats printed (a fuzz build returns to
+ * vm_fuzz_exit instead, before the statistics). */
 NORETURN void vm_exit(int status);
 /* CLOCK_MONOTONIC in nanoseconds: GC pauses, Delays, system time/ticks. */
 uint64_t vm_now_ns(void);
@@ -53,7 +57,7 @@ NORETURN void vm_object_too_large(size_t bytes, size_t max);
 
 #ifdef SQVM_FUZZ
 #include <setjmp.h>
-extern jmp_buf *vm_fuzz_exit;              /* where vm_exit returns to, when set */
+extern jmp_buf *vm_fuzz_exit;              /* where vm_exit returns to, when set (boot.c) */
 extern uint64_t vm_fuzz_clock_ns;          /* what vm_now_ns answers (vm.c) */
 #endif
 

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* sqstat_prom.c - sqstat as a Prometheus exporter; see sqstat_prom.h. */
+#define _GNU_SOURCE
+#include "sqstat_prom.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sqbpf.h"
+#include "sqfile.h"
+#include "sqhttp.h"
+#include "sqloop.h"
+#include "sqmetrics.h"
+#include "sqnames.h"
+#include "sqstat.h"
+#include "sqstat.skel.h"
+
+/* The bytes of a label value (its command line, a route; longer ones are cut, with a
+ * marker and a hash of the whole). */
+#define LABEL_MAX 128
+
+/* ===================================================================== */
+/* The metrics                                                           */
+/* ===================================================================== */
+
+/* The kernel's histograms as of one scrape: every (VM, family, kind, label). */
+struct hists {
+	struct sqstat_hist_key *keys;
+	struct sqstat_hist *vals;
+	size_t n;
+};
+
+static struct hists read_hists(int fd)
+{
+	struct hists h = { 0 };
+	size_t nkeys;
+
+	if (fd < 0 || !(h.keys = sq_map_keys(fd, sizeof(*h.keys), SQSTAT_MAX_HISTS, &nkeys)))
+		return h;
+	h.vals = calloc(nkeys ? nkeys : 1, sizeof(*h.vals));
+	for (size_t i = 0; h.vals && i < nkeys; i++)
+		if (bpf_map_lookup_elem(fd, &h.keys[i], &h.vals[h.n]) == 0)
+			h.keys[h.n++] = h.keys[i];
+	return h;
+}
+
+static const struct sqstat_hist *hist_of(const struct hists *h, pid_t pid, __u16 family, __u16 kind, __u64 label)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if ((pid_t)h->keys[i].pid == pid && h->keys[i].family == family && h->keys[i].kind == kind &&
+		    h->keys[i].label == label)
+			return &h->vals[i];
+	return NULL;
+}
+
+/* The labels of every series of a VM: its PID (its command line is sqvm_info's). */
+static int vm_labels(const struct sqstat_prom_vm *v, char *pid, size_t len, struct sqm_label *l)
+{
+	snprintf(pid, len, "%d", v->pid);
+	l[0] = (struct sqm_label){ "pid", pid };
+	return 1;
+}
+
+/* text as a label value of at most LABEL_MAX bytes (out holds LABEL_MAX + 1): a longer
+ * one is cut at a character's start and ends "...#" and 8 hex digits of its FNV-1a hash,
+ * so that two long names that share a beginning stay two series. */
+static const char *bounded_label(char *out, const char *text)
+{
+	size_t n = strlen(text), cut = LABEL_MAX - 12;
+	uint32_t hash = 2166136261u;
+
+	if (n <= LABEL_MAX)
+		return text;
+	for (size_t i = 0; i < n; i++)
+		hash = (hash ^ (unsigned char)text[i]) * 16777619u;
+	while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
+		cut--;	/* not inside a UTF-8 sequence */
+	snprintf(out, LABEL_MAX + 1, "%.*s...#%08x", (int)cut, text, hash);
+	return out;
+}
+
+/* sqvm_info{pid,cmdline} 1: a VM's command line once, not on each of its series (the
+ * Prometheus idiom: join on pid), cut at LABEL_MAX bytes. */
+static void write_info(FILE *f, const struct sqstat_metrics *m)
+{
+	struct sqm_label l[2];
+	char pid[16], cmd[LABEL_MAX + 1];
+
+	sqm_family(f, "sqvm_info", "gauge", "A running VM, with its command line (join on pid).");
+	for (size_t i = 0; i < m->nvms; i++) {
+		vm_labels(&m->vms[i], pid, sizeof(pid), l);
+		l[1] = (struct sqm_label){ "cmdline", bounded_label(cmd, m->vms[i].cmdline) };
+		sqm_uint(f, "sqvm_info", l, 2, 1);
+	}
+}
+
+/* The VM's totals: one counter family each. */
+static void write_counters(FILE *f, const struct sqstat_metrics *m)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+		bool ns;		/* nanoseconds, written as seconds */
+	} metrics[] = {
+#define M(n, h, f, ns) { n, h, offsetof(struct sqstat_totals, f), ns }
+		M("sqvm_activations_total", "Method and block activations (calls).", activations, 0),
+		M("sqvm_allocations_total", "Objects allocated in the collected heap.", allocations, 0),
+		M("sqvm_allocated_bytes_total", "Bytes allocated in the collected heap.", bytes_allocated, 0),
+		M("sqvm_young_collections_total", "Young (incremental) collections.", young_count, 0),
+		M("sqvm_young_collection_seconds_total", "Time paused in young collections.", young_pause_ns, 1),
+		M("sqvm_full_collections_total", "Full collections.", full_count, 0),
+		M("sqvm_full_collection_seconds_total", "Time paused in full collections.", full_pause_ns, 1),
+		M("sqvm_process_switches_total", "Green process switches.", process_switches, 0),
+		M("sqvm_messages_not_understood_total", "Messages not understood (doesNotUnderstand:).", dnus, 0),
+		M("sqvm_class_loads_total", "Classes loaded from files.", class_loads, 0),
+		M("sqvm_primitive_failures_total", "Primitives that failed.", primitive_failures, 0),
+#undef M
+	};
+	struct sqm_label l[1];
+	char pid[16];
+
+	for (size_t k = 0; k < sizeof(metrics) / sizeof(metrics[0]); k++) {
+		sqm_family(f, metrics[k].name, "counter", metrics[k].help);
+		for (size_t i = 0; i < m->nvms; i++) {
+			__u64 raw;
+			memcpy(&raw, (const char *)m->vms[i].totals + metrics[k].off, sizeof(raw));
+			vm_labels(&m->vms[i], pid, sizeof(pid), l);
+			if (metrics[k].ns)
+				sqm_seconds(f, metrics[k].name, l, 1, raw);
+			else
+				sqm_uint(f, metrics[k].name, l, 1, raw);
+		}
+	}
+}
+
+/* sqvm_gc_pause_seconds{kind}: the pauses the GC probes reported since sqstat began (a
+ * VM that started before it has more collections in its counters than here). */
+static void write_gc_pauses(FILE *f, const struct sqstat_metrics *m, const struct hists *h)
+{
+	static const char *const kinds[] = { "young", "full" };
+	static const struct sqstat_hist none;
+	struct sqm_label l[2];
+	char pid[16];
+
+	sqm_family(f, "sqvm_gc_pause_seconds", "histogram", "Garbage collection pauses, by kind of collection.");
+	for (size_t i = 0; i < m->nvms; i++) {
+		vm_labels(&m->vms[i], pid, sizeof(pid), l);
+		for (int k = 0; k < 2; k++) {
+			const struct sqstat_hist *g = hist_of(h, m->vms[i].pid, SQSTAT_GC_PAUSE, k, 0);
+			l[1] = (struct sqm_label){ "kind", kinds[k] };
+			g = g ? g : &none;
+			sqm_log2_us_histogram(f, "sqvm_gc_pause_seconds", l, 2, (const uint64_t *)g->slots, SQ_MAX_SLOTS, SQSTAT_BUCKETS,
+					      g->sum_ns);
+		}
+	}
+}
+
+/* A request histogram's place in the output: by VM, route and code. */
+struct request_series {
+	__u64 label;			/* the route's address */
+	__u16 kind;			/* the status's (SQSTAT_CODE) */
+	char route[LABEL_MAX + 1];	/* its label: the name, its address if the name is lost, "other" */
+	int code;			/* CODE_OTHER: "other" */
+	struct sqstat_hist h;		/* summed over the histograms that share the labels */
+};
+
+#define CODE_OTHER 100000
+
+static int by_label_kind(const void *a, const void *b)
+{
+	const struct request_series *x = a, *y = b;
+
+	if (x->label != y->label)
+		return x->label < y->label ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static int by_route_code(const void *a, const void *b)
+{
+	const struct request_series *x = a, *y = b;
+	int c = strcmp(x->route, y->route);
+
+	return c ? c : (x->code > y->code) - (x->code < y->code);
+}
+
+/* Whether a VM may give value its own series: it has one already, or there is room for
+ * it (admitted values stay for the VM's life, so a series never moves into "other" and
+ * no counter goes down). */
+static bool admitted_route(struct sqstat_series *s, __u64 label)
+{
+	for (int i = 0; i < s->nroutes; i++)
+		if (s->routes[i] == label)
+			return true;
+	if (s->nroutes == SQSTAT_ROUTES_PER_VM)
+		return false;
+	s->routes[s->nroutes++] = label;
+	return true;
+}
+
+static bool admitted_code(struct sqstat_series *s, __u16 kind)
+{
+	for (int i = 0; i < s->ncodes; i++)
+		if (s->codes[i] == kind)
+			return true;
+	if (s->ncodes == SQSTAT_CODES_PER_VM)
+		return false;
+	s->codes[s->ncodes++] = kind;
+	return true;
+}
+
+/* The request series of VM v from the histograms in h, sorted by route and code, those
+ * with the same labels (routes and codes past the VM's bounds, names cut alike) summed
+ * into one; their count. Only an admitted route's name is read. */
+static size_t requests_of(const struct hists *h, const struct sqstat_prom_vm *v, int names_fd,
+			  struct request_series *out)
+{
+	size_t n = 0, m = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		const struct sqstat_hist_key *k = &h->keys[i];
+		if ((pid_t)k->pid == v->pid && k->family == SQSTAT_REQUEST)
+			out[n++] = (struct request_series){ .label = k->label, .kind = k->kind, .h = h->vals[i] };
+	}
+	qsort(out, n, sizeof(*out), by_label_kind);	/* the same order of admission at every scrape */
+	for (size_t i = 0; i < n; i++) {
+		struct request_series *r = &out[i];
+		if (admitted_route(v->series, r->label)) {
+			const char *name = sq_map_name(names_fd, v->pid, r->label, NULL);
+			char addr[24], cut[LABEL_MAX + 1];
+			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)r->label);
+			snprintf(r->route, sizeof(r->route), "%s", bounded_label(cut, name ? name : addr));
+		} else {
+			snprintf(r->route, sizeof(r->route), "other");
+		}
+		r->code = r->kind != SQSTAT_CODE_OTHER && admitted_code(v->series, r->kind) ? (int)r->kind + SQSTAT_CODE_MIN
+										      : CODE_OTHER;
+	}
+	qsort(out, n, sizeof(*out), by_route_code);
+	for (size_t i = 0; i < n; i++) {
+		if (m && by_route_code(&out[m - 1], &out[i]) == 0) {
+			for (int s = 0; s < SQ_MAX_SLOTS; s++)
+				out[m - 1].h.slots[s] += out[i].h.slots[s];
+			out[m - 1].h.sum_ns += out[i].h.sum_ns;
+		} else {
+			out[m++] = out[i];
+		}
+	}
+	return m;
+}
+
+/* sqvm_request_duration_seconds{route,code}: the requests that began and ended since
+ * sqstat began (bpf/sqrequest.bpf.h pairs them), by route and request__end's status
+ * (promhttp's label name for it: code). */
+static void write_requests(FILE *f, const struct sqstat_metrics *m, const struct hists *h, int names_fd)
+{
+	struct request_series *rs = calloc(h->n ? h->n : 1, sizeof(*rs));
+	struct sqm_label l[3];
+	char pid[16], code[16];
+
+	sqm_family(f, "sqvm_request_duration_seconds", "histogram",
+		   "Requests (Probe beginRequest: to endRequest:status:), by route and status.");
+	for (size_t i = 0; rs && i < m->nvms; i++) {
+		size_t n = requests_of(h, &m->vms[i], names_fd, rs);
+		vm_labels(&m->vms[i], pid, sizeof(pid), l);
+		for (size_t r = 0; r < n; r++) {
+			if (rs[r].code == CODE_OTHER)
+				snprintf(code, sizeof(code), "other");
+			else
+				snprintf(code, sizeof(code), "%d", rs[r].code);
+			l[1] = (struct sqm_label){ "route", rs[r].route };
+			l[2] = (struct sqm_label){ "code", code };
+			sqm_log2_us_histogram(f, "sqvm_request_duration_seconds", l, 3, (const uint64_t *)rs[r].h.slots,
+					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h.sum_ns);
+		}
+	}
+	free(rs);
+}
+
+static void write_start_times(FILE *f, const struct sqstat_metrics *m)
+{
+	struct sqm_label l[1];
+	char pid[16];
+
+	sqm_family(f, "sqvm_start_time_seconds", "gauge", "When the VM started, in seconds since the epoch.");
+	for (size_t i = 0; i < m->nvms; i++) {
+		vm_labels(&m->vms[i], pid, sizeof(pid), l);
+		sqm_uint(f, "sqvm_start_time_seconds", l, 1, m->vms[i].start_wall);
+	}
+}
+
+/* The running VMs' metrics in the Prometheus text exposition format, without
+ * timestamps: the same for a scrape (--listen) and a file (--prom). Each family is one
+ * function: a new one (request latency per route, say) is one more. */
+static void write_metrics(FILE *f, const struct sqstat_metrics *m)
+{
+	struct sqstat_bpf *skel = m->skel;
+	struct hists h = read_hists(skel ? bpf_map__fd(skel->maps.hists) : -1);
+
+	write_info(f, m);
+	write_counters(f, m);
+	write_gc_pauses(f, m, &h);
+	write_requests(f, m, &h, skel ? bpf_map__fd(skel->maps.names) : -1);
+	write_start_times(f, m);
+	if (skel) {
+		sqm_family(f, "sqstat_lost_observations_total", "counter",
+			   "Observations the kernel's histogram map had no room for.");
+		sqm_uint(f, "sqstat_lost_observations_total", NULL, 0, skel->bss->lost_observations);
+		sqm_family(f, "sqstat_dropped_vms_total", "counter",
+			   "VMs whose row was evicted (gone, exited or dead) or refused because the table was full.");
+		sqm_uint(f, "sqstat_dropped_vms_total", NULL, 0, m->dropped_vms);
+	}
+	free(h.keys);
+	free(h.vals);
+}
+
+/* ===================================================================== */
+/* Their file and their server                                           */
+/* ===================================================================== */
+
+static int write_metrics_file(FILE *f, void *m)
+{
+	write_metrics(f, m);
+	return 0;
+}
+
+int sqstat_write_prom(const char *path, const struct sqstat_metrics *m)
+{
+	return sq_file_replace(path, 0644, write_metrics_file, (void *)m) ? -1 : 0;
+}
+
+/* The one server's scrapes: what sqstat hands over at each. */
+static struct {
+	sqstat_scrape_fn scrape;
+	void *ctx;
+} server;
+
+static int render(void *ctx, FILE *f)
+{
+	write_metrics(f, server.scrape(server.ctx));
+	return 0;
+}
+
+struct sq_http *sqstat_serve(struct sq_loop *loop, const char *addr, sqstat_scrape_fn scrape, void *ctx)
+{
+	struct sq_http *http;
+
+	server.scrape = scrape;
+	server.ctx = ctx;
+	http = sq_http_open(addr, "/metrics", SQM_CONTENT_TYPE, render, NULL);
+	if (http && sq_loop_watch(loop, sq_http_fd(http), sq_http_service, http)) {
+		sq_http_close(http);
+		return NULL;
+	}
+	return http;
+}
