@@ -683,7 +683,8 @@ static void index_locations(void)
 	}
 	nlocations = 0;
 	sq_names_each(add_location, NULL);
-	qsort(locations, nlocations, sizeof(*locations), by_location_name);
+	if (nlocations)	/* qsort of NULL, even for 0 elements, is undefined (UBSan) */
+		qsort(locations, nlocations, sizeof(*locations), by_location_name);
 }
 
 static void location_of(void *ctx, const char *frame, const char **file, uint32_t *line)
