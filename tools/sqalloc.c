@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* sqalloc - object allocations of sqvm processes by class, or by allocating method, or by
- * the innermost frames of the Smalltalk stack, counted in the kernel from the
- * squeak:object__alloc probe (or estimated from squeak:object__alloc__sample with
- * --sample). */
+ * the innermost frames of the Smalltalk stack, counted in the kernel: from the VM's
+ * batches of allocation records (squeak:alloc__batch) by default, from squeak:object__alloc
+ * for --callers (which needs the stack at the instant of the event), or estimated from
+ * squeak:object__alloc__sample with --sample. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
