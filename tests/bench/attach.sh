@@ -6,7 +6,9 @@
 # tests/bench/tools.sh's startup helper. RUNS (5) runs each: the median and the spread.
 # Root only.
 #
-#   tests/bench/attach.sh [TOOL...]    default: every tool
+#   tests/bench/attach.sh [DIR...]    the tools in each DIR (default build/tools), side by
+#                                     side (before and after a change), runs alternating
+#   TOOLS="sqreq sqio" tests/bench/attach.sh     only these tools
 set -u
 cd "$(dirname "$0")/../.."
 if [ "$(id -u)" != 0 ]; then echo "tests/bench/attach.sh: needs root (BPF)" >&2; exit 1; fi
@@ -16,6 +18,7 @@ STARTED=()
 trap 'for p in "${STARTED[@]+"${STARTED[@]}"}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$TMPD"' EXIT
 . tests/bench/tools-lib.sh
 runs=${RUNS:-5}
+DIRS=("${@:-build/tools}")
 
 # a private copy: nobody else's probes on it
 cp build/sqvm "$TMPD/sqvm"
@@ -32,18 +35,24 @@ marker_of() {
     esac
 }
 
-printf '%-10s %8s %8s %8s   (ms, %d runs: %s)\n' tool median min max "$runs" "exec to attached, -p PID of a busy VM"
-for t in "${@:-sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqstack}"; do
-    for t1 in $t; do
-        ms=()
-        for ((i = 0; i < runs; i++)); do
-            ms+=("$(startup "$t1" "$(marker_of "$t1")" "build/tools/$t1" -p "$BUSY" | awk '{ print $(NF - 1) }')")
+printf '%-10s %-28s %7s %7s %7s   (ms, %d runs each: exec to attached, -p PID of a busy VM)\n' \
+    tool dir median min max "$runs"
+for t in ${TOOLS:-sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqstack}; do
+    for ((i = 0; i < runs; i++)); do
+        for d in "${!DIRS[@]}"; do
+            echo "$d $(startup "$t" "$(marker_of "$t")" "${DIRS[$d]}/$t" -p "$BUSY" | awk '{ print $(NF - 1) }')"
         done
-        printf '%s\n' "${ms[@]}" | sort -n | awk -v t="$t1" '{ v[NR] = $1 } END {
-            printf "%-10s %8d %8d %8d   (", t, v[int((NR + 1) / 2)], v[1], v[NR]
-            for (i = 1; i <= NR; i++) printf "%s%d", (i > 1 ? " " : ""), v[i]
-            printf ")\n" }'
-    done
+    done | sort -k1,1n -k2,2n | awk -v t="$t" -v dirs="${DIRS[*]}" '
+        { v[$1, ++n[$1]] = $2 }
+        END {
+            split(dirs, name, " ")
+            for (d = 0; (d, 1) in v; d++) {
+                k = n[d]
+                printf "%-10s %-28s %7d %7d %7d   (", t, name[d + 1], v[d, int((k + 1) / 2)], v[d, 1], v[d, k]
+                for (i = 1; i <= k; i++) printf "%s%d", (i > 1 ? " " : ""), v[d, i]
+                printf ")\n"
+            }
+        }'
 done
 touch "$TMPD/stop"
 wait "$BUSY" 2>/dev/null
