@@ -196,11 +196,10 @@ struct {
 	__type(value, struct pending);
 } pendings SEC(".maps");
 
-/* Walking one VM's batch: its pid, where its Methods keep their names, its rows. */
+/* Walking one VM's batch: its pid, where its Methods keep their names. */
 struct batch_state {
 	__u32 pid;
 	__u32 print_name_off;
-	struct pending *p;
 };
 
 static __always_inline bool same_key(const struct sqio_key *a, const struct sqio_key *b)
@@ -213,44 +212,65 @@ static __always_inline bool same_key(const struct sqio_key *a, const struct sqio
 	return true;
 }
 
-/* The pending rows into the rows map. */
-static __always_inline void flush_pending(struct batch_state *b)
+/* The pending rows of this CPU into the rows map. Verified once (bpf/sqvm.bpf.h):
+ * inlined, its loop of map updates was walked again in every caller. */
+SQ_VERIFIED_ONCE int flush_pending(__u32 print_name_off)
 {
-	struct pending *p = b->p;
+	__u32 zero = 0;
+	struct pending *p = bpf_map_lookup_elem(&pendings, &zero);
 
+	if (!p)
+		return 0;
 	for (__u32 i = 0; i < PENDING; i++) {
 		if (i >= p->n)
 			break;
-		struct sqio_stats *s = row_of(&p->e[i].key, b->print_name_off);
+		struct sqio_stats *s = row_of(&p->e[i].key, print_name_off);
 		/* plain adds: a row is one VM's, and its one thread runs both this and the
 		 * page-cache tracepoint's atomic add */
 		if (s)
 			sqio_merge(s, &p->e[i].st);
 	}
 	p->n = 0;
+	return 0;
 }
 
-/* The pending row of k (a full table goes to the map first). */
-static __always_inline struct sqio_stats *batch_row(struct batch_state *b, const struct sqio_key *k)
+/* The index in this CPU's pending rows of k's row (a new one zeroed; a full table goes
+ * to the map first); -1 if there is none. Verified once, as flush_pending. */
+SQ_VERIFIED_ONCE int pending_index(const struct batch_state *b, const struct sqio_key *k)
 {
-	struct pending *p = b->p;
-	__u32 n = p->n, i;
+	__u32 zero = 0, n, i;
+	struct pending *p = bpf_map_lookup_elem(&pendings, &zero);
 
+	if (!p || !b || !k)
+		return -1;
+	n = p->n;
 	for (i = 0; i < PENDING; i++) {
 		if (i >= n)
 			break;
 		if (same_key(&p->e[i].key, k))
-			return &p->e[i].st;
+			return i;
 	}
 	if (n >= PENDING) {
-		flush_pending(b);
+		flush_pending(b->print_name_off);
 		n = 0;
 	}
 	i = n & (PENDING - 1);
 	p->e[i].key = *k;
 	__builtin_memset(&p->e[i].st, 0, sizeof(p->e[i].st));
 	p->n = i + 1;
-	return &p->e[i].st;
+	return i;
+}
+
+/* The pending row of k, or NULL. */
+static __always_inline struct sqio_stats *batch_row(struct batch_state *b, const struct sqio_key *k)
+{
+	__u32 zero = 0;
+	struct pending *p = bpf_map_lookup_elem(&pendings, &zero);
+	int i = pending_index(b, k);
+
+	if (!p || i < 0)
+		return 0;
+	return &p->e[i & (PENDING - 1)].st;
 }
 
 /* The frames record right after record i (kind SQ_EV_IO_FRAMES, its first Method the
@@ -346,15 +366,16 @@ int BPF_USDT(io_batch, __u64 records, __u32 count)
 	struct sq_vm_offsets *vm = traced(pid);
 	struct batch_state b = { .pid = pid };
 	__u32 zero = 0;
+	struct pending *p;
 
-	if (!vm || !(b.p = bpf_map_lookup_elem(&pendings, &zero)))
+	if (!vm || !(p = bpf_map_lookup_elem(&pendings, &zero)))
 		return 0;
 	b.print_name_off = vm->method_print_name;
-	b.p->n = 0;
+	p->n = 0;
 	n = sq_batch_load(records, count);
 	if (n) {
 		bpf_loop(n, on_record, &b, 0);
-		flush_pending(&b);
+		flush_pending(b.print_name_off);
 	}
 	return 0;
 }

@@ -157,26 +157,29 @@ static __always_inline void charge(struct open_req *r, __u32 from, __u64 ns)
 	}
 }
 
-static __always_inline void move(__u32 pid, __u64 id, __u32 to, __u64 now, const struct allocs *a)
+/* Verified once (bpf/sqvm.bpf.h): inlined in each of its six callers, its paths were
+ * walked again in each of theirs. */
+SQ_VERIFIED_ONCE int move(__u32 pid, __u64 id, __u32 to, __u64 now, const struct allocs *a)
 {
 	__u64 ns;
 	__u32 from;
 	struct open_req *r = open_of(pid, id);
 
-	if (!r)
-		return;
+	if (!r || !a)
+		return 0;
 	from = sq_green_move(pid, id, to, now, &ns);
 	charge(r, from, ns);
 	if (in_run(from) && !in_run(to))
 		alloc_edge(r, false, a);
 	else if (!in_run(from) && in_run(to))
 		alloc_edge(r, true, a);
+	return 0;
 }
 
 /* The slot of the log-linear histogram (sqreq.h). */
 static __always_inline __u32 fine_slot(__u64 v)
 {
-	__u32 e, slot;
+	__u64 e, slot;	/* 64-bit: see sq_hist_slot */
 
 	if (v < 16)
 		return v;

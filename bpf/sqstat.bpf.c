@@ -116,7 +116,7 @@ static __always_inline int emit(__u32 type, __u64 offsets, __s32 status)
 static __always_inline __u32 bucket_of(__u64 ns)
 {
 	__u64 us = (ns + 999) / 1000;
-	__u32 i = us <= 1 ? 0 : sq_log2(us - 1) + 1;
+	__u64 i = us <= 1 ? 0 : sq_log2(us - 1) + 1;	/* 64-bit: see sq_hist_slot */
 
 	return i < SQ_MAX_SLOTS ? i : SQ_MAX_SLOTS - 1;
 }

@@ -26,6 +26,13 @@
 /* Helpers                                                               */
 /* ===================================================================== */
 
+/* A global subprogram: not static, never inlined, so the verifier checks it once, on its
+ * own, whatever its callers, instead of once per call site and per path that reaches it
+ * (the cost that made sqreq take a quarter of a second to load: tests/bench/attach.sh).
+ * Its pointer arguments may be NULL as far as the verifier knows (check them), it
+ * answers a scalar, and it costs a call (a few ns) where it is used on a record. */
+#define SQ_VERIFIED_ONCE __attribute__((noinline))
+
 /* USDT argument n (from 0) as an integer; 0 if the probe has no such argument. */
 static __always_inline __u64 sq_usdt_arg(struct pt_regs *ctx, __u64 n)
 {
@@ -57,10 +64,12 @@ static __always_inline void *sq_lookup_or_init(void *map, const void *key, const
 	return bpf_map_lookup_elem(map, key);
 }
 
-/* floor(log2(v)) for v > 0, 0 for v == 0; branch-free so the verifier sees no loop. */
-static __always_inline __u32 sq_log2(__u64 v)
+/* floor(log2(v)) for v > 0, 0 for v == 0; branch-free so the verifier sees no loop. Not
+ * inlined: clang compiles the comparisons to branches, and where the answer indexes an
+ * array the verifier would walk the rest of the caller once for each of its 32 values. */
+SQ_VERIFIED_ONCE __u64 sq_log2(__u64 v)
 {
-	__u32 r = 0, shift;
+	__u64 r = 0, shift;
 
 	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
 	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
@@ -75,7 +84,7 @@ static __always_inline __u32 sq_log2(__u64 v)
  * [4,7] -> 2, ...; values past the last slot land in it. */
 static __always_inline __u32 sq_hist_slot(__u64 v)
 {
-	__u32 slot = sq_log2(v);
+	__u64 slot = sq_log2(v);	/* 64-bit: a 32-bit one is checked on a copy */
 
 	return slot < SQ_MAX_SLOTS ? slot : SQ_MAX_SLOTS - 1;
 }

@@ -27,30 +27,8 @@ done
 VM=${VMS[0]}
 NAMES=("${@:-build/sqvm}")
 
-now_ms() { date +%s%3N; }
-
-# stop PID: SIGINT, and SIGKILL if it has not exited 3 s later (bpftrace 0.17 can miss a
-# SIGINT that arrives while it is still setting up)
-stop() {
-    kill -INT "$1" 2>/dev/null
-    for _ in $(seq 30); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$1" 2>/dev/null
-    wait "$1" 2>/dev/null
-}
-
-# startup LABEL MARKER CMD...: milliseconds from launch until CMD prints MARKER
-startup() {
-    local label=$1 marker=$2 t0 t1 pid
-    shift 2
-    t0=$(now_ms)
-    "$@" >"$TMPD/out" 2>&1 &
-    pid=$!
-    STARTED+=("$pid")
-    for _ in $(seq 600); do grep -q "$marker" "$TMPD/out" && break; sleep 0.01; done
-    t1=$(now_ms)
-    stop "$pid"
-    printf '%-34s %6d ms\n' "$label" $((t1 - t0))
-}
+# now_ms, stop, startup (uses $TMPD and STARTED)
+. tests/bench/tools-lib.sh
 
 echo "start-up to attached"
 startup "sqalloc" "Tracing" build/tools/sqalloc --vm "$VM"
