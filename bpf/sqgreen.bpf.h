@@ -134,16 +134,6 @@ static __always_inline void sq_green_activate(__u32 tid, __u64 id, __u64 *prev)
 	bpf_map_update_elem(&green_running, &tid, &fresh, BPF_ANY);
 }
 
-/* The running process id stops running on tid (a ready, wait, io__wait or exit probe
- * of the running process; for another process it changes nothing). */
-static __always_inline void sq_green_stop(__u32 tid, __u64 id)
-{
-	struct sq_green_running *r = bpf_map_lookup_elem(&green_running, &tid);
-
-	if (r && r->known && r->id == id)
-		r->known = 0;
-}
-
 /* A probe of the running process id (a wait, a yield or a preemption names it) on
  * thread tid: if no process is known to run there yet (the tool attached after the
  * last activation), it is this one. For tools that need to know whose frames run

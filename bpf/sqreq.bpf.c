@@ -58,11 +58,6 @@ __u64 lost = 0;		/* requests that found no room in a map, or records in the ring
 __u64 nested = 0;	/* requests begun while their process had one open: not followed */
 __u64 unseen = 0;	/* requests ended that began before tracing did */
 
-static __always_inline struct open_req *open_of(__u32 pid, __u64 id)
-{
-	return open_find(pid, id);
-}
-
 static __always_inline bool in_run(__u32 state)
 {
 	return state == SQ_GREEN_RUNNING || state == SQ_GREEN_GC;
@@ -142,10 +137,6 @@ static __always_inline void alloc_edge(struct open_req *r, bool mark, const stru
 	r->mark_bytes = bytes;
 }
 
-/* Process id of VM pid enters state to: the time in the state it leaves goes to its
- * open request. Only a process with a request open has a state here (on_begin gives it
- * one, on_end takes it away): req__batch has the records of those alone, and the
- * others' time is no request's. */
 /* ns spent in state from goes to r (and to the method it waited in, for a wait). */
 static __always_inline void charge(struct open_req *r, __u32 from, __u64 ns)
 {
@@ -157,13 +148,16 @@ static __always_inline void charge(struct open_req *r, __u32 from, __u64 ns)
 	}
 }
 
-/* Verified once (bpf/sqvm.bpf.h): inlined in each of its six callers, its paths were
- * walked again in each of theirs. */
+/* Process id of VM pid enters state to: the time in the state it leaves goes to its
+ * open request. Only a process with a request open has a state here (on_begin gives it
+ * one, on_end takes it away): req__batch has the records of those alone, and the
+ * others' time is no request's. Verified once (bpf/sqvm.bpf.h): inlined in each of its
+ * six callers, its paths were walked again in each of theirs. */
 SQ_VERIFIED_ONCE int move(__u32 pid, __u64 id, __u32 to, __u64 now, const struct allocs *a)
 {
 	__u64 ns;
 	__u32 from;
-	struct open_req *r = open_of(pid, id);
+	struct open_req *r = open_find(pid, id);
 
 	if (!r || !a)
 		return 0;
@@ -465,7 +459,7 @@ static __always_inline void stop_into(struct batch_state *b, const SqEventRecord
 
 	sq_green_stop_in(&b->cur, id);
 	move(b->pid, id, to, rec->ts, &a);
-	if (wait && records && (r = open_of(b->pid, id)))
+	if (wait && records && (r = open_find(b->pid, id)))
 		r->wait_method = wait_method(b->pid, rec);
 }
 
@@ -590,7 +584,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	/* a held request first: the open one may have ended already (its batch comes late) */
 	top = held_top(vm, pid, proc);
-	if (!top && (r = open_of(pid, id)))
+	if (!top && (r = open_find(pid, id)))
 		top = r->top;
 	if (top)
 		add_method(top, running_method(pid), sample_ns);

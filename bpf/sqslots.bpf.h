@@ -16,7 +16,9 @@
  *
  * A slot is claimed with a compare-and-swap, so two VMs traced at once on two CPUs never
  * share one (and marked held after its value is written: the JITs keep the order of
- * stores on x86-64, the only architecture the tools are built for); each VM has one thread that runs Smalltalk, so one process's value is only
+ * stores on x86-64, where the tools are tested; the other architectures tools.mk builds for
+ * order stores more weakly, and there a reader could see a slot held before its value:
+ * this clang has no BPF store-release to order them); each VM has one thread that runs Smalltalk, so one process's value is only
  * ever written by one CPU at a time. The spill is an LRU map: a process whose end the
  * tool never saw (it began before the tool attached and was suspended forever) may be
  * dropped from it, as from the hash map this replaces, but it never leaves a slot. */

@@ -229,11 +229,6 @@ static __always_inline __u32 sq_class_of_in(const struct sq_vm_offsets *vm, __u6
 	return (__u32)hdr & vm->header_class_mask;
 }
 
-static __always_inline __u32 sq_class_of(const struct sq_vm_offsets *vm, __u64 v)
-{
-	return sq_class_of_in(vm, v, 0);
-}
-
 /* The name of green process proc as sq_process_name_in finds it, from its object obj and
  * its isMain (-1: not read yet), for a reader that has read the Process's fields already. */
 static __always_inline void sq_process_name_of(const struct sq_vm_offsets *vm, __u64 proc, __u64 obj, int is_main,
