@@ -22,7 +22,7 @@ import os
 import socket
 import time
 
-from promlib import Procs, check, get, parse_metrics, start_prometheus, start_sqstat, tier_failed, wait_for
+from promlib import check, drive, get, parse_metrics, start_prometheus, start_sqstat, wait_for
 
 REQUESTS = 10000
 ROUTES_PER_VM, CODES_PER_VM, LABEL_MAX = 32, 16, 128
@@ -125,27 +125,25 @@ def check_slow_clients(prom, port):
         s.close()
 
 
+def run(procs, a):
+    _, port = start_sqstat(procs, a.sqstat, ["--vm", a.vm, "1"])
+    _, flood_port = start_sqstat(procs, a.sqstat, ["--vm", a.fake, "1"], name="sqstat-flood")
+    prom = start_prometheus(procs, a.prometheus, a.tmp, {"sqstat": port, "flood": flood_port})
+    for job in ("sqstat", "flood"):    # scraping, before any abuser comes
+        wait_for(f"the {job} job's scrapes", lambda: prom.value(f'count_over_time(up{{job="{job}"}}[10s])'), 10)
+    vm, stop = check_routes(procs, a, prom, port)
+    check_flood(procs, a, prom, flood_port)
+    check_slow_clients(prom, port)
+    open(stop, "w").close()
+    vm.wait(timeout=10)
+
+
 def main():
     ap = argparse.ArgumentParser()
     for opt in ("vm", "fake", "sqstat", "prometheus", "dir", "tmp"):
         ap.add_argument("--" + opt, required=True)
     a = ap.parse_args()
-    procs = Procs(a.tmp)
-    try:
-        _, port = start_sqstat(procs, a.sqstat, ["--vm", a.vm, "1"])
-        _, flood_port = start_sqstat(procs, a.sqstat, ["--vm", a.fake, "1"], name="sqstat-flood")
-        prom = start_prometheus(procs, a.prometheus, a.tmp, {"sqstat": port, "flood": flood_port})
-        for job in ("sqstat", "flood"):    # scraping, before any abuser comes
-            wait_for(f"the {job} job's scrapes", lambda: prom.value(f'count_over_time(up{{job="{job}"}}[10s])'), 10)
-        vm, stop = check_routes(procs, a, prom, port)
-        check_flood(procs, a, prom, flood_port)
-        check_slow_clients(prom, port)
-        open(stop, "w").close()
-        vm.wait(timeout=10)
-    except Exception as e:
-        tier_failed(procs, "prom_abuse", e)
-    finally:
-        procs.stop_all()
+    drive("prom_abuse", a.tmp, lambda procs: run(procs, a))
 
 
 if __name__ == "__main__":

@@ -40,8 +40,8 @@ SLOW_S = 0.020
 RATE = 5000.0          # per second
 RATE_TOLERANCE = 0.15
 
-from promlib import (CTYPE, Conn, Procs, check, get, parse_metrics, report, start_prometheus,  # noqa: F401
-                     start_sqstat, tier_failed, wait_for, listen_port)
+from promlib import (CTYPE, Conn, check, drive, get, parse_metrics, report, start_prometheus,  # noqa: F401
+                     start_sqstat, wait_for, listen_port)
 
 
 def quantile(q, buckets):
@@ -363,6 +363,34 @@ def run_workload(procs, a, prom):
     return vm, stop, t_go
 
 
+def run(procs, a, textdir):
+    sq, sq_port, prom = start_servers(procs, a, textdir)
+    slow = Conn(sq_port)
+    slow.send(b"GET /metr")                 # and no more: the server must end it
+    t_slow = time.time()
+    http_statuses(sq_port)
+    http_connections(sq_port, sq.pid)
+    vm, stop, t_go = run_workload(procs, a, prom)
+    check_totals(prom, vm.pid, t_go)
+    check_rates(prom, vm.pid, t_go)
+    count = check_gc(prom, vm.pid, sq_port)
+    check_scrapes(prom)
+    rvm, rstop = run_requests(procs, a, prom)
+    check_requests(prom, rvm.pid, sq_port)
+    check_come_and_go(procs, a, sq_port)
+    check_promtool(a, sq_port, textdir)
+    open(rstop, "w").close()
+    rvm.wait(timeout=10)
+    ended = slow.closed_by_server(timeout=max(0.5, t_slow + 12 - time.time()))
+    check(f"http a request that never ends: closed by the server after its 10 s "
+          f"({time.time() - t_slow:.1f} s after it began)", ended and time.time() - t_slow >= 9.5)
+    open(stop, "w").close()
+    vm.wait(timeout=10)
+    check_vm_gc_stats(procs, count)
+    sq.send_signal(signal.SIGINT)
+    check("sqstat --listen: Ctrl-C ends it, exit 0", sq.wait(timeout=10) == 0, procs.text("sqstat", "err"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     for opt in ("vm", "sqstat", "prometheus", "node-exporter", "promtool", "dir", "family", "tmp"):
@@ -370,37 +398,7 @@ def main():
     a = ap.parse_args()
     textdir = os.path.join(a.tmp, "textfile")
     os.makedirs(textdir, exist_ok=True)
-    procs = Procs(a.tmp)
-    try:
-        sq, sq_port, prom = start_servers(procs, a, textdir)
-        slow = Conn(sq_port)
-        slow.send(b"GET /metr")                 # and no more: the server must end it
-        t_slow = time.time()
-        http_statuses(sq_port)
-        http_connections(sq_port, sq.pid)
-        vm, stop, t_go = run_workload(procs, a, prom)
-        check_totals(prom, vm.pid, t_go)
-        check_rates(prom, vm.pid, t_go)
-        count = check_gc(prom, vm.pid, sq_port)
-        check_scrapes(prom)
-        rvm, rstop = run_requests(procs, a, prom)
-        check_requests(prom, rvm.pid, sq_port)
-        check_come_and_go(procs, a, sq_port)
-        check_promtool(a, sq_port, textdir)
-        open(rstop, "w").close()
-        rvm.wait(timeout=10)
-        ended = slow.closed_by_server(timeout=max(0.5, t_slow + 12 - time.time()))
-        check(f"http a request that never ends: closed by the server after its 10 s "
-              f"({time.time() - t_slow:.1f} s after it began)", ended and time.time() - t_slow >= 9.5)
-        open(stop, "w").close()
-        vm.wait(timeout=10)
-        check_vm_gc_stats(procs, count)
-        sq.send_signal(signal.SIGINT)
-        check("sqstat --listen: Ctrl-C ends it, exit 0", sq.wait(timeout=10) == 0, procs.text("sqstat", "err"))
-    except Exception as e:
-        tier_failed(procs, "prometheus", e)
-    finally:
-        procs.stop_all()
+    drive("prometheus", a.tmp, lambda procs: run(procs, a, textdir))
 
 
 if __name__ == "__main__":
