@@ -57,12 +57,20 @@ ho_judge() { # mode tool pid
     fi
 }
 
-ho_mode() { # mode: starts the fake, runs every tool against it, two at a time
-    local mode=$1 fake pid i t
-    "$HO_FAKE" --mode "$mode" >"$HO_TMP/$mode.fake" 2>&1 </dev/null &
+# ho_start_fake MODE OUT: starts a fake VM in MODE, its output in OUT, until it is ready;
+# HO_FAKE_PID is the fake itself (not a shell), ho_fakejob its job
+ho_start_fake() {
+    local i
+    "$HO_FAKE" --mode "$1" >"$2" 2>&1 </dev/null &
     ho_fakejob=$!
-    for ((i = 0; i < 200; i++)); do grep -qs '^ready' "$HO_TMP/$mode.fake" && break; sleep 0.01; done
-    fake=$(awk '/^ready/ { print $2; exit }' "$HO_TMP/$mode.fake") # the fake itself, not a shell
+    for ((i = 0; i < 200; i++)); do grep -qs '^ready' "$2" && break; sleep 0.01; done
+    HO_FAKE_PID=$(awk '/^ready/ { print $2; exit }' "$2")
+}
+
+ho_mode() { # mode: starts the fake, runs every tool against it, two at a time
+    local mode=$1 fake t
+    ho_start_fake "$mode" "$HO_TMP/$mode.fake"
+    fake=$HO_FAKE_PID
     set -- $HO_TOOLLIST
     while [ $# -gt 0 ]; do
         ho_check "$mode" "$1" "$fake" &
@@ -97,11 +105,9 @@ else
     else fail "hostile batches: sqalloc's rows" "$(head -c 400 "$HO_TMP/batches.sqalloc")"; fi
     # a row made from records that name no process has no name, not the last one read
     # on that CPU (review finding 20): the odd ids are alpha, the even ones unnamed
-    "$HO_FAKE" --mode unnamed >"$HO_TMP/unnamed.j.fake" 2>&1 </dev/null &
-    for ((ho_i = 0; ho_i < 200; ho_i++)); do grep -qs '^ready' "$HO_TMP/unnamed.j.fake" && break; sleep 0.01; done
-    ho_pid=$(awk '/^ready/ { print $2; exit }' "$HO_TMP/unnamed.j.fake")
-    timeout -s INT -k 4 1 "$HO_TOOLS/sqsched" -j -p "$ho_pid" >"$HO_TMP/unnamed.j" 2>"$HO_TMP/unnamed.j.err" </dev/null
-    kill "$ho_pid" 2>/dev/null; wait 2>/dev/null
+    ho_start_fake unnamed "$HO_TMP/unnamed.j.fake"
+    timeout -s INT -k 4 1 "$HO_TOOLS/sqsched" -j -p "$HO_FAKE_PID" >"$HO_TMP/unnamed.j" 2>"$HO_TMP/unnamed.j.err" </dev/null
+    kill "$HO_FAKE_PID" 2>/dev/null; wait 2>/dev/null
     ho_got=$(jq -r 'select(.type == "summary") | [.processes[] | select(.id >= 1 and .id <= 202) |
         "\(.id % 2) \(.name)"] | unique | join(",")' "$HO_TMP/unnamed.j" 2>&1)
     if [ "$ho_got" = "0 ,1 alpha" ]; then
