@@ -133,25 +133,24 @@ build/http_pipeline_test: tests/unit/http_pipeline_test.c tools/sqhttp.c tools/s
 	@mkdir -p build
 	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Itools -o $@ tests/unit/http_pipeline_test.c tools/sqhttp.c tools/sqopts.c -lm -lpthread
 
-# sq_loop_drain's budget against a ring buffer a BPF program floods (review finding 19);
-# needs root to run (skipped otherwise)
-build/tests/ringflood.bpf.o: tests/unit/ringflood.bpf.c
-	@mkdir -p build/tests
-	$(BPF_CLANG) -target bpf -g -O2 -Wall -I/usr/include/$(TOOLS_MULTIARCH) -c $< -o $@
-build/drain_test: tests/unit/drain_test.c tools/sqloop.c tools/sqloop.h tools/sqopts.c tools/sqopts.h build/tests/ringflood.bpf.o
-	@mkdir -p build
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Itools -o $@ tests/unit/drain_test.c tools/sqloop.c tools/sqopts.c $(TOOLS_LDLIBS) -lpthread
-
 # The C unit tests (tests/run.sh's unit tier)
 unit: build/bigint_test build/float_test build/printable_test build/http_pipeline_test build/drain_test build/names_test
 
 # The eBPF tools (bpf/, tools/) have their own rules.
 -include tools/tools.mk
-# The tools' names cache against more names than it keeps (review finding 16); after
-# tools.mk, whose TOOLS_LIB_OBJ it links
+# Unit tests of the tools' shared code, linked with its objects (after tools.mk, whose
+# TOOLS_LIB_OBJ they are): the names cache against more names than it keeps (review
+# finding 16); sq_loop_drain's budget against a ring buffer a BPF program floods (finding
+# 19; needs root to run, skipped otherwise)
 build/names_test: tests/unit/names_test.c tools/sqnames.h $(TOOLS_LIB_OBJ)
 	@mkdir -p build
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Itools -Ibpf -Iprobes -I$(TOOLS_GEN) -o $@ tests/unit/names_test.c $(TOOLS_LIB_OBJ) $(TOOLS_LDLIBS)
+build/tests/ringflood.bpf.o: tests/unit/ringflood.bpf.c
+	@mkdir -p build/tests
+	$(BPF_CLANG) -target bpf -g -O2 -Wall -I/usr/include/$(TOOLS_MULTIARCH) -c $< -o $@
+build/drain_test: tests/unit/drain_test.c tools/sqloop.h $(TOOLS_LIB_OBJ) build/tests/ringflood.bpf.o
+	@mkdir -p build
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Itools -o $@ tests/unit/drain_test.c $(TOOLS_LIB_OBJ) $(TOOLS_LDLIBS) -lpthread
 
 # libFuzzer targets (fuzz/): make fuzz
 include fuzz/fuzz.mk
