@@ -207,7 +207,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		e.ts_ns = ts;
 		memcpy(name, r + 6, NAME);
 		name[NAME] = '\0';
-		sqflow_chrome_event(c, &e, name[0] ? name : NULL);
+		sqflow_chrome_event(c, &e, name[0] ? strdup(name) : NULL);
 		events++;
 	}
 	sqflow_chrome_end(c, events, 0);

@@ -231,12 +231,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (!wanted(&n))
 		return 0;
 	nevents++;
-	if (chrome) {
-		char *name = call_name(e, &n);
-
-		sqflow_chrome_event(chrome, e, name);
-		free(name);
-	} else if (env.c.format == SQ_FORMAT_JSON)
+	if (chrome)
+		sqflow_chrome_event(chrome, e, call_name(e, &n));
+	else if (env.c.format == SQ_FORMAT_JSON)
 		print_json(e, &n);
 	else
 		print_text(e, &n);

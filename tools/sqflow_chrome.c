@@ -195,13 +195,15 @@ struct sqflow_chrome *sqflow_chrome_begin(FILE *out, __u64 base_ns)
 	return c;
 }
 
-static void entry(struct sqflow_chrome *c, struct track *t, const struct sqflow_event *e, const char *name)
+/* An open call on t, named name (which it keeps). */
+static void entry(struct sqflow_chrome *c, struct track *t, const struct sqflow_event *e, char *name)
 {
 	struct open_call *o;
 
 	if (t->n == SQFLOW_CHROME_MAX_DEPTH || t->deeper) {
 		t->deeper++;
 		c->left_out++;
+		free(name);
 		return;
 	}
 	if (t->n == t->cap) {
@@ -210,6 +212,7 @@ static void entry(struct sqflow_chrome *c, struct track *t, const struct sqflow_
 
 		if (!grown) {
 			c->left_out++;
+			free(name);
 			return;
 		}
 		t->calls = grown;
@@ -219,9 +222,10 @@ static void entry(struct sqflow_chrome *c, struct track *t, const struct sqflow_
 	o->frame = e->frame;
 	o->ts_ns = t->last_ns;
 	o->block = e->block;
-	o->name = strdup(name ? name : "?");
+	o->name = name;	/* NULL is written as "?" */
 }
 
+/* The return of a call on t, named name (only where its entry is not open). */
 static void ret(struct sqflow_chrome *c, struct track *t, const struct sqflow_event *e, const char *name)
 {
 	struct track *unknown;
@@ -247,23 +251,28 @@ static void ret(struct sqflow_chrome *c, struct track *t, const struct sqflow_ev
 	write_slice(c, t, name, e->block, c->base_ns, t->last_ns, "began_before_trace");
 }
 
-void sqflow_chrome_event(struct sqflow_chrome *c, const struct sqflow_event *e, const char *name)
+void sqflow_chrome_event(struct sqflow_chrome *c, const struct sqflow_event *e, char *name)
 {
 	struct track *t;
 
-	if (e->ts_ns < c->base_ns || (c->end_ns && e->ts_ns > c->end_ns))
+	if (e->ts_ns < c->base_ns || (c->end_ns && e->ts_ns > c->end_ns)) {
+		free(name);
 		return;
+	}
 	t = track_of(c, e->pid, e->tid, e->process);
 	if (!t) {
 		c->left_out++;
+		free(name);
 		return;
 	}
 	if (e->ts_ns > t->last_ns)
 		t->last_ns = e->ts_ns;
-	if (e->type == SQFLOW_ENTRY)
+	if (e->type == SQFLOW_ENTRY) {
 		entry(c, t, e, name);
-	else
+	} else {
 		ret(c, t, e, name);
+		free(name);
+	}
 }
 
 void sqflow_chrome_stop(struct sqflow_chrome *c, __u64 end_ns)

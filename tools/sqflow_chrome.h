@@ -27,8 +27,9 @@ struct sqflow_chrome;
  * probe was attached; earlier events are left out). NULL if out of memory. */
 struct sqflow_chrome *sqflow_chrome_begin(FILE *out, __u64 base_ns);
 
-/* One entry or return, its call named name ("Point>>x"; NULL: "?"). */
-void sqflow_chrome_event(struct sqflow_chrome *c, const struct sqflow_event *e, const char *name);
+/* One entry or return, its call named name ("Point>>x", malloc'ed: the writer keeps it
+ * while the call is open and frees it; NULL: "?"). */
+void sqflow_chrome_event(struct sqflow_chrome *c, const struct sqflow_event *e, char *name);
 
 /* The trace's window ends at end_ns (when detaching began): later events are left out,
  * and calls still open are written as ending there. */
