@@ -134,7 +134,8 @@ build/http_pipeline_test: tests/unit/http_pipeline_test.c tools/sqhttp.c tools/s
 	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Itools -o $@ tests/unit/http_pipeline_test.c tools/sqhttp.c tools/sqopts.c -lm -lpthread
 
 # The C unit tests (tests/run.sh's unit tier)
-unit: build/bigint_test build/float_test build/printable_test build/http_pipeline_test build/drain_test build/names_test
+unit: build/bigint_test build/float_test build/printable_test build/http_pipeline_test build/drain_test build/names_test \
+      build/json_test
 
 # The eBPF tools (bpf/, tools/) have their own rules.
 -include tools/tools.mk
@@ -145,6 +146,10 @@ unit: build/bigint_test build/float_test build/printable_test build/http_pipelin
 build/names_test: tests/unit/names_test.c tools/sqnames.h $(TOOLS_LIB_OBJ)
 	@mkdir -p build
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Itools -Ibpf -Iprobes -I$(TOOLS_GEN) -o $@ tests/unit/names_test.c $(TOOLS_LIB_OBJ) $(TOOLS_LDLIBS)
+# The JSON reader sqdoctor reads its recorders with, on exact and refused texts
+build/json_test: tests/unit/json_test.c tools/sqjson.c tools/sqjson.h
+	@mkdir -p build
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Itools -o $@ tests/unit/json_test.c tools/sqjson.c
 build/tests/ringflood.bpf.o: tests/unit/ringflood.bpf.c
 	@mkdir -p build/tests
 	$(BPF_CLANG) -target bpf -g -O2 -Wall -I/usr/include/$(TOOLS_MULTIARCH) -c $< -o $@

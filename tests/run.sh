@@ -6,7 +6,8 @@
 #
 # Tiers (each a file under tests/ named for what it checks):
 #   unit       C unit tests (build/bigint_test, build/float_test, build/printable_test,
-#              build/http_pipeline_test, build/drain_test: root, or skipped, build/names_test)
+#              build/http_pipeline_test, build/drain_test: root, or skipped, build/names_test,
+#              build/json_test)
 #   lang       tests/lang/<area>/<Name>.som against .expected/.prefix/.status
 #   compiler   tests/compiler/<Name>.som: exact bytecode from --disassemble
 #   library    tests/library.sh: every selector of the embedded library has a test
@@ -189,7 +190,7 @@ compiler_tier() {
 
 unit_tier() {
     local t name
-    for t in bigint float printable http_pipeline drain names; do
+    for t in bigint float printable http_pipeline drain names json; do
         name=build/${t}_test
         if [ -x "$name" ]; then
             "$name" >"$TMP/unit" 2>&1
