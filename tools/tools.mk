@@ -23,13 +23,15 @@
 # (build/gen/sqkernel.h); a tool running on that same kernel relocates against them, and
 # on any other kernel loads the kernel's own BTF as usual.
 
-TOOLS_BPF := sqalloc sqgc sqflow sqprof sqstat sqcalls sqsched sqreq sqio
+TOOLS_BPF := sqalloc sqgc sqflow sqprof sqstat sqcalls sqsched sqreq sqio sqdoctor
 TOOLS_NOBPF := sqstack
 TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.
 sqstat_SRCS := sqstat_prom.c sqmetrics.c sqhttp.c
 sqcalls_SRCS := sqmse.c sqintern.c
 sqflow_SRCS := sqflow_chrome.c
+sqdoctor_SRCS := sqdoctor_run.c sqdoctor_rules.c sqdoctor_mem.c sqdoctor_sched.c sqdoctor_io.c \
+                 sqdoctor_report.c sqdoctor_html.c sqjson.c
 sqstack_SRCS := sqstack_walk.c
 sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c sqintern.c
 
