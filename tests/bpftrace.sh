@@ -242,20 +242,13 @@ bt_requests() {
 }
 
 # bt_per_second FILE: the seconds of a per-second script (exceptions.bt, dnu.bt) that
-# counted something: "N: its @per_second lines, sorted" for each "HH:MM:SS N ..." line
-# with N > 0, joined by " | ".
+# counted something, from its bt_normalize'd output (maps in a known order): "N: its
+# @per_second lines" for each "HH:MM:SS N ..." line with N > 0, joined by " | ".
 bt_per_second() {
     awk '
-        function flush(    i, j, t, line) {
-            if (n == "") return
-            for (i = 2; i <= k; i++) for (j = i; j > 1 && l[j - 1] > l[j]; j--) { t = l[j]; l[j] = l[j - 1]; l[j - 1] = t }
-            line = n ":"
-            for (i = 1; i <= k; i++) line = line (i > 1 ? "," : "") " " l[i]
-            out = out (out == "" ? "" : " | ") line
-            n = ""; k = 0
-        }
+        function flush() { if (n != "") out = out (out == "" ? "" : " | ") n ":" l; n = ""; l = "" }
         /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9]+ / { flush(); if ($2 > 0) n = $2; next }
-        /^@per_second\[/ && n != "" { l[++k] = $0; next }
+        /^@per_second\[/ && n != "" { l = l (l == "" ? " " : ", ") $0; next }
         { flush() }
         END { flush(); print out }' "$1"
 }
@@ -275,7 +268,7 @@ $(head -20 "$BT_TMP/out")"
         return
     fi
     bt_normalize "$BT_TMP/out" >"$BT_TMP/$label.actual"
-    got=$(bt_per_second "$BT_TMP/out")
+    got=$(bt_per_second "$BT_TMP/$label.actual")
     if matches "$BT_DIR/$label.expected" "$BT_TMP/$label.actual" && [ "$got" = "$want" ]; then pass "bpftrace/$label"
     else fail "bpftrace/$label" "seconds: $got
 want:     $want
@@ -392,8 +385,8 @@ bt_tier() {
     bt_processes
     bt_requests
     bt_storm exceptions Signals exceptions.bt \
-        "17: @per_second[BadFrame, Decoder, decode:]: 17 | 7: @per_second[BadFrame, Decoder, checksum:]: 6, @per_second[ZeroDivide, Signals, divide]: 1"
-    bt_storm dnu Polls dnu.bt "38: @per_second[Legacy, frobnicate]: 31, @per_second[Legacy, refresh:]: 7"
+        "17: @per_second[BadFrame, Decoder, decode:]: 17 | 7: @per_second[ZeroDivide, Signals, divide]: 1, @per_second[BadFrame, Decoder, checksum:]: 6"
+    bt_storm dnu Polls dnu.bt "38: @per_second[Legacy, refresh:]: 7, @per_second[Legacy, frobnicate]: 31"
     bt_oneliners
 }
 
