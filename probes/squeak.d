@@ -121,4 +121,12 @@ provider squeak {
 	/* A message was not understood; a primitive failed (before the error is raised). */
 	probe method__dnu(char *receiverclass, char *selector);
 	probe primitive__fail(char *receiverclass, char *primitive, char *reason);
+
+	/* An exception is signalled: Exception>>signal starts its handler search (so also
+	 * signal:, error:, the VM's errors such as ZeroDivide, and pass and outer, which
+	 * signal it again), handled or not. classname: the exception's class;
+	 * signallerclass, signallerselector: the method that signalled it (its defining
+	 * class and selector), the innermost frame that is not the exception's own nor its
+	 * class's ("" at the bottom of the stack). */
+	probe exception__signal(char *classname, char *signallerclass, char *signallerselector);
 };

@@ -90,9 +90,9 @@ bt_wait() {
 # FUNCTION ARGS... in the background (a bpftrace command; the VM's PID is
 # $BT_VM_PID), opens the gate once bpftrace is ready, and waits for both. Output in
 # $BT_TMP/out, errors in $BT_TMP/err; returns non-zero (BT_WHY says why) when the
-# session itself failed.
+# session itself failed. Ready: BEGIN has printed, or BT_READY_LINES lines are out.
 bt_session() {
-    local workload=$1 i bt
+    local workload=$1 i bt ready=${BT_READY_LINES:-2}
     shift
     bt_start_vm "$workload"
     : >"$BT_TMP/out"
@@ -101,7 +101,7 @@ bt_session() {
     bt=$!
     # ready when BEGIN has printed: a line after "Attaching N probes..."
     for ((i = 0; i < 600; i++)); do
-        [ "$(grep -c '' "$BT_TMP/out")" -ge 2 ] && break
+        [ "$(grep -c '' "$BT_TMP/out")" -ge "$ready" ] && break
         kill -0 "$bt" 2>/dev/null || break
         sleep 0.05
     done
@@ -241,6 +241,40 @@ bt_requests() {
     else fail "bpftrace/requests" "'$got' $(head -30 "$BT_TMP/out")"; fi
 }
 
+# bt_per_second FILE: the seconds of a per-second script (exceptions.bt, dnu.bt) that
+# counted something, from its bt_normalize'd output (maps in a known order): "N: its
+# @per_second lines" for each "HH:MM:SS N ..." line with N > 0, joined by " | ".
+bt_per_second() {
+    awk '
+        function flush() { if (n != "") out = out (out == "" ? "" : " | ") n ":" l; n = ""; l = "" }
+        /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9]+ / { flush(); if ($2 > 0) n = $2; next }
+        /^@per_second\[/ && n != "" { l = l (l == "" ? " " : ", ") $0; next }
+        { flush() }
+        END { flush(); print out }' "$1"
+}
+
+# bt_storm LABEL WORKLOAD SCRIPT GROUPS: a per-second script against a workload whose
+# bursts are known: its output matches tests/bpftrace/LABEL.expected (the totals), and
+# its seconds are GROUPS (bt_per_second). The gate opens once the script has printed
+# its first second, so that a burst that follows at once (a few ms) is in the next
+# second's lines whole, and one 1.4 s later (Signals.som) in a later second's.
+bt_storm() {
+    local label=$1 workload=$2 script=$3 want=$4 got
+    bt_selected "$label" || return 0
+    if ! BT_READY_LINES=3 bt_session "$workload" bt_script "bpftrace/$script"; then
+        fail "bpftrace/$label" "$BT_WHY
+$(bt_noise "$BT_TMP/err" | head -20)
+$(head -20 "$BT_TMP/out")"
+        return
+    fi
+    bt_normalize "$BT_TMP/out" >"$BT_TMP/$label.actual"
+    got=$(bt_per_second "$BT_TMP/$label.actual")
+    if matches "$BT_DIR/$label.expected" "$BT_TMP/$label.actual" && [ "$got" = "$want" ]; then pass "bpftrace/$label"
+    else fail "bpftrace/$label" "seconds: $got
+want:     $want
+$(diff "$BT_DIR/$label.expected" "$BT_TMP/$label.actual" | head -30)"; fi
+}
+
 # ---- The one-liners of bpftrace/ONELINERS.md ----
 
 # bt_extract_oneliners: splits ONELINERS.md into $BT_TMP/ol/N.cmd (the command of a
@@ -350,6 +384,9 @@ bt_tier() {
     bt_case syscalls-by-method Syscalls syscalls-by-method.bt
     bt_processes
     bt_requests
+    bt_storm exceptions Signals exceptions.bt \
+        "17: @per_second[BadFrame, Decoder, decode:]: 17 | 7: @per_second[ZeroDivide, Signals, divide]: 1, @per_second[BadFrame, Decoder, checksum:]: 6"
+    bt_storm dnu Polls dnu.bt "38: @per_second[Legacy, refresh:]: 7, @per_second[Legacy, frobnicate]: 31"
     bt_oneliners
 }
 

@@ -184,6 +184,39 @@ $(grep -v WARNING <<<"$out" | head -30)"; fi
     done
 }
 
+# exception__signal's note: three string arguments, with its semaphore (the contract
+# test only compares the binary with squeak.d, which would agree without it).
+probe_exception_note_test() {
+    local got
+    got=$(readelf -n "$VM" | awk '/Provider: squeak/ { p = 1; next } p && /Name:/ { n = $2 } p && /Semaphore:/ { s = $2 }
+        p && /Arguments:/ { if (n == "exception__signal") { $1 = ""; print n, NF - 1, (s ~ /^0x0+$/ ? "no semaphore" : "semaphore") } p = 0 }' | sort -u)
+    if [ "$got" = "exception__signal 3 semaphore" ]; then pass "probes/readelf -n lists exception__signal (3 arguments, a semaphore)"
+    else fail "probes/readelf -n lists exception__signal (3 arguments, a semaphore)" "got: '$got'"; fi
+}
+
+# exception__signal over tests/probes/Exceptions.som: every signal fires once, handled
+# or not, with its class and the method that signalled it (not the exception's own
+# frames, nor its class's signal:): 29 BadTokens from Parser>>parse:, a ZeroDivide
+# from 1/0 in a block of Exceptions>>divide, an unhandled Notification, and a
+# Notification passed on by a handler, which signals it again from that handler.
+bpftrace_exceptions_test() {
+    local out want got
+    bt_session exc "
+        usdt:$BT_VM:squeak:exception__signal { @exc[str(arg0), str(arg1), str(arg2)] = count(); @total = count(); }
+    " tests/probes/Exceptions.som || return 0
+    out=$(cat "$TMP/exc.bt")
+    want=$'@exc[BadToken, Parser, parse:]: 29\n@exc[Notification, Exceptions, notify]: 1\n@exc[Notification, Exceptions, passOn]: 2\n@exc[ZeroDivide, Exceptions, divide]: 1\n@total: 33'
+    got=$(grep -E '^@(exc\[|total:)' <<<"$out" | LC_ALL=C sort)
+    if [ "$got" = "$want" ] && [ "$(cat "$TMP/exc.vm")" = 29 ]; then
+        pass "probes/exception__signal: 29 BadToken from Parser>>parse:, a ZeroDivide, an unhandled and a passed Notification (33)"
+    else fail "probes/exception__signal" "want:
+$want
+got:
+$got
+$(grep -v WARNING <<<"$out" | head -20)
+VM: $(head -5 "$TMP/exc.vm")"; fi
+}
+
 # io__wait/io__ready over tests/probes/IOCounts.som: exact counts per process, operation
 # and outcome, the timeout's length, and process__ready's reason 4 after each. main's
 # connect waits at most once: the loop may already have seen the socket writable when
@@ -365,7 +398,9 @@ probe_contract_test
 probe_sites_test
 probes_compiled_out_test
 stackwalk_test
+probe_exception_note_test
 bpftrace_counts_test
+bpftrace_exceptions_test
 bpftrace_io_counts_test
 bpftrace_unwind_test
 bpftrace_request_counts_test

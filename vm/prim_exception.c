@@ -9,10 +9,15 @@
  * frame above it are passed over, so that a signal inside a handler block reaches
  * only the handlers that were active where its on:do: was sent (ANSI's handler
  * environment). A handler's own exception (return:, retry, resume:) finds its
- * handler or signal activation the same way, by walking down from the top. */
+ * handler or signal activation the same way, by walking down from the top.
+ *
+ * The start of a search (Exception>>signal's first nextHandler) is where the
+ * exception__signal probe fires: every signal goes through it, from Smalltalk or
+ * from the VM (unwind_signal activates signal), handled or not. */
 #include "unwind.h"
 #include "gc.h"
 #include "prims.h"
+#include "probes.h"
 #include "symbol.h"
 
 #include <stdio.h>
@@ -59,6 +64,28 @@ static bool is_exception(Value v)
     return is_ptr(v) && obj_format(as_obj(v)) == FMT_FIXED && class_of(v)->numFields >= EXC_NFIELDS;
 }
 
+/* The frame that signalled e: from f (an activation of its signal) down, the first
+ * that is not a method of e or of its class (signal:, the class side's signal and
+ * signal:, pass, outer): the sender of signal, or the method whose send failed for a
+ * VM error. The bottom frame (no method) when there is none. */
+static Frame *signaller_of(Value e, Frame *f)
+{
+    Value cls = class_of(e)->classObj;
+    while (f && f->method && (f->self == e || f->self == cls)) f = f->caller;
+    return f;
+}
+
+/* exception__signal, at the start of a handler search, with the probe enabled. The
+ * primitive's sender is e's Exception>>signal (a program that sends the private
+ * nextHandler itself is not signalling). */
+static void probe_signal(Value e)
+{
+    Frame *f = interp_current->fp;
+    if (!f || !f->method || !(f->method->flags & MF_EXC_SIGNAL) || f->self != e) return;
+    f = signaller_of(e, f);
+    probe_exception_signal(e, f && f->method ? f->method : NULL);
+}
+
 static PrimResult p_next_handler(Value *a, uint32_t n)
 {
     (void)n;
@@ -66,7 +93,9 @@ static PrimResult p_next_handler(Value *a, uint32_t n)
     Obj *e = as_obj(a[0]);
     Frame *after = NULL;
     uint64_t afterSerial = 0;
-    if (e->slots[EXC_HANDLER_FRAME] != VM.nil) {
+    if (e->slots[EXC_HANDLER_FRAME] == VM.nil) {
+        if (SQ_ENABLED(EXCEPTION_SIGNAL)) probe_signal(a[0]);
+    } else {
         if (!is_int(e->slots[EXC_HANDLER_FRAME]) || !is_int(e->slots[EXC_HANDLER_SERIAL])) { a[0] = VM.nil; return PRIM_OK; }
         after = value_ptr(e->slots[EXC_HANDLER_FRAME]);
         afterSerial = (uint64_t)int_val(e->slots[EXC_HANDLER_SERIAL]);
@@ -138,10 +167,8 @@ static PrimResult p_resume_unchecked(Value *a, uint32_t n)
 static PrimResult p_print_backtrace(Value *a, uint32_t n)
 {
     (void)n;
-    Value cls = class_of(a[0])->classObj;
     Frame *f = activation_for(a[0], MF_EXC_SIGNAL);
-    if (!f) f = interp_current->fp;
-    while (f && f->method && (f->self == a[0] || f->self == cls)) f = f->caller;
+    f = signaller_of(a[0], f ? f : interp_current->fp);
     fflush(stdout);
     interp_print_backtrace_from(f);
     return PRIM_OK;

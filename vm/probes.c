@@ -346,6 +346,12 @@ void probe_primitive_fail(Value receiver, const char *primitive, const char *rea
     SQUEAK_PRIMITIVE_FAIL(class_of(receiver)->name, primitive, reason);
 }
 
+void probe_exception_signal(Value exception, const Method *signaller)
+{
+    SQUEAK_EXCEPTION_SIGNAL(class_of(exception)->name, signaller ? signaller->holder->name : "",
+                            signaller ? sym_cstr(signaller->selector) : "");
+}
+
 /* A wait's record: the method the running process waits in (its innermost frame's). */
 static void record_wait_method(SqEventRecord *r)
 {
@@ -617,6 +623,7 @@ void probe_vm_start(void) {}
 void probe_vm_exit(int status) { (void)status; }
 void probe_dnu(Value receiver, Value selector) { (void)receiver; (void)selector; }
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason) { (void)receiver; (void)primitive; (void)reason; }
+void probe_exception_signal(Value exception, const Method *signaller) { (void)exception; (void)signaller; }
 void probe_process(int what, Process *p) { (void)what; (void)p; }
 void probe_process_ready(Process *p, int reason) { (void)p; (void)reason; }
 void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now)

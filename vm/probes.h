@@ -39,6 +39,7 @@ typedef uint32_t __attribute__((aligned(2))) sq_semaphore_pair;
 
 struct Frame;
 struct GCEvent;
+struct Method;
 struct Obj;
 
 /* Out of line, cold: called only when a tracer is attached. */
@@ -56,6 +57,9 @@ void probe_vm_start(void);
 void probe_vm_exit(int status);
 void probe_dnu(Value receiver, Value selector);
 void probe_primitive_fail(Value receiver, const char *primitive, const char *reason);
+/* exception's signal starts its handler search; signaller: the method that signalled it
+ * (the site finds it on the stack, as the backtrace of an unhandled one does), or NULL. */
+void probe_exception_signal(Value exception, const struct Method *signaller);
 /* The scheduler's and the requests' probes: each fires its probe if it is enabled and
  * writes its record if its batch probe takes it: sched__batch a scheduler's record,
  * req__batch a request's and those of a process with a request open (the site tests
