@@ -222,7 +222,7 @@ void sqd_rule_dnu(const struct sq_evidence *e, struct sq_finding *f)
 	}
 	snprintf(target, sizeof(target), "%s>>%s", sq_printable(top->cls), sq_printable(top->sender));
 	sqd_found(f, sqd_ramp_log(rate, 50, 1000), target,
-		  "%.0f messages a second not understood; %.0f%% are #%s sent to a %s", rate,
+		  "%.0f messages a second not understood; %.0f%% are #%s sent to %s", rate,
 		  100.0 * top->count / total, sq_printable(top->sender), sq_printable(top->cls));
 }
 
