@@ -19,7 +19,7 @@ vf_check() {
     local label=$1 tool=$2 pid ids got over
     shift 2
     start_bg "$VF_TMP/out" "$VF_TMP/err" 60 "$VF_TOOLS/$tool" "$@" -p "$VF_VM"
-    if ! wait_line "$VF_TMP/out" "$VF_TMP/err" '^Tracing \|^Sampling ' "$BG_PID"; then
+    if ! wait_line "$VF_TMP/out" "$VF_TMP/err" '^Tracing \|^Sampling \|^Recording ' "$BG_PID"; then
         fail "verifier/$label attaches" "$(cat "$VF_TMP/err")"
         kill -KILL "$BG_PID" 2>/dev/null
         wait "$BG_PID" 2>/dev/null
@@ -54,6 +54,7 @@ verifier_tier() {
     vf_check "sqcalls --syscalls" sqcalls --syscalls
     vf_check "sqreq --slowest" sqreq --slowest 3
     vf_check "sqstat --listen" sqstat --listen 127.0.0.1:0
+    vf_check "sqdoctor (its own programs)" sqdoctor -d 30
     touch "$VF_TMP/stop"
     wait "$VF_VM" 2>/dev/null
 }

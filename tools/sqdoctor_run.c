@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +63,8 @@ static int start(struct sq_recorder *r, pid_t pid, const char *tooldir, const si
 		dup2(out[1], 1);
 		dup2(err[1], 2);
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		/* if sqdoctor dies (SIGKILL), its recorders end too, and detach */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		execv(path, (char *const *)argv);
 		fprintf(stderr, "%s: cannot run %s: %s\n", r->tool, path, strerror(errno));
 		_exit(127);
