@@ -15,6 +15,9 @@ HO_FAKE=$HO_O/hostile/fakevm
 HO_TMP="$TMP/hostile"
 HO_LIMIT=2 # seconds a tool may run before SIGINT; SIGKILL 4 s after that
 HO_TOOLLIST="sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqstack"
+# sqdoctor runs those tools on the fake too (and escapes what they report): in the modes
+# whose lies reach its report, the names and the records
+HO_DOCTOR_MODES="loop-chain names batches"
 mkdir -p "$HO_TMP"
 
 # a raw C0 control (but \t \n), DEL, or a C1 control (a lone byte 0x80-0x9f, or U+0080-U+009F
@@ -72,6 +75,7 @@ ho_mode() { # mode: starts the fake, runs every tool against it, two at a time
     ho_start_fake "$mode" "$HO_TMP/$mode.fake"
     fake=$HO_FAKE_PID
     set -- $HO_TOOLLIST
+    [[ " $HO_DOCTOR_MODES " == *" $mode "* ]] && set -- "$@" sqdoctor
     while [ $# -gt 0 ]; do
         ho_check "$mode" "$1" "$fake" &
         if [ $# -gt 1 ]; then ho_check "$mode" "$2" "$fake" & fi
@@ -80,6 +84,7 @@ ho_mode() { # mode: starts the fake, runs every tool against it, two at a time
     done
     kill "$fake" 2>/dev/null; wait 2>/dev/null
     for t in $HO_TOOLLIST; do ho_verdict "$HO_TMP/$mode.$t.verdict"; done
+    [[ " $HO_DOCTOR_MODES " == *" $mode "* ]] && ho_verdict "$HO_TMP/$mode.sqdoctor.verdict"
 }
 ho_verdict() { # verdict-file
     local line

@@ -49,7 +49,8 @@ struct sq_window {
  * they are all attached, at the window's start (sqdoctor attaches its own probes then). */
 int sq_record(struct sq_recorder *r, int n, pid_t pid, __u64 duration_ns, const char *tooldir,
 	      bool verbose, void (*on_start)(void *ctx), void *ctx, struct sq_window *w);
-/* Waits (bounded) for the recorders still detaching to exit. */
+/* Waits a while (1 s) for the recorders still detaching to exit; those that have not
+ * finish on their own. */
 void sq_record_finish(struct sq_recorder *r, int n);
 /* Its error line (the first line of its stderr that is not "Tracing ..."), or NULL. */
 const char *sq_recorder_error(struct sq_recorder *r);
