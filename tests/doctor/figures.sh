@@ -32,7 +32,6 @@ measure() {
 GC='.[-1] | "young \(.young.count) pauses, \(.young.total_ns / 2e7 | floor)% of wall time; full \(.full.count), \(.full.total_ns / 2e7 | floor)%"'
 ALLOC='.[-1] | .total.bytes as $t | .rows[0] | "\(.method) \(.class): \(.bytes * 100 / $t | floor)% of \($t / 2e3 | floor) KB/s"'
 TENURED='[.[] | select(.kind == "young")] | "\(length) young: \((map(.tenured) | add) / 1e6 | floor) MB tenured, \((map(.freed) | add) / 1e6 | floor) MB freed"'
-PROC='.[-1].processes | map(select(.name == $p))[0]'
 SEM='.[-1].processes[] | select(.name == "worker") | "worker waits on a Semaphore \(.semaphore_wait_ns / 2e7 | floor)% of the time (\(.semaphore_waits) waits)"'
 RUNQ='.[-1].processes | sort_by(.name) | map("\(.name | ltrimstr("cruncher "))=\(.runq.total_ns / .runq.count / 1e6 * 10 | floor / 10)") | "mean run-queue ms: " + join(" ")'
 NAPS='.[-1].processes[] | select(.name == "sleeper") | "sleeper: \(.delay_waits) Delays of \(.delay_wait_ns / .delay_waits / 1e6 * 10 | floor / 10) ms, then \(.runq.total_ns / .runq.count / 1e6 * 10 | floor / 10) ms ready, max \(.runq.max_ns / 1e6 * 10 | floor / 10)"'
