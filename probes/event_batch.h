@@ -115,7 +115,9 @@ typedef struct SqEvAllocs {
  * out); arg its priority. It is in sched__batch too while that is enabled (one record
  * for both batch probes).
  * SQ_EV_PROCESS_READY (process__ready): arg the reason (0 resumed .. 4 io).
- * SQ_EV_PROCESS_WAIT (process__wait): semaphore, timeout, method.
+ * SQ_EV_PROCESS_WAIT (process__wait): semaphore, timeout, method; arg, for a Semaphore,
+ * the id (its low 31 bits) of the process that last took a signal of it (a wait that
+ * did not block, or the waiter a signal woke), 0 if none: a mutex's holder.
  * SQ_EV_PROCESS_CREATE (process__create): arg the priority.
  * SQ_EV_PROCESS_EXIT (process__exit).
  * SQ_EV_IO_WAIT (io__wait): arg the op (0 read, 1 write, 2 accept, 3 connect); fd,

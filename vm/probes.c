@@ -395,11 +395,11 @@ static uint64_t deadline_clock(uint64_t now)
 #endif
 }
 
-void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now)
+void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now, uint32_t holder)
 {
     if (sched_recorded(p)) {
         batch_hold_ns(deadline_clock(now));
-        SqEventRecord *r = process_record(SQ_EV_PROCESS_WAIT, 0, p);
+        SqEventRecord *r = process_record(SQ_EV_PROCESS_WAIT, holder, p);
         r->process.semaphore = semaphore;
         r->process.timeout = timeoutNs;
         record_wait_method(r);
@@ -626,9 +626,9 @@ void probe_primitive_fail(Value receiver, const char *primitive, const char *rea
 void probe_exception_signal(Value exception, const Method *signaller) { (void)exception; (void)signaller; }
 void probe_process(int what, Process *p) { (void)what; (void)p; }
 void probe_process_ready(Process *p, int reason) { (void)p; (void)reason; }
-void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now)
+void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now, uint32_t holder)
 {
-    (void)p; (void)semaphore; (void)timeoutNs; (void)now;
+    (void)p; (void)semaphore; (void)timeoutNs; (void)now; (void)holder;
 }
 void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs, uint64_t now)
 {

@@ -71,7 +71,7 @@ enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED 
 void probe_process_ready(struct Process *p, int reason);
 /* now: the clock (vm_now_ns) as the site read it for the wait's deadline, or 0: the
  * record takes it instead of reading the clock again. */
-void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now);
+void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now, uint32_t holder);
 /* Each writes its probe's event if it is enabled, its record as the probes above do or
  * if io__batch is enabled (the site tests SQ_IO_WAIT_ENABLED). */
 void probe_io_wait(struct Process *p, int fd, int op, uint64_t timeoutNs, uint64_t now);

@@ -655,12 +655,28 @@ PrimResult sched_terminate_active_prim(void)
     return PRIM_ACTIVATED;
 }
 
+/* p took a signal of sem (a SmallInteger: no barrier). A Semaphore of a class that
+ * has not the field (a program's own) keeps none. */
+static void took(Value semv, Obj *sem, const Process *p)
+{
+    if (class_of(semv)->numFields > SEM_TAKER) sem->slots[SEM_TAKER] = int_value((int64_t)(p->id & INT32_MAX));
+}
+
+/* The process that last took a signal of sem, 0 if unknown: the one a waiter waits for,
+ * when sem is a mutex (the wait's record carries it). */
+static uint32_t taker(Value semv, const Obj *sem)
+{
+    Value t = class_of(semv)->numFields > SEM_TAKER ? sem->slots[SEM_TAKER] : VM.nil;
+    return is_int(t) ? (uint32_t)int_val(t) : 0;
+}
+
 PrimResult sched_semaphore_wait(Value *args)
 {
     Obj *sem = as_obj(args[0]);
     Value excess = sem->slots[SEM_EXCESS];
     if (is_int(excess) && int_val(excess) > 0) {
         sem->slots[SEM_EXCESS] = int_value(int_val(excess) - 1);
+        took(args[0], sem, interp_current);
         return PRIM_OK;
     }
     Process *cur = interp_current;
@@ -676,7 +692,7 @@ PrimResult sched_semaphore_wait(Value *args)
     sem->slots[SEM_LAST] = me;
     gc_write_barrier(sem, me);
     cur->waitingOn = args[0];
-    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, obj_hash(sem), 0, 0);
+    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, obj_hash(sem), 0, 0, taker(args[0], sem));
     suspend_active_at(args, PS_WAITING);
     return switch_away();
 }
@@ -698,6 +714,7 @@ PrimResult sched_semaphore_signal(Value *args)
     Process *p = sched_process_of(first);
     if (!p) return PRIM_OK;
     p->waitingOn = VM.nil;
+    took(args[0], sem, p);
     return ready_and_maybe_preempt(p, args, READY_SIGNALLED);
 }
 
@@ -705,7 +722,7 @@ PrimResult sched_delay(Value *args, uint64_t ns)
 {
     Process *cur = interp_current;
     uint64_t now = vm_now_ns(); /* the deadline's, and the probe's record's */
-    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, 0, ns, now);
+    if (SQ_SCHED_ENABLED(PROCESS_WAIT)) probe_process_wait(cur, 0, ns, now, 0);
     suspend_active_at(args, PS_WAITING);
     timer_add(cur, now + ns);
     return switch_away();

@@ -15,7 +15,9 @@ enum { PRIORITY_MIN = 1, PRIORITY_USER = 40, PRIORITY_MAX = 80 };
 
 /* Fields of the core library's Process and Semaphore objects (vm/lib). */
 enum { PROC_NEXT_LINK, PROC_HANDLE, PROC_NAME, PROC_NFIELDS };
-enum { SEM_FIRST, SEM_LAST, SEM_EXCESS, SEM_NFIELDS };
+/* SEM_TAKER: the id of the process that last took a signal of it (a wait that did not
+ * block, or the waiter a signal woke): for a Semaphore used as a mutex, its holder. */
+enum { SEM_FIRST, SEM_LAST, SEM_EXCESS, SEM_TAKER, SEM_NFIELDS };
 
 
 void sched_init(Process *main);
