@@ -29,7 +29,7 @@ TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.
 sqstat_SRCS := sqstat_prom.c sqmetrics.c sqhttp.c
 sqcalls_SRCS := sqmse.c sqintern.c
-sqflow_SRCS := sqflow_chrome.c
+sqflow_SRCS := sqflow_slices.c sqflow_chrome.c sqflow_perfetto.c sqpb.c sqintern.c
 sqstack_SRCS := sqstack_walk.c
 sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c sqintern.c
 
