@@ -110,6 +110,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			env.c.format = SQ_FORMAT_JSON;
 		else if (strcmp(arg, "chrome") == 0)
 			env.c.format = SQ_FORMAT_CHROME;
+		else if (strcmp(arg, "perfetto") == 0 && isatty(STDOUT_FILENO))
+			argp_error(state, "--format=perfetto writes binary protobuf: redirect it to a file");
 		else if (strcmp(arg, "perfetto") == 0)
 			env.c.format = SQ_FORMAT_PERFETTO;
 		else
