@@ -17,18 +17,15 @@ struct chrome {
 static void write_track_names(void *ctx, const struct sqflow_track *t, bool new_pid)
 {
 	struct chrome *c = ctx;
+	char name[SQFLOW_TRACK_NAME_LEN];
 
 	if (new_pid)
 		fprintf(c->out, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"sqvm\"}}",
 			c->first ? "" : ",\n", t->pid);
 	c->first = false;
-	if (t->process)
-		fprintf(c->out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-			"\"args\":{\"name\":\"green process %llu (thread %u)\"}}",
-			t->pid, t->out_tid, (unsigned long long)t->process, t->tid);
-	else
-		fprintf(c->out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-			"\"args\":{\"name\":\"green process not known yet (thread %u)\"}}", t->pid, t->out_tid, t->tid);
+	sqflow_track_name(t, name, sizeof(name));
+	fprintf(c->out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"%s\"}}",
+		t->pid, t->out_tid, name);
 }
 
 /* Microseconds from the trace's start, from integers (so that a slice that ends within

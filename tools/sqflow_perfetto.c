@@ -238,7 +238,7 @@ static __u64 flow_into(struct perfetto *p, const struct sqflow_track *t)
 static void write_track(void *ctx, const struct sqflow_track *t, bool new_pid)
 {
 	struct perfetto *p = ctx;
-	char name[96];
+	char name[SQFLOW_TRACK_NAME_LEN];
 
 	if (new_pid) {
 		packet_open(p, false, 0);
@@ -251,12 +251,8 @@ static void write_track(void *ctx, const struct sqflow_track *t, bool new_pid)
 		sqpb_close(&p->pb);
 		packet_close(p);
 	}
-	/* the Chrome writer's thread names (sqflow_chrome.c): the records carry no
-	 * process names */
-	if (t->process)
-		snprintf(name, sizeof(name), "green process %llu (thread %u)", (unsigned long long)t->process, t->tid);
-	else
-		snprintf(name, sizeof(name), "green process not known yet (thread %u)", t->tid);
+	/* as the Chrome writer names its threads: the records carry no process names */
+	sqflow_track_name(t, name, sizeof(name));
 	packet_open(p, false, 0);
 	sqpb_open(&p->pb, PACKET_TRACK_DESCRIPTOR);
 	sqpb_varint(&p->pb, TRACK_UUID, TRACK_UUID_OF(t));

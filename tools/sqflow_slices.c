@@ -156,6 +156,14 @@ static bool close_call(struct sqflow_slices *s, struct track *t, __u64 frame, __
 	return false;
 }
 
+void sqflow_track_name(const struct sqflow_track *t, char *buf, size_t len)
+{
+	if (t->process)
+		snprintf(buf, len, "green process %llu (thread %u)", (unsigned long long)t->process, t->tid);
+	else
+		snprintf(buf, len, "green process not known yet (thread %u)", t->tid);
+}
+
 struct sqflow_slices *sqflow_slices_begin(struct sqflow_sink sink, __u64 base_ns)
 {
 	struct sqflow_slices *s = calloc(1, sizeof(*s));

@@ -14,6 +14,7 @@
 #define SQFLOW_SLICES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "sqflow.h"
 
@@ -58,6 +59,11 @@ struct sqflow_sink {
 	/* The trace's end: events seen, lost by the BPF side, left out here. Frees ctx. */
 	void (*finish)(void *ctx, __u64 events, __u64 lost, __u64 left_out);
 };
+
+/* t's name for a viewer: "green process 5 (thread 185)", or "green process not known
+ * yet (thread 185)"; digits and letters only (SQFLOW_TRACK_NAME_LEN with its NUL). */
+#define SQFLOW_TRACK_NAME_LEN 72
+void sqflow_track_name(const struct sqflow_track *t, char *buf, size_t len);
 
 struct sqflow_slices;
 
