@@ -189,17 +189,41 @@ static bool pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return false;
 }
 
-/* The fields of a message (kind 0: Trace, 1: TracePacket, 2: TrackEvent) in [p, end):
- * each within it; a Trace holds only packets; TrackEvent types are counted. */
+/* Well-formed UTF-8 in [p, end), as a string field must be. */
+static void check_utf8(const uint8_t *p, const uint8_t *end)
+{
+	while (p < end) {
+		int len = sq_utf8_seq(p, (size_t)(end - p));
+
+		check(len > 0);
+		p += len;
+	}
+}
+
+enum { PB_TRACE, PB_PACKET, PB_EVENT, PB_INTERNED, PB_NAME };
+
+/* The message of kind in field field of a message of kind parent (-1: none followed). */
+static int pb_child(int parent, uint64_t field)
+{
+	if (parent == PB_TRACE)
+		return PB_PACKET;
+	if (parent == PB_PACKET)
+		return field == 11 ? PB_EVENT : field == 12 ? PB_INTERNED : -1;
+	return parent == PB_INTERNED && field == 2 ? PB_NAME : -1;
+}
+
+/* The fields of a message of kind in [p, end): each within it; a Trace holds only
+ * packets; TrackEvent types are counted; event names (interned, or the event's own) are
+ * well-formed UTF-8. */
 static void pb_walk(const uint8_t *p, const uint8_t *end, int kind, size_t types[4])
 {
 	while (p < end) {
 		uint64_t key, v;
 
-		check(pb_varint(&p, end, &key) && (kind || key == (1 << 3 | 2)));
+		check(pb_varint(&p, end, &key) && (kind != PB_TRACE || key == (1 << 3 | 2)));
 		if ((key & 7) == 0) {
 			check(pb_varint(&p, end, &v));
-			if (kind == 2 && key >> 3 == 9) {
+			if (kind == PB_EVENT && key >> 3 == 9) {
 				check(v >= 1 && v <= 3);
 				types[v]++;
 			}
@@ -208,8 +232,10 @@ static void pb_walk(const uint8_t *p, const uint8_t *end, int kind, size_t types
 			p += 8;
 		} else {
 			check((key & 7) == 2 && pb_varint(&p, end, &v) && v <= (uint64_t)(end - p));
-			if (kind == 0 || (kind == 1 && key >> 3 == 11))
-				pb_walk(p, p + v, kind + 1, types);
+			if ((kind == PB_NAME && key >> 3 == 2) || (kind == PB_EVENT && key >> 3 == 23))
+				check_utf8(p, p + v);
+			else if (pb_child(kind, key >> 3) >= 0)
+				pb_walk(p, p + v, pb_child(kind, key >> 3), types);
 			p += v;
 		}
 	}
@@ -290,7 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!(f = open_memstream(&pb, &pblen)))
 		abort();
 	write_trace(sqflow_perfetto_sink(f, BASE_NS), f, data, size, &end_ns, &max_ts);
-	pb_walk((const uint8_t *)pb, (const uint8_t *)pb + pblen, 0, types);
+	pb_walk((const uint8_t *)pb, (const uint8_t *)pb + pblen, PB_TRACE, types);
 	check(types[1] == nwritten && types[2] == nwritten);
 	free(pb);
 	fuzz_watchdog_disarm();
