@@ -13,19 +13,21 @@ PF_TMP="$TMP/perfetto"
 PF_TIMEOUT=60
 PF_PROTO=tools/perfetto/trace_subset.proto
 
-# pf_trace FORMAT OUT: the workload waiting for its go file, sqflow -C PerfettoFlow
-# attached to it (-p) in FORMAT, then go; both run to their end. PF_STATUS: sqflow's.
+# pf_trace FORMAT OUT WORKLOAD [SQFLOW ARGS...]: the workload waiting for its go file,
+# sqflow ARGS attached to it (-p) in FORMAT, then go; both run to their end. PF_STATUS:
+# sqflow's.
 pf_trace() {
-    local format=$1 out=$2 go="$PF_TMP/go.$RANDOM$RANDOM" vm tool
+    local format=$1 out=$2 workload=$3 go="$PF_TMP/go.$RANDOM$RANDOM" vm tool
+    shift 3
     rm -f "$go"
-    "$PF_TMP/sqvm" "$PF_DIR/PerfettoFlow.som" "$go" >"$PF_TMP/vm.out" 2>&1 </dev/null &
+    "$PF_TMP/sqvm" "$workload" "$go" >"$PF_TMP/vm.out" 2>&1 </dev/null &
     vm=$!
     # the VM itself (not the shell before its exec), sleeping in waitFor:'s loop
     for ((i = 0; i < 1000; i++)); do
         readlink "/proc/$vm/exe" | grep -q '/sqvm$' && grep -q nanosleep "/proc/$vm/wchan" 2>/dev/null && break
         sleep 0.01
     done
-    start_bg "$out" "$out.err" "$PF_TIMEOUT" "$PF_TOOLS/sqflow" -C PerfettoFlow --format="$format" -p "$vm"
+    start_bg "$out" "$out.err" "$PF_TIMEOUT" "$PF_TOOLS/sqflow" "$@" --format="$format" -p "$vm"
     tool=$BG_PID
     wait_line "$out.err" "$out.err" '^Tracing ' "$tool"
     touch "$go"
@@ -37,16 +39,25 @@ pf_trace() {
 # pf_summary DECODED: protoc's text of a trace as lines: "B name" per slice begin (its
 # interned name), "E" per end, "I name" per instant, "T name" per green process's track
 # (a track with a parent), "F id" / "TF id" per flow id begun / ended, "A name" per
-# debug annotation.
+# debug annotation; and "S time B|E track name" per slice event, its time absolute (a
+# delta on the sequence clock 64 that the clock snapshot starts, unless the packet says
+# timestamp_clock_id 3).
 pf_summary() {
     awk '
-        function flush() {
-            if (type == "TYPE_SLICE_BEGIN") print "B " (iid != "" ? names[iid] : ename)
-            else if (type == "TYPE_SLICE_END") print "E"
-            else if (type == "TYPE_INSTANT") print "I " (iid != "" ? names[iid] : ename)
+        function flush(    name, t) {
+            name = iid != "" ? names[iid] : ename
+            if (ts != "") { if (clockid == 3) t = ts; else { clock += ts; t = clock } }
+            if (type == "TYPE_SLICE_BEGIN") { print "B " name; printf "S %.0f B %s %s\n", t, uuid, name }
+            else if (type == "TYPE_SLICE_END") { print "E"; printf "S %.0f E %s\n", t, uuid }
+            else if (type == "TYPE_INSTANT") print "I " name
             if (tname != "" && parent) print "T " tname
-            type = iid = ename = tname = ""; parent = 0
+            type = iid = ename = tname = ts = clockid = uuid = ""; parent = 0
         }
+        block == "clock_snapshot" && $1 == "clock_id:" { cid = $2 }
+        block == "clock_snapshot" && $1 == "timestamp:" && cid == 64 { clock = $2 }
+        /^  timestamp: / { ts = $2 }
+        /^  timestamp_clock_id: / { clockid = $2 }
+        block == "track_event" && $1 == "track_uuid:" { uuid = $2 }
         function unq(s) { sub(/^[^"]*"/, "", s); sub(/"$/, "", s); return s }
         /^packet \{/ { flush(); block = "" }
         /^  [a-z_]+ \{/ { block = $1 }
@@ -63,13 +74,34 @@ pf_summary() {
         END { flush() }' "$1"
 }
 
+# pf_nesting: "S" lines of pf_summary on stdin, as "count name<parent" lines (parent
+# "-": none), each slice's parent the slice open on its track where it began. Events sort
+# by time, ties in file order (sort -s), as trace processors sort them.
+pf_nesting() {
+    sort -s -n -k2,2 | awk '
+        $3 == "B" { name = $0; sub(/^S [0-9]+ B [0-9]+ /, "", name)
+                    n = depth[$4]; print name "<" (n ? stack[$4, n] : "-"); stack[$4, ++depth[$4]] = name }
+        $3 == "E" { if (depth[$4]) depth[$4]--; else print "end without a begin" }' | LC_ALL=C sort | uniq -c | awk '{ $1 = $1; print }'
+}
+
+# chrome_nesting JSON: the same of the Chrome trace's complete events: by track, start
+# and the longer first, each slice within the last open one it starts in.
+chrome_nesting() {
+    jq -r '.traceEvents[] | select(.ph == "X") | "\(.pid) \(.tid) \(.ts * 1000 | round) \(.dur * 1000 | round) \(.name)"' "$1" |
+        sort -s -k1,1n -k2,2n -k3,3n -k4,4nr | awk '
+        { key = $1 " " $2; name = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ [^ ]+ /, "", name)
+          while (depth[key] && $3 >= end[key, depth[key]]) depth[key]--
+          n = depth[key]; print name "<" (n ? stack[key, n] : "-")
+          stack[key, ++n] = name; end[key, n] = $3 + $4; depth[key] = n }' | LC_ALL=C sort | uniq -c | awk '{ $1 = $1; print }'
+}
+
 pf_sqflow() {
     local json="$PF_TMP/trace.json" pb="$PF_TMP/trace.pftrace" dec="$PF_TMP/trace.txt" sum="$PF_TMP/sum"
     local got want jsize psize
 
-    pf_trace chrome "$json"
+    pf_trace chrome "$json" "$PF_DIR/PerfettoFlow.som" -C PerfettoFlow
     local json_status=$PF_STATUS
-    pf_trace perfetto "$pb"
+    pf_trace perfetto "$pb" "$PF_DIR/PerfettoFlow.som" -C PerfettoFlow
     if [ "$json_status" != 0 ] || [ "$PF_STATUS" != 0 ]; then
         fail "perfetto/sqflow traces" "status chrome $json_status, perfetto $PF_STATUS: $(head -3 "$json.err" "$pb.err")"
         return
@@ -98,6 +130,19 @@ pf_sqflow() {
     else fail "perfetto/sqflow --format=perfetto slices" "$got
 perfetto: $pnames
 json:     $jnames"; fi
+
+    # Nesting, as a trace processor sorts the events: each leaf inside its ping: or
+    # pong:, the forked block's pong:s inside it, ping: 2-7 inside run: (begun before the
+    # trace on the main process's track; ping: 1 ran before the VM said which process
+    # that was), alike in the JSON.
+    local pnest jnest
+    pnest=$(grep '^S ' "$sum" | pf_nesting | paste -sd'|')
+    jnest=$(chrome_nesting "$json" | paste -sd'|')
+    want='1 PerfettoFlow(Object)>>unknownGlobal:<-|350 PerfettoFlow>>leaf<PerfettoFlow>>ping:|350 PerfettoFlow>>leaf<PerfettoFlow>>pong:|1 PerfettoFlow>>ping:<-|6 PerfettoFlow>>ping:<PerfettoFlow>>run:|7 PerfettoFlow>>pong:<[] in PerfettoFlow>>run:|1 PerfettoFlow>>run:<-|1 PerfettoFlow>>waitFor:<-|1 [] in PerfettoFlow>>run:<-'
+    if [ "$pnest" = "$want" ] && [ "$jnest" = "$want" ]; then
+        pass "perfetto/sqflow --format=perfetto: slices nest as in the JSON, sorted by time as a trace processor sorts them"
+    else fail "perfetto/sqflow --format=perfetto nesting" "perfetto: $pnest
+json:     $jnest"; fi
 
     # The tracks: the JSON's thread names (thread ids differ between the two runs), and
     # the calls that began before the trace or were still running, annotated alike.
@@ -130,6 +175,26 @@ json:     $jtracks / $jnotes"; fi
     else fail "perfetto/sqflow --format=perfetto size" "$psize bytes, more than a third of the JSON's $jsize"; fi
 }
 
+# Calls that began before the trace, three on one track (tests/tools/FlowTree.som,
+# unfiltered: System>>initialize: -> run: -> waitFor:, all returning while traced): their
+# begins, written at the trace's end, must nest them as the JSON does, the outermost
+# first among the ties at the window's start.
+pf_before() {
+    local json="$PF_TMP/tree.json" pb="$PF_TMP/tree.pftrace" pnest jnest want st
+    pf_trace chrome "$json" tests/tools/FlowTree.som
+    st=$PF_STATUS
+    pf_trace perfetto "$pb" tests/tools/FlowTree.som
+    pnest=$(protoc --decode=perfetto.protos.Trace "$PF_PROTO" <"$pb" 2>&1 | pf_summary /dev/stdin | grep '^S ' | pf_nesting |
+        grep -E 'initialize:|run:|waitFor:' | paste -sd'|')
+    jnest=$(chrome_nesting "$json" | grep -E 'initialize:|run:|waitFor:' | paste -sd'|')
+    want='1 FlowTree>>a<FlowTree>>run:|1 FlowTree>>run:<System>>initialize:|1 FlowTree>>waitFor:<FlowTree>>run:|1 System>>initialize:<-'
+    if [ "$st" = 0 ] && [ "$PF_STATUS" = 0 ] && [ "$pnest" = "$want" ] && [ "$jnest" = "$want" ]; then
+        pass "perfetto/sqflow --format=perfetto: three calls begun before the trace nest on their track as in the JSON"
+    else fail "perfetto/sqflow --format=perfetto calls begun before" "status $st $PF_STATUS
+perfetto: $pnest
+json:     $jnest"; fi
+}
+
 if [ "$(id -u)" != 0 ]; then
     skip "perfetto" "needs root (BPF programs, uprobes)"
 elif ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
@@ -140,4 +205,5 @@ else
     mkdir -p "$PF_TMP"
     cp "$VM" "$PF_TMP/sqvm"
     pf_sqflow
+    pf_before
 fi
