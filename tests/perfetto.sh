@@ -12,6 +12,7 @@ PF_DIR=tests/perfetto
 PF_TMP="$TMP/perfetto"
 PF_TIMEOUT=60
 PF_PROTO=tools/perfetto/trace_subset.proto
+PF_LONG=PerfettoFlow\>\>aSelectorLongEnoughThatTheCallsNameNeedsAProtobufLengthOfTwoBytesYetWithinTheHundredAndTwentySevenBytesTheProbesKeep
 
 # pf_trace FORMAT OUT WORKLOAD [SQFLOW ARGS...]: the workload waiting for its go file,
 # sqflow ARGS attached to it (-p) in FORMAT, then go; both run to their end. PF_STATUS:
@@ -116,17 +117,18 @@ pf_sqflow() {
     pf_summary "$dec" >"$sum"
 
     # The same slices as the JSON's complete events, name by name: 700 leaf calls, 7
-    # ping: and 7 pong:, the forked block, unknownGlobal: (the VM loads Semaphore), and
-    # waitFor: and run:, which began before sqflow attached.
-    want='700 PerfettoFlow>>leaf|7 PerfettoFlow>>ping:|7 PerfettoFlow>>pong:|1 PerfettoFlow(Object)>>unknownGlobal:|1 PerfettoFlow>>run:|1 PerfettoFlow>>waitFor:|1 [] in PerfettoFlow>>run:'
+    # ping: and 7 pong:, the forked block, unknownGlobal: (the VM loads Semaphore), the
+    # long name (130 bytes: the packet interning it, and its messages, have lengths of
+    # two bytes), and waitFor: and run:, which began before sqflow attached.
+    want="700 PerfettoFlow>>leaf|7 PerfettoFlow>>ping:|7 PerfettoFlow>>pong:|1 PerfettoFlow(Object)>>unknownGlobal:|1 $PF_LONG|1 PerfettoFlow>>run:|1 PerfettoFlow>>waitFor:|1 [] in PerfettoFlow>>run:"
     local jnames pnames
     jnames=$(jq -r '.traceEvents[] | select(.ph == "X") | .name' "$json" | sort | uniq -c | sort -k1,1nr -k2 |
         awk '{ n = $1; $1 = ""; printf "%s%s%s", sep, n, $0; sep = "|" }')
     pnames=$(sed -n 's/^B //p' "$sum" | sort | uniq -c | sort -k1,1nr -k2 |
         awk '{ n = $1; $1 = ""; printf "%s%s%s", sep, n, $0; sep = "|" }')
     got="begins $(grep -c '^B ' "$sum") ends $(grep -c '^E$' "$sum") json $(jq '[.traceEvents[] | select(.ph == "X")] | length' "$json")"
-    if [ "$got" = "begins 718 ends 718 json 718" ] && [ "$pnames" = "$want" ] && [ "$jnames" = "$want" ]; then
-        pass "perfetto/sqflow --format=perfetto: 718 slice begins and ends, interned names as in the JSON ($got)"
+    if [ "$got" = "begins 719 ends 719 json 719" ] && [ "$pnames" = "$want" ] && [ "$jnames" = "$want" ]; then
+        pass "perfetto/sqflow --format=perfetto: 719 slice begins and ends, interned names as in the JSON ($got)"
     else fail "perfetto/sqflow --format=perfetto slices" "$got
 perfetto: $pnames
 json:     $jnames"; fi
@@ -138,7 +140,7 @@ json:     $jnames"; fi
     local pnest jnest
     pnest=$(grep '^S ' "$sum" | pf_nesting | paste -sd'|')
     jnest=$(chrome_nesting "$json" | paste -sd'|')
-    want='1 PerfettoFlow(Object)>>unknownGlobal:<-|350 PerfettoFlow>>leaf<PerfettoFlow>>ping:|350 PerfettoFlow>>leaf<PerfettoFlow>>pong:|1 PerfettoFlow>>ping:<-|6 PerfettoFlow>>ping:<PerfettoFlow>>run:|7 PerfettoFlow>>pong:<[] in PerfettoFlow>>run:|1 PerfettoFlow>>run:<-|1 PerfettoFlow>>waitFor:<-|1 [] in PerfettoFlow>>run:<-'
+    want="1 PerfettoFlow(Object)>>unknownGlobal:<-|1 $PF_LONG<-|350 PerfettoFlow>>leaf<PerfettoFlow>>ping:|350 PerfettoFlow>>leaf<PerfettoFlow>>pong:|1 PerfettoFlow>>ping:<-|6 PerfettoFlow>>ping:<PerfettoFlow>>run:|7 PerfettoFlow>>pong:<[] in PerfettoFlow>>run:|1 PerfettoFlow>>run:<-|1 PerfettoFlow>>waitFor:<-|1 [] in PerfettoFlow>>run:<-"
     if [ "$pnest" = "$want" ] && [ "$jnest" = "$want" ]; then
         pass "perfetto/sqflow --format=perfetto: slices nest as in the JSON, sorted by time as a trace processor sorts them"
     else fail "perfetto/sqflow --format=perfetto nesting" "perfetto: $pnest
@@ -171,7 +173,7 @@ json:     $jtracks / $jnotes"; fi
     jsize=$(stat -c %s "$json")
     psize=$(stat -c %s "$pb")
     if [ "$((3 * psize))" -le "$jsize" ]; then
-        pass "perfetto/sqflow --format=perfetto: $psize bytes, JSON $jsize bytes for the same 718 calls ($((100 * psize / jsize))%)"
+        pass "perfetto/sqflow --format=perfetto: $psize bytes, JSON $jsize bytes for the same 719 calls ($((100 * psize / jsize))%)"
     else fail "perfetto/sqflow --format=perfetto size" "$psize bytes, more than a third of the JSON's $jsize"; fi
 }
 

@@ -16,9 +16,10 @@
 #include "sqflow_slices.h"
 
 /* What a target can make the writer hold besides sqflow_slices.c's: the names it
- * interns (past them, names are written in full in each event), and the calls begun
- * before the trace whose begin is written at the end (past them, left out). */
+ * interns (past either bound, names are written whole in each event), and the calls
+ * begun before the trace whose begins are written at the end (past them, left out). */
 #define SQFLOW_PERFETTO_MAX_NAMES 65536
+#define SQFLOW_PERFETTO_MAX_NAME_BYTES (16u << 20)
 #define SQFLOW_PERFETTO_MAX_BEFORE 65536
 
 /* A sink writing to out, the trace's clock and sequence set up from base_ns (the one
