@@ -200,7 +200,7 @@ static void check_utf8(const uint8_t *p, const uint8_t *end)
 	}
 }
 
-enum { PB_TRACE, PB_PACKET, PB_EVENT, PB_INTERNED, PB_NAME };
+enum { PB_TRACE, PB_PACKET, PB_EVENT, PB_INTERNED, PB_NAME, PB_TRACK };
 
 /* The message of kind in field field of a message of kind parent (-1: none followed). */
 static int pb_child(int parent, uint64_t field)
@@ -208,13 +208,13 @@ static int pb_child(int parent, uint64_t field)
 	if (parent == PB_TRACE)
 		return PB_PACKET;
 	if (parent == PB_PACKET)
-		return field == 11 ? PB_EVENT : field == 12 ? PB_INTERNED : -1;
+		return field == 11 ? PB_EVENT : field == 12 ? PB_INTERNED : field == 60 ? PB_TRACK : -1;
 	return parent == PB_INTERNED && field == 2 ? PB_NAME : -1;
 }
 
 /* The fields of a message of kind in [p, end): each within it; a Trace holds only
- * packets; TrackEvent types are counted; event names (interned, or the event's own) are
- * well-formed UTF-8. */
+ * packets; TrackEvent types are counted; event names (interned, or the event's own) and
+ * track names are well-formed UTF-8. */
 static void pb_walk(const uint8_t *p, const uint8_t *end, int kind, size_t types[4])
 {
 	while (p < end) {
@@ -232,7 +232,7 @@ static void pb_walk(const uint8_t *p, const uint8_t *end, int kind, size_t types
 			p += 8;
 		} else {
 			check((key & 7) == 2 && pb_varint(&p, end, &v) && v <= (uint64_t)(end - p));
-			if ((kind == PB_NAME && key >> 3 == 2) || (kind == PB_EVENT && key >> 3 == 23))
+			if (((kind == PB_NAME || kind == PB_TRACK) && key >> 3 == 2) || (kind == PB_EVENT && key >> 3 == 23))
 				check_utf8(p, p + v);
 			else if (pb_child(kind, key >> 3) >= 0)
 				pb_walk(p, p + v, pb_child(kind, key >> 3), types);
@@ -278,6 +278,13 @@ static size_t feed(struct sqflow_slices *s, const uint8_t *data, size_t size, ui
 	return events;
 }
 
+/* The names a VM gives its processes: none, or one a terminal and a JSON parser would
+ * choke on (a control sequence, a quote, a backslash, a byte that is not UTF-8). */
+static void namer(void *ctx, __u32 pid, __u64 process, char *name)
+{
+	strcpy(name, process & 1 ? "evil\x1b[2J\"\\\xff\x9b" : "");
+}
+
 /* Runs the stream through a writer to f (a memory stream: closed here, so that its buffer is complete). */
 static void write_trace(struct sqflow_sink sink, FILE *f, const uint8_t *data, size_t size,
 			uint64_t *end_ns, uint64_t *max_ts)
@@ -285,7 +292,7 @@ static void write_trace(struct sqflow_sink sink, FILE *f, const uint8_t *data, s
 	struct sqflow_slices *s;
 	size_t events;
 
-	if (!sink.ctx || !(s = sqflow_slices_begin(sink, BASE_NS)))
+	if (!sink.ctx || !(s = sqflow_slices_begin(sink, namer, NULL, BASE_NS)))
 		abort();
 	events = feed(s, data, size, end_ns, max_ts);
 	sqflow_slices_end(s, events, 0);

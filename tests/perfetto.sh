@@ -146,14 +146,15 @@ json:     $jnames"; fi
     else fail "perfetto/sqflow --format=perfetto nesting" "perfetto: $pnest
 json:     $jnest"; fi
 
-    # The tracks: the JSON's thread names (thread ids differ between the two runs), and
+    # The tracks, named for their green processes (main, and the forked ponger) as the
+    # JSON names its threads (thread ids differ between the two runs), and
     # the calls that began before the trace or were still running, annotated alike.
     local jtracks ptracks jnotes pnotes
     jtracks=$(jq -r '.traceEvents[] | select(.name == "thread_name") | .args.name' "$json" | sed 's/thread [0-9]*/thread N/' | sort | paste -sd'|')
     ptracks=$(sed -n 's/^T //p' "$sum" | sed 's/thread [0-9]*/thread N/' | sort | paste -sd'|')
     jnotes=$(jq -r '.traceEvents[] | select(.ph == "X" and .args) | .args | keys[]' "$json" | sort | uniq -c | awk '{ print $1, $2 }' | paste -sd' ')
     pnotes=$(sed -n 's/^A //p' "$sum" | sort | uniq -c | awk '{ print $1, $2 }' | paste -sd' ')
-    want='green process 1 (thread N)|green process 2 (thread N)|green process not known yet (thread N)'
+    want='green process not known yet (thread N)|main (green process 1, thread N)|ponger (green process 2, thread N)'
     if [ "$ptracks" = "$want" ] && [ "$jtracks" = "$want" ] && [ "$pnotes" = "$jnotes" ] && [ -n "$pnotes" ]; then
         pass "perfetto/sqflow --format=perfetto: a track per green process, named as in the JSON; annotations as its args ($pnotes)"
     else fail "perfetto/sqflow --format=perfetto tracks" "perfetto: $ptracks / $pnotes
@@ -197,6 +198,32 @@ perfetto: $pnest
 json:     $jnest"; fi
 }
 
+# A green process named with terminal controls and a byte that is not UTF-8
+# (tests/names/Names.som): its track's name in the protobuf is the JSON's, byte for byte
+# (ESC and BEL as they are, the lone C1 byte as U+FFFD): well-formed UTF-8, as a string
+# field must be.
+pf_hostile_names() {
+    local json="$PF_TMP/names.json" pb="$PF_TMP/names.pftrace" st got
+    pf_trace chrome "$json" tests/names/Names.som -C Names
+    st=$PF_STATUS
+    pf_trace perfetto "$pb" tests/names/Names.som -C Names
+    got=$(protoc --decode=perfetto.protos.Trace "$PF_PROTO" <"$pb" 2>&1 |
+        python3 -c '
+import codecs, json, re, sys
+# protoc prints a string field C-escaped (octal for control and non-ASCII bytes)
+names = sorted(re.sub(r"thread [0-9]+", "thread N", codecs.escape_decode(m.encode())[0].decode("utf-8"))
+               for m in re.findall(r"^    name: \x22(.*)\x22$", sys.stdin.read(), re.M))
+with open(sys.argv[1]) as f:
+    want = sorted(re.sub(r"thread [0-9]+", "thread N", e["args"]["name"])
+                  for e in json.load(f)["traceEvents"] if e["name"] == "thread_name")
+evil = [n for n in names if n.startswith("evil")]
+print("same" if names == want else "differ: %r %r" % (names, want), ascii(evil))' "$json" 2>&1)
+    if [ "$st" = 0 ] && [ "$PF_STATUS" = 0 ] &&
+        [ "$got" = "same ['evil\x1b[2J\x07\ufffdx\x9by (green process 2, thread N)']" ]; then
+        pass "perfetto/sqflow --format=perfetto: a process named with terminal controls and a stray byte: its track name well-formed UTF-8, as in the JSON"
+    else fail "perfetto/sqflow --format=perfetto hostile names" "status $st $PF_STATUS: $got"; fi
+}
+
 if [ "$(id -u)" != 0 ]; then
     skip "perfetto" "needs root (BPF programs, uprobes)"
 elif ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
@@ -208,4 +235,5 @@ else
     cp "$VM" "$PF_TMP/sqvm"
     pf_sqflow
     pf_before
+    pf_hostile_names
 fi

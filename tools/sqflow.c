@@ -133,6 +133,7 @@ struct names {
 };
 
 static int names_fd = -1;	/* the BPF side's longer copies of long names */
+static int proc_names_fd = -1;	/* the BPF side's names of green processes */
 
 static const char *name_of(const struct sqflow_event *e, __u64 addr, const char *copy)
 {
@@ -262,13 +263,22 @@ static void print_lost(__u64 lost)
 	}
 }
 
+/* A green process's name for its track, as the scheduler's probes first gave it. */
+static void process_name(void *ctx, __u32 pid, __u64 process, char *name)
+{
+	struct sqflow_proc_key key = { .pid = pid, .id = process };
+
+	if (bpf_map_lookup_elem(proc_names_fd, &key, name))
+		name[0] = '\0';
+}
+
 /* The trace's writer, on stdout, its times from base_ns. */
 static int begin_trace(__u64 base_ns)
 {
 	struct sqflow_sink sink = env.c.format == SQ_FORMAT_CHROME ? sqflow_chrome_sink(stdout, base_ns)
 								   : sqflow_perfetto_sink(stdout, base_ns);
 
-	if (sink.ctx && !(slices = sqflow_slices_begin(sink, base_ns)))
+	if (sink.ctx && !(slices = sqflow_slices_begin(sink, process_name, NULL, base_ns)))
 		sink.finish(sink.ctx, 0, 0, 0);
 	return slices ? 0 : -ENOMEM;
 }
@@ -361,6 +371,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	names_fd = bpf_map__fd(skel->maps.names);
+	proc_names_fd = bpf_map__fd(skel->maps.proc_names);
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;

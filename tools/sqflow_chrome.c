@@ -24,8 +24,10 @@ static void write_track_names(void *ctx, const struct sqflow_track *t, bool new_
 			c->first ? "" : ",\n", t->pid);
 	c->first = false;
 	sqflow_track_name(t, name, sizeof(name));
-	fprintf(c->out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"%s\"}}",
-		t->pid, t->out_tid, name);
+	fprintf(c->out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
+		t->pid, t->out_tid);
+	sq_json_str(c->out, name);
+	fprintf(c->out, "}}");
 }
 
 /* Microseconds from the trace's start, from integers (so that a slice that ends within

@@ -246,6 +246,8 @@ static void write_track(void *ctx, const struct sqflow_track *t, bool new_pid)
 {
 	struct perfetto *p = ctx;
 	char name[SQFLOW_TRACK_NAME_LEN];
+	const char *shown;
+	size_t len;
 
 	if (new_pid) {
 		packet_open(p, false, 0);
@@ -258,13 +260,14 @@ static void write_track(void *ctx, const struct sqflow_track *t, bool new_pid)
 		sqpb_close(&p->pb);
 		packet_close(p);
 	}
-	/* as the Chrome writer names its threads: the records carry no process names */
+	/* as the Chrome writer names its threads */
 	sqflow_track_name(t, name, sizeof(name));
+	shown = well_formed(p, name, &len);
 	packet_open(p, false, 0);
 	sqpb_open(&p->pb, PACKET_TRACK_DESCRIPTOR);
 	sqpb_varint(&p->pb, TRACK_UUID, TRACK_UUID_OF(t));
 	sqpb_varint(&p->pb, TRACK_PARENT_UUID, PROCESS_UUID_OF(t->pid));
-	sqpb_string(&p->pb, TRACK_NAME, name);
+	sqpb_bytes(&p->pb, TRACK_NAME, shown ? shown : "?", shown ? len : 1);
 	sqpb_close(&p->pb);
 	packet_close(p);
 }

@@ -29,6 +29,8 @@ struct track {
 
 struct sqflow_slices {
 	struct sqflow_sink sink;
+	sqflow_namer namer;
+	void *namer_ctx;
 	__u64 base_ns, end_ns;		/* the window: events outside it are left out */
 	struct track *tracks;		/* SQFLOW_MAX_TRACKS of them */
 	size_t ntracks;
@@ -100,6 +102,10 @@ static struct track *track_of(struct sqflow_slices *s, __u32 pid, __u32 tid, __u
 	t->id.process = process;
 	t->id.index = (__u32)s->ntracks;
 	t->id.out_tid = (__u32)process;
+	if (process && s->namer) {
+		s->namer(s->namer_ctx, pid, process, t->id.name);
+		t->id.name[SQ_NAME_LEN - 1] = '\0';
+	}
 	/* at most SQFLOW_MAX_TRACKS ids are taken: a free one is that near */
 	while (out_tid_taken(s, pid, t->id.out_tid, &out_slot))
 		t->id.out_tid = 0x80000000u | (__u32)(t->id.out_tid + 1);
@@ -158,13 +164,16 @@ static bool close_call(struct sqflow_slices *s, struct track *t, __u64 frame, __
 
 void sqflow_track_name(const struct sqflow_track *t, char *buf, size_t len)
 {
-	if (t->process)
+	if (t->process && t->name[0])
+		snprintf(buf, len, "%s (green process %llu, thread %u)", t->name, (unsigned long long)t->process, t->tid);
+	else if (t->process)
 		snprintf(buf, len, "green process %llu (thread %u)", (unsigned long long)t->process, t->tid);
 	else
 		snprintf(buf, len, "green process not known yet (thread %u)", t->tid);
 }
 
-struct sqflow_slices *sqflow_slices_begin(struct sqflow_sink sink, __u64 base_ns)
+struct sqflow_slices *sqflow_slices_begin(struct sqflow_sink sink, sqflow_namer namer, void *namer_ctx,
+					  __u64 base_ns)
 {
 	struct sqflow_slices *s = calloc(1, sizeof(*s));
 
@@ -176,6 +185,8 @@ struct sqflow_slices *sqflow_slices_begin(struct sqflow_sink sink, __u64 base_ns
 		return NULL;
 	}
 	s->sink = sink;
+	s->namer = namer;
+	s->namer_ctx = namer_ctx;
 	s->base_ns = base_ns;
 	return s;
 }

@@ -30,6 +30,7 @@ struct sqflow_track {
 	__u64 process;		/* 0: not known yet (the one running when tracing began) */
 	__u32 out_tid;		/* unique among the pid's tracks: (__u32)process, unless taken */
 	__u32 index;		/* 0, 1, 2, ...: the order the tracks were made in */
+	char name[SQ_NAME_LEN];	/* the green process's, as its probes give it ("": none known) */
 };
 
 /* A call: entered at ts_ns (CLOCK_MONOTONIC), named name (NULL: "?"). */
@@ -60,17 +61,25 @@ struct sqflow_sink {
 	void (*finish)(void *ctx, __u64 events, __u64 lost, __u64 left_out);
 };
 
-/* t's name for a viewer: "green process 5 (thread 185)", or "green process not known
- * yet (thread 185)"; digits and letters only (SQFLOW_TRACK_NAME_LEN with its NUL). */
-#define SQFLOW_TRACK_NAME_LEN 72
+/* t's name for a viewer: "main (green process 1, thread 185)", "green process 5 (thread
+ * 185)" for a process without a name, or "green process not known yet (thread 185)";
+ * the process's name as the target gave it, unescaped (SQFLOW_TRACK_NAME_LEN bytes with
+ * the NUL). */
+#define SQFLOW_TRACK_NAME_LEN (SQ_NAME_LEN + 72)
 void sqflow_track_name(const struct sqflow_track *t, char *buf, size_t len);
+
+/* Names green process process of VM pid into name (SQ_NAME_LEN bytes with its NUL; ""
+ * when none is known). */
+typedef void (*sqflow_namer)(void *ctx, __u32 pid, __u64 process, char *name);
 
 struct sqflow_slices;
 
 /* Starts pairing into sink whose times count from base_ns (CLOCK_MONOTONIC: when every
- * probe was attached; earlier events are left out). NULL if out of memory (then sink's
- * finish is not called: its ctx is the caller's to free). */
-struct sqflow_slices *sqflow_slices_begin(struct sqflow_sink sink, __u64 base_ns);
+ * probe was attached; earlier events are left out), each new track named by namer (NULL:
+ * no names). NULL if out of memory (then sink's finish is not called: its ctx is the
+ * caller's to free). */
+struct sqflow_slices *sqflow_slices_begin(struct sqflow_sink sink, sqflow_namer namer, void *namer_ctx,
+					  __u64 base_ns);
 
 /* One entry or return, its call named name ("Point>>x", malloc'ed: kept while the call
  * is open, then freed; NULL: "?"). */
