@@ -307,7 +307,7 @@ static void end_slice(void *ctx, const struct sqflow_track *t, const struct sqfl
 static bool before_slice(void *ctx, const struct sqflow_track *t, const struct sqflow_call *c, __u64 end_ns)
 {
 	struct perfetto *p = ctx;
-	struct event ev = { .flow_end = flow_into(p, t) };
+	struct event ev = { 0 };
 	const char *name;
 	size_t len, had;
 	__u64 iid;
@@ -332,6 +332,7 @@ static bool before_slice(void *ctx, const struct sqflow_track *t, const struct s
 		packet_close(p);
 	if (!iid)
 		return false;
+	ev.flow_end = flow_into(p, t);	/* taken only by an event written */
 	write_event(p, true, end_ns, TYPE_SLICE_END, TRACK_UUID_OF(t), &ev);
 	p->before[p->nbefore++] = (struct before){ TRACK_UUID_OF(t), iid };
 	return true;
