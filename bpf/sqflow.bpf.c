@@ -51,6 +51,15 @@ struct {
 	__type(value, struct sqflow_event);
 } scratch SEC(".maps");
 
+/* The green processes' names, for the tracks user space names. LRU: a VM that makes
+ * processes without end pushes out the oldest names, not the new ones. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sqflow_proc_key);
+	__type(value, char[SQ_NAME_LEN]);
+} proc_names SEC(".maps");
+
 __u64 lost = 0;		/* events the ring buffer had no room for */
 
 /* A name the event's copy cut short (len: what the copy read) is kept longer in the
@@ -195,6 +204,18 @@ int BPF_USDT(block_return, char *recv, char *sel, char *def, __u64 frame, __u32 
 	return on_return(recv, sel, def, frame, depth, 1);
 }
 
+/* Process id's name, kept the first time a probe names it (a lookup after that). */
+static __always_inline void remember_process(__u64 id, const char *name)
+{
+	struct sqflow_proc_key key = { .pid = bpf_get_current_pid_tgid() >> 32, .id = id };
+	char copy[SQ_NAME_LEN] = {};
+
+	if (bpf_map_lookup_elem(&proc_names, &key))
+		return;
+	bpf_probe_read_user_str(copy, sizeof(copy), name);
+	bpf_map_update_elem(&proc_names, &key, copy, BPF_NOEXIST);
+}
+
 /* Which process runs: set at each activation, and learnt from the first probe that
  * names the running one, if tracing began after its activation. */
 SEC("usdt")
@@ -203,6 +224,7 @@ int BPF_USDT(process_activate, __u64 id, char *name, int priority)
 	__u64 prev;
 
 	sq_green_activate((__u32)bpf_get_current_pid_tgid(), id, &prev);
+	remember_process(id, name);
 	return 0;
 }
 
@@ -210,6 +232,7 @@ SEC("usdt")
 int BPF_USDT(process_wait, __u64 id, char *name, __u64 semaphore, __u64 timeout)
 {
 	sq_green_learn((__u32)bpf_get_current_pid_tgid(), id);
+	remember_process(id, name);
 	return 0;
 }
 
@@ -217,6 +240,7 @@ SEC("usdt")
 int BPF_USDT(io_wait, __u64 id, char *name, int fd, int op, __u64 timeout)
 {
 	sq_green_learn((__u32)bpf_get_current_pid_tgid(), id);
+	remember_process(id, name);
 	return 0;
 }
 
@@ -225,6 +249,7 @@ int BPF_USDT(process_ready, __u64 id, char *name, int reason)
 {
 	if (reason == 3)	/* the running process yields or is preempted */
 		sq_green_learn((__u32)bpf_get_current_pid_tgid(), id);
+	remember_process(id, name);
 	return 0;
 }
 

@@ -29,4 +29,12 @@ struct sqflow_event {
 	char def_class[SQ_NAME_LEN];	/* class that defines that method */
 };
 
+/* The key of the names of green processes (the proc_names map: the first SQ_NAME_LEN - 1
+ * bytes of the name the scheduler probes give, read at the first that names it). */
+struct sqflow_proc_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 id;		/* the green process */
+};
+
 #endif

@@ -13,7 +13,8 @@
 # fuzz_compile: the lexer, parser and compiler on class-file text; fuzz_eval: statements
 # run as -e runs them, with a time and heap budget; fuzz_elf: the tools' ELF, note and
 # symbol reader on arbitrary bytes; fuzz_stack: sqstack's stack walk over a memory image;
-# fuzz_flow: sqflow's Chrome trace writer over any stream of entries and returns, checked.
+# fuzz_flow: sqflow's trace writers (Chrome JSON, Perfetto protobuf) over any stream of entries and
+# returns, checked.
 # The VM is built for them with -DSQVM_FUZZ (vm_exit
 # returns to the harness; a budget) and without probes. Seeds come from tests/ and
 # fuzz/seeds/, findings stay in fuzz/regress/ (scripts/fuzz.sh); a crash or a hang (the
@@ -67,8 +68,9 @@ $(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/too
 $(FUZZ_DIR)/fuzz_stack: $(FUZZ_DIR)/obj/fuzz_stack.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqstack_walk.o \
 		$(FUZZ_DIR)/obj/tool_sqmem.o $(FUZZ_DIR)/obj/tool_sqelf.o $(FUZZ_DIR)/obj/tool_sqoutput.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
-$(FUZZ_DIR)/fuzz_flow: $(FUZZ_DIR)/obj/fuzz_flow.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqflow_chrome.o \
-		$(FUZZ_DIR)/obj/tool_sqoutput.o
+$(FUZZ_DIR)/fuzz_flow: $(FUZZ_DIR)/obj/fuzz_flow.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqflow_slices.o \
+		$(FUZZ_DIR)/obj/tool_sqflow_chrome.o $(FUZZ_DIR)/obj/tool_sqflow_perfetto.o $(FUZZ_DIR)/obj/tool_sqpb.o \
+		$(FUZZ_DIR)/obj/tool_sqintern.o $(FUZZ_DIR)/obj/tool_sqoutput.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
 
 $(FUZZ_DIR)/obj:

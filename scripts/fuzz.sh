@@ -42,7 +42,8 @@ export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=0
 COMMON=(-timeout=0 -report_slow_units=86400 -rss_limit_mb=2048 -detect_leaks=0 -close_fd_mask=1 -print_final_stats=1)
 declare -A MAX_LEN=([compile]=8192 [eval]=4096 [elf]=65536 [stack]=16384 [flow]=16384)
 # ci: executions per campaign (the seed inputs count too), about 30 s for the first three
-# and 10 s each for stack and flow (an input runs in microseconds) under ASan on the 2-core build
+# and 10 s for stack, 25 s for flow (an input runs in microseconds; flow writes it twice, as
+# Chrome JSON and Perfetto protobuf) under ASan on the 2-core build
 # machine, and the outer timeout that reports a hang instead of letting it stall CI.
 declare -A CI_RUNS=([compile]=40000 [eval]=30000 [elf]=60000 [stack]=300000 [flow]=120000)
 CI_TIMEOUT=120

@@ -28,6 +28,7 @@ enum sq_format {
 	SQ_FORMAT_TEXT,
 	SQ_FORMAT_JSON,		/* JSON lines */
 	SQ_FORMAT_CHROME,	/* Chrome trace-event JSON (sqflow) */
+	SQ_FORMAT_PERFETTO,	/* Perfetto's protobuf trace (sqflow) */
 };
 
 /* The options every tool has, and what sq_find_targets (sqtargets.h) found from them. */
