@@ -25,7 +25,10 @@
 #              abuse (10,000 routes, 64 slow clients, a vm__start flood) under a real
 #              Prometheus; monitoring: monitoring/'s Prometheus rules (promtool's checks and unit
 #              tests, then loaded into a real Prometheus that sees a seeded alert fire); faults: VM or tool killed, full buffers and maps, two tools at
-#              once; names: names from a target printed escaped; hostile: every tool against
+#              once; doctor: sqdoctor on its corpus of seeded faults (tests/doctor/) and
+#              on clean runs (AWFY, examples/http under wrk); perfetto: sqflow
+#              --format=perfetto decoded by protoc against the JSON of the same run;
+#              names: names from a target printed escaped; hostile: every tool against
 #              fake VMs whose debug offsets, frames and names lie (tests/hostile/); verifier:
 #              every tool's BPF programs verify within 100,000 instructions; deb: make deb's
 #              package installed with apt-get, its tools run from PATH, its sqstat.service
@@ -221,7 +224,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/monitoring.sh tests/faults.sh tests/names.sh tests/hostile.sh tests/verifier.sh tests/sqprof.sh tests/bpftrace.sh tests/deb.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/perfetto.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/monitoring.sh tests/faults.sh tests/doctor.sh tests/names.sh tests/hostile.sh tests/verifier.sh tests/sqprof.sh tests/bpftrace.sh tests/deb.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done
