@@ -47,6 +47,7 @@ enum {
 	SQ_EV_IO = 15,			/* SqEvIo: r->io */
 	SQ_EV_IO_FRAMES = 16,		/* SqEvIoFrames: r->frames */
 	SQ_EV_REQUEST_RUN = 17,		/* SqEvRequest: r->req */
+	SQ_EV_REQUEST_TRACE = 18,	/* SqEvTrace: r->trace */
 };
 
 /* SQ_EV_IO's ops (io__wait's four, then open and close) and descriptor kinds. */
@@ -166,6 +167,20 @@ typedef struct SqEvRequest {
 	SqEvAllocs allocs;	/* the totals at the event (REQUEST_RUN: its own) */
 } SqEvRequest;
 
+/* req__batch (and sched__batch): the W3C trace context of a request that has one
+ * (Probe beginRequest:traceparent: with a valid traceparent), written right before the
+ * request's SQ_EV_REQUEST_BEGIN or SQ_EV_REQUEST_RUN, in the same batch or at the end
+ * of the one before: a reader keeps it by the request's id until that record comes.
+ * arg: the trace flags (bit 0: sampled). ts: as the record it comes before. */
+typedef struct SqEvTrace {
+	uint64_t id;		/* the request's id */
+	uint64_t trace_hi;	/* the 16-byte trace id, its first 8 bytes (big-endian) */
+	uint64_t trace_lo;	/* and its last 8 */
+	uint64_t parent;	/* the caller's span (traceparent's parent-id) */
+	uint64_t span;		/* the request's own span, the VM's (traceresponse's) */
+	uint64_t process;	/* the request's process's id */
+} SqEvTrace;
+
 /* io__batch: one system call of an I/O primitive (a handle's read, write or send,
  * accept4, connect, open, close; not the event loop's own calls), stamped with the
  * time it began. arg: the op (bits 0-7: 0 read, 1 write, 2 accept, 3 connect,
@@ -205,6 +220,7 @@ typedef struct SqEventRecord {
 		SqEvCall call;
 		SqEvProcess process;
 		SqEvRequest req;
+		SqEvTrace trace;
 		SqEvIo io;
 		SqEvIoFrames frames;
 		uint64_t word[SQ_EV_WORDS];	/* all of them, for what handles a record whatever
@@ -250,6 +266,12 @@ SQ_EV_WORD(req.process, 2);
 SQ_EV_WORD(req.began, 3);
 SQ_EV_WORD(req.allocs.objects, 4);
 SQ_EV_WORD(req.allocs.bytes, 5);
+SQ_EV_WORD(trace.id, 0);
+SQ_EV_WORD(trace.trace_hi, 1);
+SQ_EV_WORD(trace.trace_lo, 2);
+SQ_EV_WORD(trace.parent, 3);
+SQ_EV_WORD(trace.span, 4);
+SQ_EV_WORD(trace.process, 5);
 SQ_EV_WORD(io.process, 0);
 SQ_EV_WORD(io.fd, 1);
 SQ_EV_WORD(io.result, 2);

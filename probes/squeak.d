@@ -94,6 +94,11 @@ provider squeak {
 	 * when the process ended with the request open, -2 when the VM exited. */
 	probe request__begin(uint64_t id, char *route, uint64_t process);
 	probe request__end(uint64_t id, char *route, uint64_t process, int status);
+	/* Right after request__begin, for a request that arrived with a valid W3C
+	 * traceparent (Probe beginRequest:traceparent:): its 16-byte trace id as two
+	 * big-endian halves, the caller's span (parent-id) and the request's own span,
+	 * which the VM made and traceresponse carries back. */
+	probe request__trace(uint64_t id, uint64_t tracehi, uint64_t tracelo, uint64_t parent, uint64_t span);
 
 	/* The scheduler's events as batches of records (as call__batch): while it is enabled
 	 * the VM writes each process__activate, _create, _exit, _ready, _wait and io__wait

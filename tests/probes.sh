@@ -315,6 +315,66 @@ VM: $(cat "$TMP/req.vm")"; fi
     done
 }
 
+# W3C trace context over tests/probes/RequestTrace.som: request__trace for the four
+# requests whose traceparent is valid, with their trace id, parent and a span of their
+# own (never 0, no two alike), none for the malformed ones; in req__batch, each traced
+# request's SQ_EV_REQUEST_TRACE (18) right before its run (17) or begin (13) record,
+# with the trace flags in arg.
+bpftrace_request_trace_test() {
+    local out want got
+    bt_session reqtrace "
+        usdt:$BT_VM:squeak:request__trace { printf(\"trace %d %lx %lx %lx\\n\", arg0, arg1, arg2, arg3);
+            @spans[arg4] = count(); if (arg4 == 0) { @zero = count(); } }
+    " tests/probes/RequestTrace.som || return 0
+    out=$(cat "$TMP/reqtrace.bt")
+    want=$'trace 1 4bf92f3577b34da6 a3ce929d0e0e4736 f067aa0ba902b7
+trace 2 4bf92f3577b34da6 a3ce929d0e0e4736 f067aa0ba902b7
+trace 3 4bf92f3577b34da6 a3ce929d0e0e4736 a1
+trace 4 4bf92f3577b34da6 a3ce929d0e0e4736 b2'
+    got=$(grep '^trace ' <<<"$out")
+    if [ "$got" = "$want" ] && [ "$(grep -c '^@spans\[' <<<"$out")" = 4 ] && ! grep -q '^@zero: [1-9]' <<<"$out"; then
+        pass "probes/request__trace: the 4 valid traceparents, their ids, 4 distinct spans; none for the malformed"
+    else fail "probes/request__trace: the 4 valid traceparents" "want:
+$want
+got:
+$(grep -v WARNING <<<"$out" | head -20)"; fi
+    bt_session reqtracebatch "
+        usdt:$BT_VM:squeak:req__batch {
+            \$i = (uint64)0;
+            while (\$i < arg1 && \$i < 256) {
+                \$r = arg0 + \$i * 72;
+                \$k = *(uint32 *)\$r;
+                if (\$k == 18) {
+                    printf(\"18 %d %lx %lx %lx %d\\n\", *(uint64 *)(\$r + 16), *(uint64 *)(\$r + 24), *(uint64 *)(\$r + 32),
+                           *(uint64 *)(\$r + 40), *(uint32 *)(\$r + 4));
+                } else if (\$k == 13 || \$k == 14 || \$k == 17) {
+                    printf(\"%d %d\\n\", \$k, *(uint64 *)(\$r + 16));
+                }
+                \$i++;
+            }
+        }
+    " tests/probes/RequestTrace.som || return 0
+    want=$'18 1 4bf92f3577b34da6 a3ce929d0e0e4736 f067aa0ba902b7 1
+17 1
+18 2 4bf92f3577b34da6 a3ce929d0e0e4736 f067aa0ba902b7 1
+17 2
+18 3 4bf92f3577b34da6 a3ce929d0e0e4736 a1 0
+13 3
+14 3
+18 4 4bf92f3577b34da6 a3ce929d0e0e4736 b2 1
+17 4
+17 5
+17 6
+17 7'
+    got=$(grep -E '^1[3478] ' "$TMP/reqtracebatch.bt")
+    if [ "$got" = "$want" ]; then pass "probes/req__batch: each traced request's trace record right before its run or begin"
+    else fail "probes/req__batch: the trace records" "want:
+$want
+got:
+$got
+$(grep -v WARNING "$TMP/reqtracebatch.bt" | head -10)"; fi
+}
+
 # req__batch over the same workload: its records by kind and process (a request's
 # records by its owner, req.process at offset 32; the others' by process.id at 16),
 # exactly: a request that ends in the run that began it is one record (17: main's 7
@@ -405,4 +465,5 @@ bpftrace_io_counts_test
 bpftrace_unwind_test
 bpftrace_request_counts_test
 bpftrace_req_batch_test
+bpftrace_request_trace_test
 bpftrace_req_held_detach_test

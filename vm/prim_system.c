@@ -7,6 +7,7 @@
 #include "prims.h"
 #include "probes.h"
 #include "request.h"
+#include "traceparent.h"
 #include "sched.h"
 #include "symbol.h"
 #include "vm.h"
@@ -232,13 +233,36 @@ static PrimResult p_probe_traced(Value *a, uint32_t n)
     return PRIM_OK;
 }
 
-/* beginRequest: aRoute: a new request owned by the active process; its id. */
-static PrimResult p_begin_request(Value *a, uint32_t n)
+/* beginRequest: aRoute [traceparent: aString]: a new request owned by the active
+ * process; its id. A traceparent that is not a String, or not a valid one, is ignored
+ * (W3C Trace Context): the request then has no trace. */
+static PrimResult begin_request(Value *a, Value traceparent)
 {
-    (void)n;
+    TraceContext t;
+    bool traced = traceparent && is_string_like(traceparent) &&
+                  traceparent_parse(str_bytes(traceparent), str_len(traceparent), &t);
     if (!is_string_like(a[1])) return prim_fail(a, "beginRequest: needs a String (the route)");
     Value route = is_symbol(a[1]) ? a[1] : sym_intern(str_bytes(a[1]), str_len(a[1]));
-    a[0] = int_value((int64_t)request_begin(route, interp_current));
+    a[0] = int_value((int64_t)request_begin(route, interp_current, traced ? &t : NULL));
+    return PRIM_OK;
+}
+
+static PrimResult p_begin_request(Value *a, uint32_t n) { (void)n; return begin_request(a, 0); }
+static PrimResult p_begin_request_traced(Value *a, uint32_t n) { (void)n; return begin_request(a, a[2]); }
+
+/* traceResponse: id: the traceresponse header of the open request id (its trace id,
+ * its own span, the flags), or nil if it has no trace context. */
+static PrimResult p_trace_response(Value *a, uint32_t n)
+{
+    (void)n;
+    const TraceContext *t = is_int(a[1]) && int_val(a[1]) > 0 ? request_trace((uint64_t)int_val(a[1])) : NULL;
+    char buf[TRACEPARENT_LEN + 1];
+    if (!t) {
+        a[0] = VM.nil;
+        return PRIM_OK;
+    }
+    traceparent_format(t, t->span, buf);
+    a[0] = str_new(buf, TRACEPARENT_LEN);
     return PRIM_OK;
 }
 
@@ -258,6 +282,8 @@ const PrimDef prims_system[] = {
     {"Probe class", "fire:with:", p_fire_int}, {"Probe class", "fire:withString:", p_fire_str},
     {"Probe class", "isTraced", p_probe_traced},
     {"Probe class", "beginRequest:", p_begin_request}, {"Probe class", "endRequest:status:", p_end_request},
+    {"Probe class", "beginRequest:traceparent:", p_begin_request_traced},
+    {"Probe class", "traceResponse:", p_trace_response},
     {"System", "peakRSSKiB", p_peak_rss}, {"System", "cpuTicks", p_cpu_ticks},
     {"System", "youngGC", p_young_gc}, {"System", "gcStats", p_gc_stats},
     {"System", "gcDetails", p_gc_details}, {"System", "totalCompilationTime", p_compilation_time},

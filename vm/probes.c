@@ -2,6 +2,7 @@
 /* probes.c - argument preparation for the USDT probes, the allocation sampler, and the
  * debug-offsets structure that lets an out-of-process reader walk the Smalltalk stack. */
 #include "probes.h"
+#include "traceparent.h"
 #include "alloc.h"
 #include "batch.h"
 #include "gc.h"
@@ -546,7 +547,23 @@ static struct {
     uint64_t id, ns;
     SqEvAllocs allocs;
     const char *route;
+    bool traced;
+    TraceContext trace;
 } held;
+
+/* A request's trace record (SQ_EV_REQUEST_TRACE), before its begin or run record. */
+static void trace_fill(SqEventRecord *r, uint64_t ns, uint64_t id, const TraceContext *t, const Process *owner)
+{
+    r->kind = SQ_EV_REQUEST_TRACE;
+    r->arg = t->flags;
+    r->ts = ns;
+    r->trace.id = id;
+    r->trace.trace_hi = t->traceHi;
+    r->trace.trace_lo = t->traceLo;
+    r->trace.parent = t->parent;
+    r->trace.span = t->span;
+    r->trace.process = owner->id;
+}
 
 /* No begin is held any more (its owner's requestPending says so too). */
 static void unhold(void)
@@ -563,7 +580,8 @@ static void req_release(Process *p)
     if (!SQ_ENABLED(REQ_BATCH)) return; /* the tool left */
     /* reserved as of now: its own time may be older than the buffer's first record's
      * (an empty buffer would take it as its first, and the next record flush it as aged) */
-    SqEventRecord *r = batch_reserve(1, batch_round_time());
+    SqEventRecord *r = batch_reserve(held.traced ? 2 : 1, batch_round_time());
+    if (held.traced) trace_fill(r++, held.ns, held.id, &held.trace, p);
     r->kind = SQ_EV_REQUEST_BEGIN;
     r->ts = held.ns;
     request_fill(r, 0, held.id, held.route, p);
@@ -575,7 +593,7 @@ void probe_request_gc(void)
     if (held.owner) req_release(held.owner);
 }
 
-void probe_request_begin(uint64_t id, const char *route, Process *owner)
+void probe_request_begin(uint64_t id, const char *route, Process *owner, const TraceContext *trace)
 {
     if (SQ_ENABLED(REQ_BATCH)) {
         if (held.owner) req_release(held.owner); /* nested: the outer one's begin first */
@@ -583,10 +601,14 @@ void probe_request_begin(uint64_t id, const char *route, Process *owner)
         held.id = id;
         held.route = route;
         held.ns = batch_round_time();
+        held.traced = trace != NULL;
+        if (trace) held.trace = *trace;
         alloc_totals(&held.allocs);
         owner->requestPending = id;
     }
     if (SQ_ENABLED(REQUEST_BEGIN)) SQUEAK_REQUEST_BEGIN(id, route, owner->id);
+    if (trace && SQ_ENABLED(REQUEST_TRACE))
+        SQUEAK_REQUEST_TRACE(id, trace->traceHi, trace->traceLo, trace->parent, trace->span);
 }
 
 void probe_request_end(uint64_t id, const char *route, Process *owner, int status)
@@ -594,6 +616,10 @@ void probe_request_end(uint64_t id, const char *route, Process *owner, int statu
     if (held.owner && held.id == id) { /* it ran from its begin to here */
         unhold();
         if (SQ_ENABLED(REQ_BATCH)) {
+            if (held.traced) {
+                SqEventRecord *t = batch_add(SQ_EV_REQUEST_TRACE);
+                trace_fill(t, t->ts, id, &held.trace, owner);
+            }
             SqEventRecord *r = request_fill(batch_add(SQ_EV_REQUEST_RUN), status, id, route, owner);
             r->req.began = held.ns;
             r->req.allocs.objects -= held.allocs.objects;
@@ -639,7 +665,10 @@ void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (v
 void probe_io_start(void) {}
 void probe_io_call(int op, int fd, int64_t result, int kind) { (void)op; (void)fd; (void)result; (void)kind; }
 void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
-void probe_request_begin(uint64_t id, const char *route, Process *owner) { (void)id; (void)route; (void)owner; }
+void probe_request_begin(uint64_t id, const char *route, Process *owner, const TraceContext *trace)
+{
+    (void)id; (void)route; (void)owner; (void)trace;
+}
 void probe_request_end(uint64_t id, const char *route, Process *owner, int status)
 {
     (void)id; (void)route; (void)owner; (void)status;

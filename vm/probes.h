@@ -77,7 +77,9 @@ void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutN
 void probe_io_wait(struct Process *p, int fd, int op, uint64_t timeoutNs, uint64_t now);
 void probe_io_ready(struct Process *p, int timedOut); /* p: waiting on p->ioFd */
 void probe_user(const char *name, int64_t arg, const char *str);
-void probe_request_begin(uint64_t id, const char *route, struct Process *owner);
+struct TraceContext;
+/* trace: the request's trace context (NULL: none), for request__trace and its record */
+void probe_request_begin(uint64_t id, const char *route, struct Process *owner, const struct TraceContext *trace);
 void probe_request_end(uint64_t id, const char *route, struct Process *owner, int status);
 /* A collection begins: a request's begin record held back (probes.c) goes before its
  * batch is flushed, so that a tool charges the pause to the request. */

@@ -6,6 +6,7 @@
 #include "probes.h"
 #include "symbol.h"
 #include "interp.h"
+#include "traceparent.h"
 #include "vm.h"
 
 #include <stdlib.h>
@@ -14,13 +15,15 @@ typedef struct Request {
     uint64_t id;
     Process *owner;            /* open: its requestsOpen counts this one */
     Value route;               /* a Symbol */
+    bool traced;               /* it has a trace context */
+    TraceContext trace;
     struct Request *next;
 } Request;
 
 static Request *open, *spare;
 static uint64_t lastId;
 
-uint64_t request_begin(Value route, Process *owner)
+uint64_t request_begin(Value route, Process *owner, const TraceContext *trace)
 {
     Request *r = spare;
     if (r) spare = r->next;
@@ -28,11 +31,24 @@ uint64_t request_begin(Value route, Process *owner)
     r->id = ++lastId;
     r->route = route;
     r->owner = owner;
+    r->traced = trace != NULL;
+    if (trace) {
+        r->trace = *trace;
+        r->trace.span = traceparent_new_span();
+    }
     owner->requestsOpen++;
     r->next = open;
     open = r;
-    if (SQ_REQ_ENABLED(REQUEST_BEGIN)) probe_request_begin(r->id, sym_cstr(route), owner);
+    if (SQ_REQ_ENABLED(REQUEST_BEGIN) || (trace && SQ_ENABLED(REQUEST_TRACE)))
+        probe_request_begin(r->id, sym_cstr(route), owner, trace ? &r->trace : NULL);
     return r->id;
+}
+
+const TraceContext *request_trace(uint64_t id)
+{
+    for (Request *r = open; r; r = r->next)
+        if (r->id == id) return r->traced ? &r->trace : NULL;
+    return NULL;
 }
 
 /* Unlinks *link (an open request) and ends it with status. */

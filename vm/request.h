@@ -13,9 +13,14 @@
 enum { REQUEST_ABANDONED = -1, REQUEST_VM_EXIT = -2 };
 
 /* A new open request on route (a Symbol: permanent, so probes may hand out its bytes)
- * of process owner; answers its id (1, 2, ...). */
+ * of process owner, with the trace context it arrived with (NULL: none; else the
+ * request gets a span of its own); answers its id (1, 2, ...). */
 struct Process;
-uint64_t request_begin(Value route, struct Process *owner);
+struct TraceContext;
+uint64_t request_begin(Value route, struct Process *owner, const struct TraceContext *trace);
+/* The open request id's trace context (its span set), or NULL if it has none or is
+ * not open. */
+const struct TraceContext *request_trace(uint64_t id);
 /* Ends the open request id with status; false if no such request is open. */
 bool request_end(uint64_t id, int status);
 /* The process ended: its open requests end with REQUEST_ABANDONED. */

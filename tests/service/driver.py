@@ -185,6 +185,32 @@ def routes():
         check(name, got == want and alive, "got %r alive %s" % (got, alive))
 
 
+def trace_context():
+    """W3C traceparent: a valid one is answered with a traceresponse of the same trace id
+    and flags and a span of the server's own; a malformed one (any of the spec's rules
+    broken) is ignored, and the request is served all the same"""
+    tid, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    for flags in ("01", "00"):
+        s = conn()
+        s.sendall(request("GET", "/hello", headers="traceparent: 00-%s-%s-%s\r\n" % (tid, parent, flags)))
+        r = read_response(s)
+        s.close()
+        tr = r[1].get("traceresponse", "") if r else ""
+        parts = tr.split("-")
+        check("traceparent (flags %s): 200, and a traceresponse with its trace id, a span of its own, its flags"
+              % flags, r is not None and r[0] == 200 and r[2] == b"Hello, world" and len(tr) == 55 and
+              len(parts) == 4 and parts[0] == "00" and parts[1] == tid and parts[3] == flags and
+              parts[2] != parent and parts[2] != "0" * 16 and all(c in "0123456789abcdef" for c in parts[2]), repr(r))
+    bad = ["00-%s-%s-01-" % (tid, parent), "00-%s-%s-1" % (tid, parent), "ff-%s-%s-01" % (tid, parent),
+           "00-%s-%s-01" % (tid.upper(), parent), "00-%s-%s-01" % ("0" * 32, parent),
+           "00-%s-%s-01" % (tid, "0" * 16), "00_%s_%s_01" % (tid, parent), "", "x" * 200]
+    for value in bad:
+        got, alive = one_on_keepalive(request("GET", "/hello", headers="traceparent: %s\r\n" % value))
+        check("malformed traceparent %r: served, no traceresponse" % value[:60], got == HELLO and alive, repr(got))
+    got, alive = one_on_keepalive(request("GET", "/hello"))
+    check("no traceparent: no traceresponse", got == HELLO and alive, repr(got))
+
+
 def lcg_records(n):
     seed, recs = 42, []
     for i in range(1, n + 1):
@@ -708,6 +734,7 @@ try:
     out_of_descriptors()
     probes()
     routes()
+    trace_context()
     work()
     static()
     connections()
