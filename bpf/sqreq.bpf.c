@@ -269,8 +269,36 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	alloc_edge(r, true, &a);
 }
 
+/* --slowest: the trace context of the requests that have one, from its record (which
+ * comes right before the request's begin or run) until the request ends. LRU: one whose
+ * end the tool never sees is pushed out. */
+struct trace_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SQREQ_MAX_OPEN);
+	__type(key, struct trace_key);
+	__type(value, struct sqreq_trace);
+} traces SEC(".maps");
+
+static __always_inline void on_trace(struct batch_state *b, const SqEventRecord *rec)
+{
+	struct trace_key k = { .pid = b->pid, .id = rec->trace.id };
+	struct sqreq_trace t = { .trace_hi = rec->trace.trace_hi, .trace_lo = rec->trace.trace_lo,
+				 .parent = rec->trace.parent, .span = rec->trace.span, .flags = rec->arg };
+
+	if (records)
+		bpf_map_update_elem(&traces, &k, &t, BPF_ANY);
+}
+
 static __always_inline void record(__u32 pid, __u64 process, struct open_req *r, int status, __u64 lat)
 {
+	struct trace_key k = { .pid = pid, .id = r->req.id };
+	struct sqreq_trace *t = bpf_map_lookup_elem(&traces, &k);
 	struct sqreq_event *e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
 
 	if (!e) {
@@ -290,6 +318,12 @@ static __always_inline void record(__u32 pid, __u64 process, struct open_req *r,
 	e->bytes = r->bytes;
 	for (int i = 0; i < SQREQ_TOP_METHODS; i++)
 		e->top[i] = r->top[i];
+	if (t) {
+		e->trace = *t;
+		bpf_map_delete_elem(&traces, &k);
+	} else {
+		__builtin_memset(&e->trace, 0, sizeof(e->trace));
+	}
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -494,6 +528,9 @@ static long on_record(__u32 i, void *ctx)
 		break;
 	case SQ_EV_REQUEST_BEGIN:
 		on_begin(b, r);
+		break;
+	case SQ_EV_REQUEST_TRACE:
+		on_trace(b, r);
 		break;
 	case SQ_EV_REQUEST_END:
 	case SQ_EV_REQUEST_RUN:

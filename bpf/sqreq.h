@@ -38,6 +38,13 @@ struct sqreq_method {
 	__u64 ns;
 };
 
+/* A request's W3C trace context (SQ_EV_REQUEST_TRACE); span 0: it has none. */
+struct sqreq_trace {
+	__u64 trace_hi, trace_lo, parent, span;
+	__u32 flags;
+	__u32 pad;
+};
+
 /* --slowest: one record per ended request. */
 struct sqreq_event {
 	__u32 pid;
@@ -47,6 +54,7 @@ struct sqreq_event {
 	__u64 state_ns[SQ_GREEN_NSTATES];
 	__u64 allocations, bytes;
 	struct sqreq_method top[SQREQ_TOP_METHODS];
+	struct sqreq_trace trace;
 };
 
 #endif

@@ -86,6 +86,24 @@ rq_sqreq() {
         pass "req/sqreq --slowest 3: the slowest is the longest request (MAX), in order, each with its breakdown and the method that took it (${got##* })"
     else fail "req/sqreq --slowest" "status $RQ_STATUS: '$got' $(head -3 "$RQ_TMP/err")"; fi
 
+    # W3C trace context (tests/probes/RequestTrace.som): the four requests with a valid
+    # traceparent carry its trace id and parent and a span of their own (all distinct),
+    # whether their begin was held (three ran in one go) or written (GET /slow); the three
+    # with a malformed one have none.
+    rm -f "$RQ_TMP/trace.go"
+    "$RQ_TMP/sqvm" -cp tests/probes tests/probes/RequestTrace.som "$RQ_TMP/trace.go" >"$RQ_TMP/vm.out" 2>&1 </dev/null &
+    local vm=$!
+    start_bg "$RQ_TMP/out" "$RQ_TMP/err" "$RQ_TIMEOUT" "$RQ_TOOLS/sqreq" -j --slowest 10 -p "$vm"
+    wait_line "$RQ_TMP/out" "$RQ_TMP/err" '^Tracing ' "$BG_PID"
+    touch "$RQ_TMP/trace.go"
+    wait "$vm"
+    wait "$BG_PID"
+    got=$(jq -r '([.slowest | sort_by(.id)[] | "\(.id) \(.route) \(.trace_id) \(.parent_span_id)"] | join(",")),
+        ([.slowest[] | .span_id | select(. != null)] | unique | length)' "$RQ_TMP/out" 2>&1 | tr '\n' ' ')
+    if [ "$got" = "1 GET /t 4bf92f3577b34da6a3ce929d0e0e4736 00f067aa0ba902b7,2 GET /t 4bf92f3577b34da6a3ce929d0e0e4736 00f067aa0ba902b7,3 GET /slow 4bf92f3577b34da6a3ce929d0e0e4736 00000000000000a1,4 GET /t 4bf92f3577b34da6a3ce929d0e0e4736 00000000000000b2,5 GET /bad null null,6 GET /bad null null,7 GET /bad null null 4 " ]; then
+        pass "req/sqreq --slowest: each request's W3C trace id, parent and its own span; none for malformed traceparents"
+    else fail "req/sqreq --slowest: trace ids" "'$got' $(head -3 "$RQ_TMP/err")"; fi
+
     # A /cpu request begins and ends in one run of its process: the VM holds its begin
     # back and writes it as one record at its end, so its CPU samples are kept by its id
     # while it runs. All 72 requests: the 23 /cpu ones (about 45 ms, 45 samples at 999 Hz)

@@ -248,6 +248,10 @@ static void print_slowest_text(void)
 			printf(" %s %.3f", shown_heads[k], e->state_ns[shown_states[k]] / 1e6);
 		printf(", %llu objects, %llu bytes\n", (unsigned long long)e->allocations,
 		       (unsigned long long)e->bytes);
+		if (e->trace.span)
+			printf("    trace %016llx%016llx span %016llx parent %016llx\n",
+			       (unsigned long long)e->trace.trace_hi, (unsigned long long)e->trace.trace_lo,
+			       (unsigned long long)e->trace.span, (unsigned long long)e->trace.parent);
 		qsort(e->top, SQREQ_TOP_METHODS, sizeof(e->top[0]), by_share);
 		for (int k = 0; k < SQREQ_TOP_METHODS && e->top[k].method; k++)
 			printf("    %10.3f ms  %s\n", e->top[k].ns / 1e6, sq_printable(method_name(e->pid, e->top[k].method)));
@@ -272,6 +276,13 @@ static void print_slowest_json(void)
 		sq_json_str(stdout, route_name(e->pid, e->route));
 		printf(",\"status\":%d,\"latency_ms\":%.6f,\"breakdown\":", e->status, e->latency_ns / 1e6);
 		print_states_json(e->state_ns, 1);
+		/* W3C ids as hex, as traceparent writes them; null: no trace context */
+		if (e->trace.span)
+			printf(",\"trace_id\":\"%016llx%016llx\",\"span_id\":\"%016llx\",\"parent_span_id\":\"%016llx\"",
+			       (unsigned long long)e->trace.trace_hi, (unsigned long long)e->trace.trace_lo,
+			       (unsigned long long)e->trace.span, (unsigned long long)e->trace.parent);
+		else
+			printf(",\"trace_id\":null,\"span_id\":null,\"parent_span_id\":null");
 		printf(",\"allocations\":%llu,\"bytes\":%llu,\"methods\":[", (unsigned long long)e->allocations,
 		       (unsigned long long)e->bytes);
 		qsort(e->top, SQREQ_TOP_METHODS, sizeof(e->top[0]), by_share);
