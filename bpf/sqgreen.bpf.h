@@ -28,6 +28,15 @@ struct sq_green {
 	__u64 since_ns;		/* when it entered state */
 	__u32 state;		/* enum sq_green_state */
 	__u32 pad;
+	__u64 run_ns;		/* running or gc: when its run began (0: not seen), which a
+				 * collection inside the run does not end */
+	/* Its last wait (process__wait), for a tool that charges what it waited on when
+	 * the wait ends: written by the tool on the entry sq_green_enter answers, kept
+	 * until the next wait (sqsched). */
+	__u64 wait_on;		/* the Semaphore's identity hash (0: a Delay) */
+	__u64 wait_method;	/* the Method * it waited in */
+	__u64 wait_until_ns;	/* a Delay's end (the wait's time + its length) until it runs
+				 * again (0: none pending) */
 };
 
 /* Every process's state: green_find(pid, id) (bpf/sqslots.bpf.h). */
@@ -47,27 +56,49 @@ struct {
 	__type(value, struct sq_green_running);
 } green_running SEC(".maps");
 
+static __always_inline bool sq_green_runs(__u32 state)
+{
+	return state == SQ_GREEN_RUNNING || state == SQ_GREEN_GC;
+}
+
+/* Process id of VM pid enters state to (SQ_GREEN_NSTATES: it is gone) at now. *old gets
+ * its entry as it was (state SQ_GREEN_UNKNOWN and all 0 if it had none). Answers its
+ * entry now (NULL: gone, or no room), whose wait_* fields the caller may set. A run
+ * begins where it enters running from anything but gc. */
+static __always_inline struct sq_green *sq_green_enter(__u32 pid, __u64 id, __u32 to, __u64 now,
+						       struct sq_green *old)
+{
+	struct sq_green *g = green_find(pid, id), fresh = { .since_ns = now, .state = to };
+
+	if (g)
+		*old = *g;
+	else
+		__builtin_memset(old, 0, sizeof(*old));
+	if (to == SQ_GREEN_RUNNING && old->state != SQ_GREEN_GC)
+		fresh.run_ns = now;
+	else if (sq_green_runs(to) && sq_green_runs(old->state))
+		fresh.run_ns = old->run_ns;
+	if (to == SQ_GREEN_NSTATES) {
+		green_delete(pid, id);
+		return 0;
+	}
+	if (!g)
+		return green_insert(pid, id, &fresh);
+	g->state = to;
+	g->since_ns = now;
+	g->run_ns = fresh.run_ns;
+	return g;
+}
+
 /* Process id of VM pid enters state to (SQ_GREEN_NSTATES: it is gone) at now. Answers
  * the state it leaves, and in *ns how long it was in it (0 for SQ_GREEN_UNKNOWN). */
 static __always_inline __u32 sq_green_move(__u32 pid, __u64 id, __u32 to, __u64 now, __u64 *ns)
 {
-	struct sq_green *g = green_find(pid, id), fresh = { .since_ns = now, .state = to };
-	__u32 from = SQ_GREEN_UNKNOWN;
+	struct sq_green old;
 
-	*ns = 0;
-	if (g) {
-		from = g->state;
-		*ns = from == SQ_GREEN_UNKNOWN ? 0 : now - g->since_ns;
-	}
-	if (to == SQ_GREEN_NSTATES) {
-		green_delete(pid, id);
-	} else if (g) {
-		g->state = to;
-		g->since_ns = now;
-	} else {
-		green_insert(pid, id, &fresh);
-	}
-	return from;
+	sq_green_enter(pid, id, to, now, &old);
+	*ns = old.state == SQ_GREEN_UNKNOWN ? 0 : now - old.since_ns;
+	return old.state;
 }
 
 /* The state process id of VM pid is in (SQ_GREEN_UNKNOWN: not seen). */

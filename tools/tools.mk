@@ -30,6 +30,7 @@ TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 sqstat_SRCS := sqstat_prom.c sqmetrics.c sqhttp.c
 sqcalls_SRCS := sqmse.c sqintern.c
 sqflow_SRCS := sqflow_chrome.c
+sqsched_SRCS := sqsched_sems.c
 sqstack_SRCS := sqstack_walk.c
 sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c sqintern.c
 
