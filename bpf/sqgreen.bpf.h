@@ -61,23 +61,19 @@ static __always_inline bool sq_green_runs(__u32 state)
 	return state == SQ_GREEN_RUNNING || state == SQ_GREEN_GC;
 }
 
-/* Process id of VM pid enters state to (SQ_GREEN_NSTATES: it is gone) at now. *old gets
- * its entry as it was (state SQ_GREEN_UNKNOWN and all 0 if it had none). Answers its
- * entry now (NULL: gone, or no room), whose wait_* fields the caller may set. A run
- * begins where it enters running from anything but gc. */
-static __always_inline struct sq_green *sq_green_enter(__u32 pid, __u64 id, __u32 to, __u64 now,
-						       struct sq_green *old)
+/* Process id of VM pid, whose entry is g (NULL: none) in state from since its run began
+ * at run_ns, enters state to (SQ_GREEN_NSTATES: it is gone) at now. A run begins where
+ * it enters running from anything but gc. Answers its entry now (NULL: gone, or no
+ * room). */
+static __always_inline struct sq_green *sq_green_put(__u32 pid, __u64 id, struct sq_green *g, __u32 from,
+						     __u64 run_ns, __u32 to, __u64 now)
 {
-	struct sq_green *g = green_find(pid, id), fresh = { .since_ns = now, .state = to };
+	struct sq_green fresh = { .since_ns = now, .state = to };
 
-	if (g)
-		*old = *g;
-	else
-		__builtin_memset(old, 0, sizeof(*old));
-	if (to == SQ_GREEN_RUNNING && old->state != SQ_GREEN_GC)
+	if (to == SQ_GREEN_RUNNING && from != SQ_GREEN_GC)
 		fresh.run_ns = now;
-	else if (sq_green_runs(to) && sq_green_runs(old->state))
-		fresh.run_ns = old->run_ns;
+	else if (sq_green_runs(to) && sq_green_runs(from))
+		fresh.run_ns = run_ns;
 	if (to == SQ_GREEN_NSTATES) {
 		green_delete(pid, id);
 		return 0;
@@ -90,15 +86,35 @@ static __always_inline struct sq_green *sq_green_enter(__u32 pid, __u64 id, __u3
 	return g;
 }
 
+/* Process id of VM pid enters state to (SQ_GREEN_NSTATES: it is gone) at now. *old gets
+ * its entry as it was (state SQ_GREEN_UNKNOWN and all 0 if it had none). Answers its
+ * entry now (NULL: gone, or no room), whose wait_* fields the caller may set. */
+static __always_inline struct sq_green *sq_green_enter(__u32 pid, __u64 id, __u32 to, __u64 now,
+						       struct sq_green *old)
+{
+	struct sq_green *g = green_find(pid, id);
+
+	if (g)
+		*old = *g;
+	else
+		__builtin_memset(old, 0, sizeof(*old));
+	return sq_green_put(pid, id, g, old->state, old->run_ns, to, now);
+}
+
 /* Process id of VM pid enters state to (SQ_GREEN_NSTATES: it is gone) at now. Answers
  * the state it leaves, and in *ns how long it was in it (0 for SQ_GREEN_UNKNOWN). */
 static __always_inline __u32 sq_green_move(__u32 pid, __u64 id, __u32 to, __u64 now, __u64 *ns)
 {
-	struct sq_green old;
+	struct sq_green *g = green_find(pid, id);
+	__u32 from = SQ_GREEN_UNKNOWN;
 
-	sq_green_enter(pid, id, to, now, &old);
-	*ns = old.state == SQ_GREEN_UNKNOWN ? 0 : now - old.since_ns;
-	return old.state;
+	*ns = 0;
+	if (g) {
+		from = g->state;
+		*ns = from == SQ_GREEN_UNKNOWN ? 0 : now - g->since_ns;
+	}
+	sq_green_put(pid, id, g, from, g ? g->run_ns : 0, to, now);
+	return from;
 }
 
 /* The state process id of VM pid is in (SQ_GREEN_UNKNOWN: not seen). */
