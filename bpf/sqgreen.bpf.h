@@ -21,23 +21,6 @@
 
 #include "sqslots.bpf.h"
 
-#define SQ_GREEN_MAX_PROCS 65536	/* in the spill */
-#define SQ_GREEN_SLOTS 16384
-
-struct sq_green {
-	__u64 since_ns;		/* when it entered state */
-	__u32 state;		/* enum sq_green_state */
-	__u32 pad;
-	__u64 run_ns;		/* running or gc: when its run began (0: not seen), which a
-				 * collection inside the run does not end */
-	/* Its last wait (process__wait), for a tool that charges what it waited on when
-	 * the wait ends: written by the tool on the entry sq_green_enter answers, kept
-	 * until the next wait (sqsched). */
-	__u64 wait_on;		/* the Semaphore's identity hash (0: a Delay) */
-	__u64 wait_method;	/* the Method * it waited in */
-	__u64 wait_until_ns;	/* a Delay's end (the wait's time + its length) until it runs
-				 * again (0: none pending) */
-};
 
 /* Every process's state: green_find(pid, id) (bpf/sqslots.bpf.h). */
 SQ_SLOTS(green, struct sq_green, SQ_GREEN_SLOTS, SQ_GREEN_MAX_PROCS)
@@ -80,9 +63,13 @@ static __always_inline struct sq_green *sq_green_put(__u32 pid, __u64 id, struct
 	}
 	if (!g)
 		return green_insert(pid, id, &fresh);
-	g->state = to;
-	g->since_ns = now;
+	/* the run first: sqsched's user space reads the table as it changes, and must not
+	 * see a state of running with an older run's start (the JITs keep the order of
+	 * stores on x86-64: bpf/sqslots.bpf.h) */
 	g->run_ns = fresh.run_ns;
+	asm volatile("" ::: "memory");
+	g->since_ns = now;
+	g->state = to;
 	return g;
 }
 

@@ -19,6 +19,7 @@ const volatile bool events = false;	/* -e */
 /* Looked up on every record: a slot table (bpf/sqslots.bpf.h), stats_find(pid, id). */
 SQ_SLOTS(stats, struct sqsched_stats, SQSCHED_SLOTS, SQSCHED_MAX_PROCS)
 _Static_assert(sizeof(struct stats_slot) == sizeof(struct sqsched_slot), "sqsched.h: the slot's layout");
+_Static_assert(sizeof(struct green_slot) == sizeof(struct sqsched_green_slot), "sqsched.h: the green slot's layout");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

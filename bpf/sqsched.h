@@ -4,6 +4,7 @@
 #define SQSCHED_H
 
 #include "sqcommon.h"
+#include "sqgreen.h"
 
 #define SQSCHED_MAX_PROCS 16384	/* in the spill */
 #define SQSCHED_SLOTS 16384
@@ -61,6 +62,16 @@ struct sqsched_sem_key {
 
 struct sqsched_sem_stats {
 	__u64 waits, wait_ns, max_ns;
+};
+
+/* A slot of bpf/sqgreen.bpf.h's table of process states (the layout of
+ * bpf/sqslots.bpf.h, which the BPF side asserts): user space reads the runs in progress. */
+struct sqsched_green_slot {
+	__u64 used;
+	__u64 id;
+	__u32 pid;
+	__u32 pad;
+	struct sq_green v;
 };
 
 /* -e: one switch. */

@@ -364,6 +364,14 @@ tt_sqsched() {
             pass "tools/sqsched -P: the Semaphores table names Lock>>grab, waiter (3) and holder (2); RUN_MAXms of computer 45+"
         else fail "tools/sqsched -P (Semaphores table, RUN_MAXms)" "status $TT_STATUS: '$got' $(head -20 "$TT_TMP/out")"; fi
     else tt_failed_start "tools/sqsched -P"; fi
+
+    # a process that never yields: the report comes while its one run (1.5 s) goes on
+    if tt_run_pid -- SchedSpin -- sqsched -j -d 0.6; then
+        got=$(jq -r '.processes[] | select(.name == "spinner") | "\(.activations) \(.max_run_ns >= 400000000) \(.max_run_ns < 1500000000)"' "$TT_TMP/out" 2>&1)
+        if [ "$TT_STATUS" = 0 ] && [ "$got" = "1 true true" ]; then
+            pass "tools/sqsched -j -d 0.6: the run in progress of a process that never yields is its max_run_ns (0.4 s or more)"
+        else fail "tools/sqsched -j, a run in progress" "status $TT_STATUS: '$got' $(head -3 "$TT_TMP/err")"; fi
+    else tt_failed_start "tools/sqsched -j -d 0.6"; fi
 }
 
 # ---- sqflow --------------------------------------------------------------------

@@ -8,6 +8,7 @@
  * process probes. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -192,6 +193,53 @@ static size_t take_slots(int fd, struct row *rows, size_t nrows, size_t *nactive
 	return nrows;
 }
 
+/* A run of process (pid, id) in progress now, in state g, counts in its row's longest
+ * run so far, if the interval shows it: a process that never yields has no run that
+ * ended. Not once its VM is gone (its last process stays running in the table). */
+static void run_in_progress(struct rows *rows, __u32 pid, __u64 id, const struct sq_green *g, __u64 now)
+{
+	if ((g->state != SQ_GREEN_RUNNING && g->state != SQ_GREEN_GC) || !g->run_ns || g->run_ns > now ||
+	    (kill((pid_t)pid, 0) && errno == ESRCH))
+		return;
+	for (size_t i = 0; i < rows->n; i++) {
+		struct sqsched_stats *s = &rows->r[i].st;
+
+		if (rows->r[i].key.pid == pid && rows->r[i].key.id == id) {
+			if (now - g->run_ns > s->max_run_ns)
+				s->max_run_ns = now - g->run_ns;
+			return;
+		}
+	}
+}
+
+/* The runs in progress: the process states of bpf/sqgreen.bpf.h's table (its array in one
+ * batch, then its spill). */
+static void runs_in_progress(struct sqsched_bpf *skel, struct rows *rows)
+{
+	static struct sqsched_green_slot slots[SQ_GREEN_SLOTS];
+	static __u32 keys[SQ_GREEN_SLOTS];
+	__u32 count = SQ_GREEN_SLOTS, out = 0;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bpf_map__fd(skel->maps.green_spill), err;
+	__u64 now = sq_mono_ns();
+	struct sqsched_key *spilled;
+	struct sq_green g;
+	size_t n;
+
+	err = bpf_map_lookup_batch(bpf_map__fd(skel->maps.green_slots), NULL, &out, keys, slots, &count, &opts);
+	if (err && errno != ENOENT)
+		return;
+	for (__u32 i = 0; i < count; i++)
+		if (slots[i].used == 1)
+			run_in_progress(rows, slots[i].pid, slots[i].id, &slots[i].v, now);
+	if (!skel->bss->green_spilled || !(spilled = sq_map_keys(fd, sizeof(*spilled), SQ_GREEN_MAX_PROCS, &n)))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!bpf_map_lookup_elem(fd, &spilled[i], &g))
+			run_in_progress(rows, spilled[i].pid, spilled[i].id, &g, now);
+	free(spilled);
+}
+
 static int take_rows(struct sqsched_bpf *skel, struct rows *out)
 {
 	int fd = bpf_map__fd(skel->maps.stats_spill);
@@ -232,6 +280,7 @@ static int take_rows(struct sqsched_bpf *skel, struct rows *out)
 	out->r = rows;
 	out->n = nactive;
 	out->all = nrows;
+	runs_in_progress(skel, out);
 	return 0;
 }
 
