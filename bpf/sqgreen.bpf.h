@@ -21,14 +21,6 @@
 
 #include "sqslots.bpf.h"
 
-#define SQ_GREEN_MAX_PROCS 65536	/* in the spill */
-#define SQ_GREEN_SLOTS 16384
-
-struct sq_green {
-	__u64 since_ns;		/* when it entered state */
-	__u32 state;		/* enum sq_green_state */
-	__u32 pad;
-};
 
 /* Every process's state: green_find(pid, id) (bpf/sqslots.bpf.h). */
 SQ_SLOTS(green, struct sq_green, SQ_GREEN_SLOTS, SQ_GREEN_MAX_PROCS)
@@ -47,11 +39,60 @@ struct {
 	__type(value, struct sq_green_running);
 } green_running SEC(".maps");
 
+static __always_inline bool sq_green_runs(__u32 state)
+{
+	return state == SQ_GREEN_RUNNING || state == SQ_GREEN_GC;
+}
+
+/* Process id of VM pid, whose entry is g (NULL: none) in state from since its run began
+ * at run_ns, enters state to (SQ_GREEN_NSTATES: it is gone) at now. A run begins where
+ * it enters running from anything but gc. Answers its entry now (NULL: gone, or no
+ * room). */
+static __always_inline struct sq_green *sq_green_put(__u32 pid, __u64 id, struct sq_green *g, __u32 from,
+						     __u64 run_ns, __u32 to, __u64 now)
+{
+	struct sq_green fresh = { .since_ns = now, .state = to };
+
+	if (to == SQ_GREEN_RUNNING && from != SQ_GREEN_GC)
+		fresh.run_ns = now;
+	else if (sq_green_runs(to) && sq_green_runs(from))
+		fresh.run_ns = run_ns;
+	if (to == SQ_GREEN_NSTATES) {
+		green_delete(pid, id);
+		return 0;
+	}
+	if (!g)
+		return green_insert(pid, id, &fresh);
+	/* the run first: sqsched's user space reads the table as it changes, and must not
+	 * see a state of running with an older run's start (the JITs keep the order of
+	 * stores on x86-64: bpf/sqslots.bpf.h) */
+	g->run_ns = fresh.run_ns;
+	asm volatile("" ::: "memory");
+	g->since_ns = now;
+	g->state = to;
+	return g;
+}
+
+/* Process id of VM pid enters state to (SQ_GREEN_NSTATES: it is gone) at now. *old gets
+ * its entry as it was (state SQ_GREEN_UNKNOWN and all 0 if it had none). Answers its
+ * entry now (NULL: gone, or no room), whose wait_* fields the caller may set. */
+static __always_inline struct sq_green *sq_green_enter(__u32 pid, __u64 id, __u32 to, __u64 now,
+						       struct sq_green *old)
+{
+	struct sq_green *g = green_find(pid, id);
+
+	if (g)
+		*old = *g;
+	else
+		__builtin_memset(old, 0, sizeof(*old));
+	return sq_green_put(pid, id, g, old->state, old->run_ns, to, now);
+}
+
 /* Process id of VM pid enters state to (SQ_GREEN_NSTATES: it is gone) at now. Answers
  * the state it leaves, and in *ns how long it was in it (0 for SQ_GREEN_UNKNOWN). */
 static __always_inline __u32 sq_green_move(__u32 pid, __u64 id, __u32 to, __u64 now, __u64 *ns)
 {
-	struct sq_green *g = green_find(pid, id), fresh = { .since_ns = now, .state = to };
+	struct sq_green *g = green_find(pid, id);
 	__u32 from = SQ_GREEN_UNKNOWN;
 
 	*ns = 0;
@@ -59,14 +100,7 @@ static __always_inline __u32 sq_green_move(__u32 pid, __u64 id, __u32 to, __u64 
 		from = g->state;
 		*ns = from == SQ_GREEN_UNKNOWN ? 0 : now - g->since_ns;
 	}
-	if (to == SQ_GREEN_NSTATES) {
-		green_delete(pid, id);
-	} else if (g) {
-		g->state = to;
-		g->since_ns = now;
-	} else {
-		green_insert(pid, id, &fresh);
-	}
+	sq_green_put(pid, id, g, from, g ? g->run_ns : 0, to, now);
 	return from;
 }
 

@@ -3,7 +3,9 @@
  * GC probes (the process and I/O events in batches, squeak:sched__batch): per process, activations, time on the CPU, the run-queue latency
  * (process__ready to process__activate, as runqlat measures it for threads) as a
  * histogram, and the time spent blocked on Semaphores, Delays and descriptors and
- * paused by collections. The states are bpf/sqgreen.bpf.h's; every interval of a
+ * paused by collections; its longest run and how late its Delays let it run again;
+ * and the Semaphore waits by Semaphore, method, waiter and the process whose signal
+ * ended them. The states are bpf/sqgreen.bpf.h's; every interval of a
  * process's life is charged to the one state it was in. All of it is aggregated here;
  * -e also sends one event per switch. */
 #include "sqvm.bpf.h"
@@ -17,6 +19,7 @@ const volatile bool events = false;	/* -e */
 /* Looked up on every record: a slot table (bpf/sqslots.bpf.h), stats_find(pid, id). */
 SQ_SLOTS(stats, struct sqsched_stats, SQSCHED_SLOTS, SQSCHED_MAX_PROCS)
 _Static_assert(sizeof(struct stats_slot) == sizeof(struct sqsched_slot), "sqsched.h: the slot's layout");
+_Static_assert(sizeof(struct green_slot) == sizeof(struct sqsched_green_slot), "sqsched.h: the green slot's layout");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -29,6 +32,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sqsched_stats);
 } zero_stats SEC(".maps");
+
+/* The Semaphore waits (sqsched.h): a row per (VM, Semaphore, method, waiter, signaller). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SQSCHED_MAX_SEM_ROWS);
+	__type(key, struct sqsched_sem_key);
+	__type(value, struct sqsched_sem_stats);
+} sems SEC(".maps");
 
 /* Per VM thread: the process that ran there last (for -e's "from"). */
 struct {
@@ -61,15 +72,156 @@ static __always_inline struct sqsched_stats *stats_of(__u32 pid, __u64 id, const
 	return s;
 }
 
-/* Process id enters state to: the time in the state it leaves goes to its stats (and
- * an activation, if it is one: one stats lookup for both). Answers that time if it was
- * ready (its run-queue latency), else 0. */
-static __always_inline __u64 move(__u32 pid, __u64 id, __u32 to, __u64 now, const char *name, bool activation)
+/* process__ready's reason when a Semaphore's signal made the process ready
+ * (probes/README.md: 0 resumed, 1 signalled, 2 its Delay expired, 3 yielded, 4 io). */
+#define READY_SIGNALLED 1
+
+/* The records are the probes' events, handled in order with each record's own time
+ * (the VM's, when the event happened; the batch arrives later). They are all one VM
+ * thread's: its running process and the one that ran last stay here while the batch
+ * is walked, and go back to their maps after it. */
+struct batch_state {
+	__u32 pid, tid;
+	struct sq_green_running cur;
+	__u64 last;		/* the process that ran last on the thread (0: none seen) */
+};
+
+/* A batch's Semaphore waits, added up here before they go to the sems map: a handoff
+ * between a few processes makes the same few rows over and over, and comparing a key
+ * with a few others costs less than hashing it into the map (tests/bench/tools.sh's
+ * sqsched row, a ping-pong of two processes: 47.5 ns of BPF a switch without it, 38.4
+ * with it, kernel.bpf_stats_enabled; 28.3 before the table). Flushed at the end
+ * of every batch. */
+#define SEM_PENDING 4
+
+struct sem_pending {
+	__u32 n;
+	__u32 pad;
+	struct {
+		struct sqsched_sem_key key;
+		struct sqsched_sem_stats st;
+	} e[SEM_PENDING];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sem_pending);
+} sem_pendings SEC(".maps");
+
+/* add into k's row of the sems map. Verified once (bpf/sqvm.bpf.h), as the two below. */
+SQ_VERIFIED_ONCE int sem_row_add(const struct sqsched_sem_key *k, const struct sqsched_sem_stats *add)
 {
-	__u64 ns;
-	__u32 from = sq_green_move(pid, id, to, now, &ns);
+	static const struct sqsched_sem_stats zero;
+	struct sqsched_sem_stats *s;
+	struct sq_vm_offsets *vm;
+	bool created = false;
+	__u32 pid;
+
+	if (!k || !add)
+		return 0;
+	s = sq_lookup_or_init(&sems, k, &zero, &created);
+	if (!s) {
+		__sync_fetch_and_add(&lost, add->waits);
+		return 0;
+	}
+	pid = k->pid;
+	if (created && (vm = bpf_map_lookup_elem(&vms, &pid)))
+		sq_remember_method(pid, k->method, vm->method_print_name);
+	/* plain adds: a row is one VM's, whose one thread runs this */
+	s->waits += add->waits;
+	s->wait_ns += add->wait_ns;
+	if (add->max_ns > s->max_ns)
+		s->max_ns = add->max_ns;
+	return 0;
+}
+
+/* This CPU's pending Semaphore rows into the sems map. */
+SQ_VERIFIED_ONCE int sem_flush(void)
+{
+	__u32 zero = 0;
+	struct sem_pending *p = bpf_map_lookup_elem(&sem_pendings, &zero);
+
+	if (!p)
+		return 0;
+	for (__u32 i = 0; i < SEM_PENDING; i++) {
+		if (i >= p->n)
+			break;
+		sem_row_add(&p->e[i].key, &p->e[i].st);
+	}
+	p->n = 0;
+	return 0;
+}
+
+static __always_inline bool same_sem_key(const struct sqsched_sem_key *a, const struct sqsched_sem_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	for (int i = 0; i < sizeof(*a) / 8; i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
+}
+
+/* A Semaphore wait that ended after ns: into its pending row (a new one, the table
+ * flushed first if it is full). */
+SQ_VERIFIED_ONCE int sem_wait_end(const struct sqsched_sem_key *k, __u64 ns)
+{
+	__u32 zero = 0, n, i, at = SEM_PENDING;
+	struct sem_pending *p = bpf_map_lookup_elem(&sem_pendings, &zero);
+
+	if (!p || !k)
+		return 0;
+	n = p->n;
+	for (i = 0; i < SEM_PENDING; i++) {
+		if (i >= n)
+			break;
+		if (same_sem_key(&p->e[i].key, k)) {
+			at = i;
+			break;
+		}
+	}
+	if (at == SEM_PENDING) {
+		if (n >= SEM_PENDING) {
+			sem_flush();
+			n = 0;
+		}
+		at = n & (SEM_PENDING - 1);
+		p->e[at].key = *k;
+		__builtin_memset(&p->e[at].st, 0, sizeof(p->e[at].st));
+		p->n = at + 1;
+	}
+	at &= SEM_PENDING - 1;
+	p->e[at].st.waits++;
+	p->e[at].st.wait_ns += ns;
+	if (ns > p->e[at].st.max_ns)
+		p->e[at].st.max_ns = ns;
+	return 0;
+}
+
+/* Process id enters state to: the time in the state it leaves goes to its stats (and
+ * an activation, if it is one: one stats lookup for both). r is the record that moves
+ * it (NULL: a collection's edge, or another process's activation), b the batch's
+ * state (NULL outside a batch). Answers that time if it was ready (its run-queue
+ * latency), else 0. */
+static __always_inline __u64 move(const struct batch_state *b, const SqEventRecord *r, __u32 pid, __u64 id,
+				  __u32 to, __u64 now, const char *name, bool activation)
+{
+	struct sq_green old;
+	struct sq_green *g = sq_green_enter(pid, id, to, now, &old);
+	__u32 from = old.state;
+	__u64 ns = from == SQ_GREEN_UNKNOWN ? 0 : now - old.since_ns, t;
 	struct sqsched_stats *s;
 
+	/* What it waits on, for the end of the wait; a Delay's end stays until it runs. */
+	if (g && r && r->kind == SQ_EV_PROCESS_WAIT) {
+		g->wait_on = r->process.semaphore;
+		g->wait_method = r->process.method;
+		g->wait_until_ns = r->process.semaphore ? 0 : r->ts + r->process.timeout;
+	} else if (g && old.wait_until_ns && !(from == SQ_GREEN_DELAY && to == SQ_GREEN_READY)) {
+		g->wait_until_ns = 0;
+	}
 	if (from == SQ_GREEN_UNKNOWN && !name)
 		return 0;
 	s = stats_of(pid, id, name);
@@ -78,6 +230,18 @@ static __always_inline __u64 move(__u32 pid, __u64 id, __u32 to, __u64 now, cons
 	/* Plain adds: a process's row is written by its VM's one thread. */
 	if (activation)
 		s->activations++;
+	if (sq_green_runs(from) && !sq_green_runs(to) && old.run_ns) {
+		t = now - old.run_ns;
+		if (t > s->max_run_ns)
+			s->max_run_ns = t;
+	}
+	if (from == SQ_GREEN_READY && to == SQ_GREEN_RUNNING && old.wait_until_ns) {
+		t = now > old.wait_until_ns ? now - old.wait_until_ns : 0;
+		s->delay_overshoots++;
+		s->delay_overshoot_ns += t;
+		if (t > s->delay_overshoot_max_ns)
+			s->delay_overshoot_max_ns = t;
+	}
 	switch (from) {
 	case SQ_GREEN_RUNNING:
 		s->cpu_ns += ns;
@@ -91,10 +255,20 @@ static __always_inline __u64 move(__u32 pid, __u64 id, __u32 to, __u64 now, cons
 			s->runq_max_ns = ns;
 		s->slots[sq_hist_slot(millis ? ns / 1000000 : ns / 1000)]++;
 		return ns;
-	case SQ_GREEN_SEMAPHORE:
+	case SQ_GREEN_SEMAPHORE: {
+		struct sqsched_sem_key k = { .pid = pid, .semaphore = old.wait_on, .method = old.wait_method,
+					     .waiter = id };
+
 		s->sem_waits++;
 		s->sem_wait_ns += ns;
+		/* the process that signalled runs on the thread when the waiter is readied */
+		if (b && r && r->kind == SQ_EV_PROCESS_READY && r->arg == READY_SIGNALLED && b->cur.known)
+			k.signaller = b->cur.id;
+		sem_wait_end(&k, ns);
+		if (!b)		/* outside a batch: no flush follows */
+			sem_flush();
 		break;
+	}
 	case SQ_GREEN_DELAY:
 		s->delay_waits++;
 		s->delay_wait_ns += ns;
@@ -111,25 +285,16 @@ static __always_inline __u64 move(__u32 pid, __u64 id, __u32 to, __u64 now, cons
 	return 0;
 }
 
-/* The records are the probes' events, handled in order with each record's own time
- * (the VM's, when the event happened; the batch arrives later). They are all one VM
- * thread's: its running process and the one that ran last stay here while the batch
- * is walked, and go back to their maps after it. */
-struct batch_state {
-	__u32 pid, tid;
-	struct sq_green_running cur;
-	__u64 last;		/* the process that ran last on the thread (0: none seen) */
-};
-
-static __always_inline void on_activate(struct batch_state *b, __u64 id, const char *name, __u64 now)
+static __always_inline void on_activate(struct batch_state *b, const SqEventRecord *r, __u64 id, const char *name,
+					__u64 now)
 {
 	__u64 lat, from, prev;
 	__u32 tid = b->tid;
 
 	sq_green_activate_in(&b->cur, id, &prev);
 	if (prev)
-		move(b->pid, prev, SQ_GREEN_UNKNOWN, now, NULL, false);
-	lat = move(b->pid, id, SQ_GREEN_RUNNING, now, name, true);
+		move(b, NULL, b->pid, prev, SQ_GREEN_UNKNOWN, now, NULL, false);
+	lat = move(b, r, b->pid, id, SQ_GREEN_RUNNING, now, name, true);
 	/* The process that ran last on this VM thread, even if it has stopped running
 	 * (blocked, ended): 0 only before the first activation seen. */
 	from = b->last;
@@ -151,18 +316,19 @@ static __always_inline void on_activate(struct batch_state *b, __u64 id, const c
 	}
 }
 
-/* id stops running (if it was) and enters state to. */
-static __always_inline void stop_into(struct batch_state *b, __u64 id, const char *name, __u32 to, __u64 now)
+/* id (r's process) stops running (if it was) and enters state to. */
+static __always_inline void stop_into(struct batch_state *b, const SqEventRecord *r, __u64 id, const char *name,
+				      __u32 to, __u64 now)
 {
 	sq_green_stop_in(&b->cur, id);
-	move(b->pid, id, to, now, name, false);
+	move(b, r, b->pid, id, to, now, name, false);
 }
 
-static __always_inline void on_exit(struct batch_state *b, __u64 id, __u64 now)
+static __always_inline void on_exit(struct batch_state *b, const SqEventRecord *r, __u64 id, __u64 now)
 {
 	struct sqsched_stats *s;
 
-	stop_into(b, id, NULL, SQ_GREEN_NSTATES, now);
+	stop_into(b, r, id, NULL, SQ_GREEN_NSTATES, now);
 	s = stats_find(b->pid, id);
 	if (s)
 		s->exited = 1;
@@ -179,19 +345,19 @@ static long on_record(__u32 i, void *ctx)
 	name = (const char *)r->process.name;
 	switch (r->kind) {
 	case SQ_EV_PROCESS_ACTIVATE:
-		on_activate(b, r->process.id, name, r->ts);
+		on_activate(b, r, r->process.id, name, r->ts);
 		break;
 	case SQ_EV_PROCESS_READY:
-		stop_into(b, r->process.id, name, SQ_GREEN_READY, r->ts);
+		stop_into(b, r, r->process.id, name, SQ_GREEN_READY, r->ts);
 		break;
 	case SQ_EV_PROCESS_WAIT:
-		stop_into(b, r->process.id, name, sq_green_wait_state(r->process.semaphore), r->ts);
+		stop_into(b, r, r->process.id, name, sq_green_wait_state(r->process.semaphore), r->ts);
 		break;
 	case SQ_EV_IO_WAIT:
-		stop_into(b, r->process.id, name, SQ_GREEN_IO, r->ts);
+		stop_into(b, r, r->process.id, name, SQ_GREEN_IO, r->ts);
 		break;
 	case SQ_EV_PROCESS_EXIT:
-		on_exit(b, r->process.id, r->ts);
+		on_exit(b, r, r->process.id, r->ts);
 		break;
 	}
 	return 0;
@@ -211,6 +377,7 @@ int BPF_USDT(sched_batch, __u64 records, __u32 count)
 	last = bpf_map_lookup_elem(&last_ran, &b.tid);
 	b.last = last ? *last : 0;
 	bpf_loop(n, on_record, &b, 0);
+	sem_flush();
 	sq_green_running_store(b.tid, &b.cur);
 	if (b.last)
 		bpf_map_update_elem(&last_ran, &b.tid, &b.last, BPF_ANY);
@@ -223,7 +390,7 @@ static __always_inline int gc_edge(bool begin)
 	__u64 pt = bpf_get_current_pid_tgid(), id;
 
 	if (sq_green_current((__u32)pt, &id))
-		move(pt >> 32, id, begin ? SQ_GREEN_GC : SQ_GREEN_RUNNING, bpf_ktime_get_ns(), NULL, false);
+		move(NULL, NULL, pt >> 32, id, begin ? SQ_GREEN_GC : SQ_GREEN_RUNNING, bpf_ktime_get_ns(), NULL, false);
 	return 0;
 }
 
@@ -232,5 +399,13 @@ int BPF_USDT(gc_begin) { return gc_edge(true); }
 
 SEC("usdt")
 int BPF_USDT(gc_end) { return gc_edge(false); }
+
+/* A VM that starts while sqsched traces: where its Methods keep their names. */
+SEC("usdt")
+int BPF_USDT(vm_start, char *version, __u64 offsets)
+{
+	sq_learn_vm(offsets);
+	return 0;
+}
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -326,6 +326,54 @@ $(cat "$TT_TMP/out")"; fi
     else fail "tools/sqgc interval count" "status $TT_STATUS, $reports reports, $stamps stamps: $(cat "$TT_TMP/out" "$TT_TMP/err")"; fi
 }
 
+# ---- sqsched (its other cases: tests/family.sh) ---------------------------------
+
+# SchedLock: holder and waiter take a Lock in turns 7 times (7 blocked waits in
+# Lock>>grab, each ended by holder's signal 20 ms later), then sleeper's 5 ms Delay
+# ends while computer computes for 50 ms without yielding. Lower bounds only, each
+# several ms under what the program guarantees, and each far above what it would be
+# with the feature broken (0, or a few us).
+tt_sqsched() {
+    local got
+    tt_have_jq "tools/sqsched -j" || return
+    if tt_run_pid -- SchedLock -- sqsched -j; then
+        got=$(jq -r '(.processes | map({(.name): .}) | add) as $p |
+            (.semaphores | map(select(.method == "Lock>>grab"))) as $g |
+            ([keys_unsorted[]] | join(",")),
+            ($g | length),
+            ($g[0] | "\(.waits) \(.waiter) \(.waiter_id == $p.waiter.id) \(.signaller) \(.signaller_id == $p.holder.id) \(.wait_ns >= 7 * 15000000) \(.max_ns >= 15000000) \(.max_ns <= .wait_ns)"),
+            ([.semaphores[] | .method] | sort | join(" ")),
+            "\($p.sleeper.delay_overshoots) \($p.sleeper.delay_overshoot_ns >= 40000000) \($p.sleeper.delay_overshoot_ns == $p.sleeper.delay_overshoot_max_ns) \($p.computer.max_run_ns >= 45000000) \($p.holder.delay_overshoots)"' \
+            "$TT_TMP/out" 2>&1 | tr '\n' ';')
+        if [ "$TT_STATUS" = 0 ] && [ "$got" = "type,time,unit,processes,semaphores,lost;1;7 waiter true holder true true true true;Lock>>await Lock>>grab Lock>>hold SchedLock>>run:;1 true true true 7;" ]; then
+            pass "tools/sqsched -j: 7 waits in Lock>>grab, waiter waited, holder signalled; a 5 ms Delay 40+ ms late behind a 45+ ms run"
+        else fail "tools/sqsched -j (semaphores, max_run_ns, delay_overshoot_ns)" "status $TT_STATUS: '$got' $(head -3 "$TT_TMP/err")"; fi
+    else tt_failed_start "tools/sqsched -j"; fi
+
+    # the text: the Semaphores table (IDs are the VM's serials: main 1, holder 2, waiter 3),
+    # and -P's longest run column
+    if tt_run_pid -- SchedLock -- sqsched -P; then
+        got=$(awk -v pid="$TT_VM_PID" '
+            /^Semaphores: / { t = 1; next }
+            t && /^PID +SEMAPHORE +WAITS +WAIT_ms +MAX_ms +METHOD +WAITER +SIGNALLER$/ { h = 1; next }
+            t && $1 == pid && $6 == "Lock>>grab" { g = $3 " " $7 " " $8 " " $9 " " $10 }
+            !t && $1 == pid && $3 == "computer" && NF == 14 { c = ($13 >= 45) }
+            /RUN_MAXms +DLY_LATEms$/ { r = 1 }
+            END { print h + 0, r + 0, c + 0, g }' "$TT_TMP/out")
+        if [ "$TT_STATUS" = 0 ] && [ "$got" = "1 1 1 7 waiter (3) holder (2)" ]; then
+            pass "tools/sqsched -P: the Semaphores table names Lock>>grab, waiter (3) and holder (2); RUN_MAXms of computer 45+"
+        else fail "tools/sqsched -P (Semaphores table, RUN_MAXms)" "status $TT_STATUS: '$got' $(head -20 "$TT_TMP/out")"; fi
+    else tt_failed_start "tools/sqsched -P"; fi
+
+    # a process that never yields: the report comes while its one run (1.5 s) goes on
+    if tt_run_pid -- SchedSpin -- sqsched -j -d 0.6; then
+        got=$(jq -r '.processes[] | select(.name == "spinner") | "\(.activations) \(.max_run_ns >= 400000000) \(.max_run_ns < 1500000000)"' "$TT_TMP/out" 2>&1)
+        if [ "$TT_STATUS" = 0 ] && [ "$got" = "1 true true" ]; then
+            pass "tools/sqsched -j -d 0.6: the run in progress of a process that never yields is its max_run_ns (0.4 s or more)"
+        else fail "tools/sqsched -j, a run in progress" "status $TT_STATUS: '$got' $(head -3 "$TT_TMP/err")"; fi
+    else tt_failed_start "tools/sqsched -j -d 0.6"; fi
+}
+
 # ---- sqflow --------------------------------------------------------------------
 
 tt_sqflow() {
@@ -625,6 +673,7 @@ tt_tier() {
     tt_batches
     tt_sqgc
     tt_sqflow
+    tt_sqsched
     tt_containers
     tt_common
 }

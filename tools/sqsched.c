@@ -2,10 +2,13 @@
 /* sqsched - the green-process scheduling of sqvm processes: per process, how often it
  * ran, for how long, how long it waited in the run queue once ready (a histogram, like
  * runqlat for threads), how long it was blocked on Semaphores, on Delays and on I/O,
- * and how long collections paused it;
- * -e prints one line per switch. Counted in the kernel from the process probes. */
+ * how long collections paused it, its longest run and how late its Delays let it run
+ * again; per Semaphore, its waits, who waited on it most and who signalled them
+ * (tools/sqsched_sems.c); -e prints one line per switch. Counted in the kernel from the
+ * process probes. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #include "sqloop.h"
 #include "sqoutput.h"
 #include "sqsched.h"
+#include "sqsched_sems.h"
 #include "sqsched.skel.h"
 
 enum order { BY_CPU, BY_ACTIVATIONS, BY_RUNQ, BY_WAIT, BY_ID };
@@ -28,13 +32,16 @@ static struct env {
 	bool events;		/* -e */
 	bool per_process;	/* -P */
 	long top;		/* -n */
+	bool top_set;
 	enum order order;	/* -s */
 } env;
 
 const char *argp_program_version = "sqsched (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
 "Show how the green processes of sqvm processes are scheduled: activations, CPU\n"
-"time, run-queue latency, time blocked on Semaphores, Delays and I/O, and GC pauses.\n"
+"time, run-queue latency, time blocked on Semaphores, Delays and I/O, GC pauses,\n"
+"the longest run and Delay overshoot; and the Semaphores waited on, with who waited\n"
+"and who signalled.\n"
 "\n"
 "USAGE: sqsched [-h] [-p PID] [--vm PATH] [-e] [-P] [-m] [-n N]\n"
 "               [-s cpu|activations|runq|wait|id] [-d DURATION] [-T] [-j] [-v]\n"
@@ -50,9 +57,9 @@ static const char doc[] =
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
 	{ "events", 'e', NULL, 0, "Print one line per process switch", 0 },
-	{ "per-process", 'P', NULL, 0, "A run-queue latency histogram per process (default: one for all)", 0 },
+	{ "per-process", 'P', NULL, 0, "A run-queue latency histogram per process (default: one for all), and the longest run and Delay overshoot columns", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Histograms and times in milliseconds (default: us)", 0 },
-	{ "top", 'n', "N", 0, "The top N processes (default: all)", 0 },
+	{ "top", 'n', "N", 0, "The top N processes and Semaphores (default: all processes, 16 Semaphores)", 0 },
 	{ "sort", 's', "ORDER", 0, "cpu (default), activations, runq, wait or id", 0 },
 	{},
 };
@@ -77,6 +84,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'n':
 		if (sq_parse_long(arg, 0, 1000000, &env.top))
 			argp_error(state, "invalid number of processes '%s'", arg);
+		env.top_set = true;
 		break;
 	case 's':
 		env.order = (enum order)-1;
@@ -99,7 +107,25 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 struct row {
 	struct sqsched_key key;
 	struct sqsched_stats st;
+	bool active;		/* it did something in the interval (else it only names a process) */
 };
+
+/* An interval's rows: the active ones first (the table), then the others. */
+struct rows {
+	struct row *r;
+	size_t n, all;
+};
+
+/* Processes a Semaphore's table names: any live one the stats tables hold. */
+static const char *process_name(void *ctx, __u32 pid, __u64 id)
+{
+	const struct rows *rows = ctx;
+
+	for (size_t i = 0; i < rows->all; i++)
+		if (rows->r[i].key.pid == pid && rows->r[i].key.id == id)
+			return rows->r[i].st.name[0] ? rows->r[i].st.name : NULL;
+	return NULL;
+}
 
 static int by_order(const void *pa, const void *pb)
 {
@@ -130,8 +156,9 @@ static bool take_stats(struct sqsched_stats *st, struct sqsched_stats *kept)
 	return st->activations || st->sem_waits || st->delay_waits || st->io_waits || st->cpu_ns;
 }
 
-/* The processes of the slot table's array (bpf/sqslots.bpf.h): read in one batch. */
-static size_t take_slots(int fd, struct row *rows, size_t nrows)
+/* The processes of the slot table's array (bpf/sqslots.bpf.h): read in one batch. At
+ * most SQSCHED_MAX_PROCS active ones, and rows for room for twice that. */
+static size_t take_slots(int fd, struct row *rows, size_t nrows, size_t *nactive)
 {
 	static struct sqsched_slot slots[SQSCHED_SLOTS];
 	static __u32 keys[SQSCHED_SLOTS];
@@ -141,7 +168,7 @@ static size_t take_slots(int fd, struct row *rows, size_t nrows)
 
 	if (err && errno != ENOENT)
 		return nrows;
-	for (__u32 i = 0; i < count && nrows < SQSCHED_MAX_PROCS; i++) {
+	for (__u32 i = 0; i < count && *nactive < SQSCHED_MAX_PROCS; i++) {
 		struct sqsched_slot *sl = &slots[i], next = { 0 };
 		bool active;
 
@@ -156,30 +183,77 @@ static size_t take_slots(int fd, struct row *rows, size_t nrows)
 			next.pid = sl->pid;
 		}
 		bpf_map_update_elem(fd, &keys[i], &next, BPF_EXIST);
-		if (active) {
-			rows[nrows].key.pid = sl->pid;
-			rows[nrows].key.id = sl->id;
-			rows[nrows].st = sl->st;
-			nrows++;
-		}
+		rows[nrows].key.pid = sl->pid;
+		rows[nrows].key.id = sl->id;
+		rows[nrows].st = sl->st;
+		rows[nrows].active = active;
+		nrows++;
+		*nactive += active;
 	}
 	return nrows;
 }
 
-static int take_rows(struct sqsched_bpf *skel, struct row **out, size_t *n)
+/* A run of process (pid, id) in progress now, in state g, counts in its row's longest
+ * run so far, if the interval shows it: a process that never yields has no run that
+ * ended. Not once its VM is gone (its last process stays running in the table). */
+static void run_in_progress(struct rows *rows, __u32 pid, __u64 id, const struct sq_green *g, __u64 now)
+{
+	if ((g->state != SQ_GREEN_RUNNING && g->state != SQ_GREEN_GC) || !g->run_ns || g->run_ns > now ||
+	    (kill((pid_t)pid, 0) && errno == ESRCH))
+		return;
+	for (size_t i = 0; i < rows->n; i++) {
+		struct sqsched_stats *s = &rows->r[i].st;
+
+		if (rows->r[i].key.pid == pid && rows->r[i].key.id == id) {
+			if (now - g->run_ns > s->max_run_ns)
+				s->max_run_ns = now - g->run_ns;
+			return;
+		}
+	}
+}
+
+/* The runs in progress: the process states of bpf/sqgreen.bpf.h's table (its array in one
+ * batch, then its spill). */
+static void runs_in_progress(struct sqsched_bpf *skel, struct rows *rows)
+{
+	static struct sqsched_green_slot slots[SQ_GREEN_SLOTS];
+	static __u32 keys[SQ_GREEN_SLOTS];
+	__u32 count = SQ_GREEN_SLOTS, out = 0;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bpf_map__fd(skel->maps.green_spill), err;
+	__u64 now = sq_mono_ns();
+	struct sqsched_key *spilled;
+	struct sq_green g;
+	size_t n;
+
+	err = bpf_map_lookup_batch(bpf_map__fd(skel->maps.green_slots), NULL, &out, keys, slots, &count, &opts);
+	if (err && errno != ENOENT)
+		return;
+	for (__u32 i = 0; i < count; i++)
+		if (slots[i].used == 1)
+			run_in_progress(rows, slots[i].pid, slots[i].id, &slots[i].v, now);
+	if (!skel->bss->green_spilled || !(spilled = sq_map_keys(fd, sizeof(*spilled), SQ_GREEN_MAX_PROCS, &n)))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!bpf_map_lookup_elem(fd, &spilled[i], &g))
+			run_in_progress(rows, spilled[i].pid, spilled[i].id, &g, now);
+	free(spilled);
+}
+
+static int take_rows(struct sqsched_bpf *skel, struct rows *out)
 {
 	int fd = bpf_map__fd(skel->maps.stats_spill);
-	size_t nkeys, nrows = 0;
+	size_t nkeys, nrows = 0, nactive = 0, k = 0;
 	struct sqsched_key *keys = sq_map_keys(fd, sizeof(*keys), SQSCHED_MAX_PROCS, &nkeys);
-	struct row *rows = calloc(SQSCHED_MAX_PROCS, sizeof(*rows));
+	struct row *rows = calloc(SQSCHED_SLOTS + SQSCHED_MAX_PROCS, sizeof(*rows));
 
 	if (!keys || !rows) {
 		free(keys);
 		free(rows);
 		return -ENOMEM;
 	}
-	nrows = take_slots(bpf_map__fd(skel->maps.stats_slots), rows, 0);
-	for (size_t i = 0; i < nkeys && nrows < SQSCHED_MAX_PROCS; i++) {
+	nrows = take_slots(bpf_map__fd(skel->maps.stats_slots), rows, 0, &nactive);
+	for (size_t i = 0; i < nkeys && nactive < SQSCHED_MAX_PROCS; i++) {
 		struct row *r = &rows[nrows];
 		struct sqsched_stats kept;
 
@@ -192,16 +266,32 @@ static int take_rows(struct sqsched_bpf *skel, struct row **out, size_t *n)
 				__atomic_fetch_sub(&skel->bss->stats_spilled, 1, __ATOMIC_RELAXED);
 		} else
 			bpf_map_update_elem(fd, &keys[i], &kept, BPF_EXIST);
-		if (active)
-			nrows++;
+		r->active = active;
+		nactive += active;
+		nrows++;
 	}
 	free(keys);
-	*out = rows;
-	*n = nrows;
+	for (size_t i = 0; i < nrows; i++)	/* the active ones first */
+		if (rows[i].active) {
+			struct row t = rows[k];
+			rows[k++] = rows[i];
+			rows[i] = t;
+		}
+	out->r = rows;
+	out->n = nactive;
+	out->all = nrows;
+	runs_in_progress(skel, out);
 	return 0;
 }
 
-static void print_text(struct row *rows, size_t n, __u64 lost)
+/* The Semaphores a table shows: -n's, or SQSCHED_SEMS_TOP. */
+static size_t sems_shown(size_t n)
+{
+	return env.top_set ? sq_shown(n, env.top) : sq_shown(n, SQSCHED_SEMS_TOP);
+}
+
+static void print_text(struct row *rows, size_t n, const struct sqsched_sem *sems, size_t nsems,
+		       const struct sqsched_sem_names *names, __u64 lost)
 {
 	size_t shown = sq_shown(n, env.top);
 	__u64 all[SQ_MAX_SLOTS] = { 0 };
@@ -212,20 +302,27 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	if (env.c.timestamp)
 		sq_print_time_header(stdout);
 	qsort(rows, n, sizeof(*rows), by_order);
-	printf("%-7s %5s %-20s %11s %10s %10s %10s %10s %11s %12s %10s %9s\n", "PID", "ID", "PROCESS", "ACTIVATIONS",
+	printf("%-7s %5s %-20s %11s %10s %10s %10s %10s %11s %12s %10s %9s", "PID", "ID", "PROCESS", "ACTIVATIONS",
 	       "CPU_ms", "RUNQ_us", "RUNQ_MAXus", "SEM_WAITS", "SEM_ms", "DELAY_ms", "IO_ms", "GC_ms");
+	if (env.per_process)	/* the default table stays as it was */
+		printf(" %10s %12s", "RUN_MAXms", "DLY_LATEms");
+	printf("\n");
 	for (size_t i = 0; i < shown; i++) {
 		const struct sqsched_stats *s = &rows[i].st;
 		char name[24];
 		snprintf(name, sizeof(name), "%.20s", sq_printable(s->name[0] ? s->name : "?"));
-		printf("%-7u %5llu %-20s %11llu %10.3f %10.1f %10.1f %10llu %11.3f %12.3f %10.3f %9.3f\n", rows[i].key.pid,
+		printf("%-7u %5llu %-20s %11llu %10.3f %10.1f %10.1f %10llu %11.3f %12.3f %10.3f %9.3f", rows[i].key.pid,
 		       (unsigned long long)rows[i].key.id, name, (unsigned long long)s->activations, s->cpu_ns / 1e6,
 		       s->runq_count ? s->runq_ns / 1e3 / s->runq_count : 0.0, s->runq_max_ns / 1e3,
 		       (unsigned long long)s->sem_waits, s->sem_wait_ns / 1e6, s->delay_wait_ns / 1e6, s->io_wait_ns / 1e6,
 		       s->gc_ns / 1e6);
+		if (env.per_process)
+			printf(" %10.3f %12.3f", s->max_run_ns / 1e6, s->delay_overshoot_max_ns / 1e6);
+		printf("\n");
 	}
 	if (shown < n)
 		printf("... %zu more process%s (-n 0 shows all)\n", n - shown, n - shown == 1 ? "" : "es");
+	sqsched_sems_print_text(stdout, sems, nsems, sems_shown(nsems), names);
 	for (size_t i = 0; i < n; i++)
 		for (int k = 0; k < SQ_MAX_SLOTS; k++)
 			all[k] += rows[i].st.slots[k];
@@ -244,7 +341,8 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	fflush(stdout);
 }
 
-static void print_json(struct row *rows, size_t n, __u64 lost)
+static void print_json(struct row *rows, size_t n, const struct sqsched_sem *sems, size_t nsems,
+		       const struct sqsched_sem_names *names, __u64 lost)
 {
 	size_t shown = sq_shown(n, env.top);
 	char time[48];
@@ -263,12 +361,19 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 		       (unsigned long long)s->runq_max_ns);
 		sq_json_log2_hist(stdout, s->slots, SQ_MAX_SLOTS);
 		printf("},\"semaphore_waits\":%llu,\"semaphore_wait_ns\":%llu,\"delay_waits\":%llu,\"delay_wait_ns\":%llu,"
-		       "\"io_waits\":%llu,\"io_wait_ns\":%llu,\"gcs\":%llu,\"gc_ns\":%llu,\"exited\":%s}",
+		       "\"io_waits\":%llu,\"io_wait_ns\":%llu,\"gcs\":%llu,\"gc_ns\":%llu,\"exited\":%s",
 		       (unsigned long long)s->sem_waits, (unsigned long long)s->sem_wait_ns,
 		       (unsigned long long)s->delay_waits, (unsigned long long)s->delay_wait_ns,
 		       (unsigned long long)s->io_waits, (unsigned long long)s->io_wait_ns, (unsigned long long)s->gcs,
 		       (unsigned long long)s->gc_ns, s->exited ? "true" : "false");
+		/* after "exited": the fields before it are as they always were */
+		printf(",\"max_run_ns\":%llu,\"delay_overshoots\":%llu,\"delay_overshoot_ns\":%llu,"
+		       "\"delay_overshoot_max_ns\":%llu}", (unsigned long long)s->max_run_ns,
+		       (unsigned long long)s->delay_overshoots, (unsigned long long)s->delay_overshoot_ns,
+		       (unsigned long long)s->delay_overshoot_max_ns);
 	}
+	printf("],\"semaphores\":[");
+	sqsched_sems_print_json(stdout, sems, sems_shown(nsems), names);
 	printf("],\"lost\":%llu}\n", (unsigned long long)lost);
 	fflush(stdout);
 }
@@ -277,19 +382,26 @@ static int report(void *ctx, bool last)
 {
 	struct sqsched_bpf *skel = ctx;
 	__u64 lost = sq_take(&skel->bss->lost);
-	struct row *rows;
-	size_t n;
-	int err = take_rows(skel, &rows, &n);
+	struct sqsched_sem *sems = NULL;
+	struct rows rows;
+	size_t nsems = 0;
+	int err = take_rows(skel, &rows);
+	struct sqsched_sem_names names = { .process = process_name, .ctx = &rows,
+					   .names_fd = bpf_map__fd(skel->maps.names),
+					   .vms_fd = bpf_map__fd(skel->maps.vms) };
 
+	if (!err && (err = sqsched_sems_take(bpf_map__fd(skel->maps.sems), &sems, &nsems)))
+		free(rows.r);
 	if (err) {
 		fprintf(stderr, "sqsched: reading the counts: %s\n", strerror(-err));
 		return err;
 	}
 	if (env.c.format == SQ_FORMAT_JSON)
-		print_json(rows, n, lost);
+		print_json(rows.r, rows.n, sems, nsems, &names, lost);
 	else
-		print_text(rows, n, lost);
-	free(rows);
+		print_text(rows.r, rows.n, sems, nsems, &names, lost);
+	free(sems);
+	free(rows.r);
 	return 0;
 }
 
@@ -352,7 +464,12 @@ int main(int argc, char **argv)
 		err = sq_attach(&env.c, skel->progs.gc_begin, "gc__incremental__begin");
 	if (!err)
 		err = sq_attach(&env.c, skel->progs.gc_begin, "gc__full__begin");
+	if (!err)
+		err = sq_attach(&env.c, skel->progs.vm_start, "vm__start");
 	if (!err) {
+		/* the VMs running now, for the Semaphore table's method names (later ones
+		 * announce themselves in vm__start) */
+		sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), "naming its methods");
 		skel->bss->sq_batch_since_ns = sq_mono_ns();
 		err = sq_attach(&env.c, skel->progs.sched_batch, "sched__batch");
 	}

@@ -32,6 +32,7 @@ sqcalls_SRCS := sqmse.c sqintern.c
 sqflow_SRCS := sqflow_slices.c sqflow_chrome.c sqflow_perfetto.c sqpb.c sqintern.c
 sqdoctor_SRCS := sqdoctor_run.c sqdoctor_rules.c sqdoctor_mem.c sqdoctor_sched.c sqdoctor_io.c \
                  sqdoctor_report.c sqdoctor_html.c sqjson.c
+sqsched_SRCS := sqsched_sems.c
 sqstack_SRCS := sqstack_walk.c
 sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c sqintern.c
 

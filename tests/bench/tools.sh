@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tests/bench/tools.sh - what the tools cost: start-up to attached for each libbpf tool
 # beside the equivalent bpftrace script, and what each event costs the traced VM under
-# sqalloc (exact and --sample), sqgc, sqcalls and sqflow, as the VM's own CPU time. Root only.
+# sqalloc (exact and --sample), sqgc, sqcalls, sqflow and sqsched, as the VM's own CPU time. Root only.
 #
 #   make bench-tools                  (build/sqvm)
 #   tests/bench/tools.sh VM [VM...]   the per-event costs of several VM binaries, side by
@@ -47,6 +47,7 @@ startup "bpftrace objectalloc (equivalent)" "^Tracing" \
 runs=${BENCH_RUNS:-3}
 NALLOC=${BENCH_ALLOCS:-3000000}
 NCALLS=${BENCH_CALLS:-1000000}
+NSWITCHES=${BENCH_SWITCHES:-4000000}
 TICK=$(getconf CLK_TCK)
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # utime + stime (field 2 has no spaces)
@@ -117,3 +118,8 @@ row "sqcalls (per call: entry + return)" calls "$NCALLS" "$base_calls" build/too
 # sqflow traps on every entry and return; -M with a selector nothing has drops every event
 # in BPF, so that printing the flow is not what is measured
 row "sqflow -M none (per call)" calls "$NCALLS" "$base_calls" build/tools/sqflow -M zzzNoSuchSelector
+# sqsched: every switch of ToolCost's ping-pong is three sched__batch records (a
+# Semaphore wait, the signal's ready, the activation), each a Semaphore wait's row
+base_switches=$(costs switches "$NSWITCHES")
+row "nothing attached ($NSWITCHES switches)" switches "$NSWITCHES" "$base_switches"
+row "sqsched (per switch: wait, ready, activation)" switches "$NSWITCHES" "$base_switches" build/tools/sqsched
