@@ -196,7 +196,7 @@ void sqd_rule_delay(const struct sq_evidence *e, struct sq_finding *f)
 	if (!sqd_need(e, SQD_SCHED, f))
 		return;
 	for (const struct sq_jv *p = sq_jv_first(sq_jv_get(sched_summary(e), "processes")); p; p = p->next) {
-		double n = sqd_num(p, "delay_waits"), m = n >= 3 ? sqd_num(p, "delay_overshoot_ns") / n : 0;
+		double n = sqd_num(p, "delay_overshoots"), m = n >= 3 ? sqd_num(p, "delay_overshoot_ns") / n : 0;
 		if (!sq_jv_get(p, "delay_overshoot_ns")) {
 			sqd_no_evidence(f, "sqsched does not measure Delay overshoot (an older sqsched)");
 			return;
@@ -215,5 +215,5 @@ void sqd_rule_delay(const struct sq_evidence *e, struct sq_finding *f)
 	sqd_found(f, sqd_ramp(mean / 1e6, 2, 10), sqd_name(top, "name"),
 		  "%s's Delays end %.1f ms late on average (the latest %.1f ms), over %.0f waits",
 		  sqd_name(top, "name"), mean / 1e6, sqd_num(top, "delay_overshoot_max_ns") / 1e6,
-		  sqd_num(top, "delay_waits"));
+		  sqd_num(top, "delay_overshoots"));
 }
