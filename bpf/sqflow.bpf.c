@@ -7,6 +7,8 @@
  * copied to it. */
 #include "sqvm.bpf.h"
 #include "sqgreen.bpf.h"
+#include "sqrequest.bpf.h"
+#include "sqbatch.bpf.h"
 #include "sqflow.h"
 
 /* Options, set by user space before load. */
@@ -250,6 +252,148 @@ int BPF_USDT(process_ready, __u64 id, char *name, int reason)
 	if (reason == 3)	/* the running process yields or is preempted */
 		sq_green_learn((__u32)bpf_get_current_pid_tgid(), id);
 	remember_process(id, name);
+	return 0;
+}
+
+/* ===================================================================== */
+/* Requests: req__batch's records, as sqreq reads them                   */
+/* ===================================================================== */
+
+/* The request each process has open (bpf/sqrequest.bpf.h's rules), and the trace
+ * context of the requests that have one, by id, from its record (right before the
+ * request's begin or run) until the request ends (LRU: one never ended goes). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sq_request_key);
+	__type(value, struct sq_request);
+} open_reqs SEC(".maps");
+
+struct trace_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct trace_key);
+	__type(value, SqEvTrace);
+} traces SEC(".maps");
+
+__u64 req_nested = 0;	/* begun while their process had one open: not followed */
+__u64 req_unseen = 0;	/* ended, begun before tracing did */
+
+struct req_batch_state {
+	__u32 pid, tid;
+};
+
+/* The whole request r of process, ended at end_ns with status, to user space. */
+static __always_inline void emit_request(struct req_batch_state *b, const struct sq_request *r, __u64 process,
+					 __u64 end_ns, int status)
+{
+	struct trace_key k = { .pid = b->pid, .id = r->id };
+	SqEvTrace *t = bpf_map_lookup_elem(&traces, &k);
+	struct sqflow_request *e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&lost, 1);
+		return;
+	}
+	e->begin_ns = r->begin_ns;
+	e->end_ns = end_ns;
+	e->id = r->id;
+	e->route_addr = r->route;
+	e->process = process;
+	e->pid = b->pid;
+	e->tid = b->tid;
+	e->status = status;
+	e->trace_hi = e->trace_lo = e->parent = e->span = 0;
+	e->pad = 0;
+	if (t) {
+		e->trace_hi = t->trace_hi;
+		e->trace_lo = t->trace_lo;
+		e->parent = t->parent;
+		e->span = t->span;
+		bpf_map_delete_elem(&traces, &k);
+	}
+	if (bpf_probe_read_user_str(e->route, sizeof(e->route), (const void *)r->route) == SQ_NAME_LEN)
+		sq_remember_name(b->pid, r->route, (const void *)r->route);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static long on_req_record(__u32 i, void *ctx)
+{
+	const SqEventRecord *rec = sq_batch_record(i);
+	struct req_batch_state *b = ctx;
+	struct sq_request_key k;
+	struct sq_request r = {}, *open;
+
+	if (!rec)
+		return 1;
+	switch (rec->kind) {
+	case SQ_EV_REQUEST_TRACE: {
+		struct trace_key tk = { .pid = b->pid, .id = rec->trace.id };
+		SqEvTrace t = rec->trace;
+
+		bpf_map_update_elem(&traces, &tk, &t, BPF_ANY);
+		break;
+	}
+	case SQ_EV_REQUEST_BEGIN:
+		k = sq_request_key(b->pid, rec->req.process);
+		if (!sq_request_may_begin(&open_reqs, &k, &req_nested))
+			break;
+		r.id = rec->req.id;
+		r.route = rec->req.route;
+		r.begin_ns = rec->ts;
+		if (bpf_map_update_elem(&open_reqs, &k, &r, BPF_NOEXIST))
+			__sync_fetch_and_add(&lost, 1);
+		break;
+	case SQ_EV_REQUEST_END:
+		k = sq_request_key(b->pid, rec->req.process);
+		open = sq_request_ending(&open_reqs, &k, rec->req.id, &req_unseen);
+		if (!open)
+			break;
+		r = *open;
+		bpf_map_delete_elem(&open_reqs, &k);
+		emit_request(b, &r, rec->req.process, rec->ts, (int)rec->arg);
+		break;
+	case SQ_EV_REQUEST_RUN:
+		/* a request that ran whole: as sqreq's ran(), a begin and an end at once */
+		k = sq_request_key(b->pid, rec->req.process);
+		if (rec->req.began < sq_batch_since_ns) {
+			__sync_fetch_and_add(&req_unseen, 1);
+			break;
+		}
+		if (!sq_request_may_begin(&open_reqs, &k, &req_nested))
+			break;
+		r.id = rec->req.id;
+		r.route = rec->req.route;
+		r.begin_ns = rec->req.began;
+		emit_request(b, &r, rec->req.process, rec->ts, (int)rec->arg);
+		break;
+	case SQ_EV_PROCESS_EXIT:
+		/* request__end (status -1) came first: this forgets one never seen to end */
+		k = sq_request_key(b->pid, rec->process.id);
+		bpf_map_delete_elem(&open_reqs, &k);
+		break;
+	}
+	return 0;
+}
+
+/* squeak:req__batch: the requests' records (and the scheduler's of their processes,
+ * which the calls' probes already tell). */
+SEC("usdt")
+int BPF_USDT(req_batch, __u64 records, __u32 count)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct req_batch_state b = { .pid = pt >> 32, .tid = (__u32)pt };
+	__u32 n = sq_batch_load(records, count);
+
+	if (n)
+		bpf_loop(n, on_req_record, &b, 0);
 	return 0;
 }
 

@@ -29,6 +29,23 @@ struct sqflow_event {
 	char def_class[SQ_NAME_LEN];	/* class that defines that method */
 };
 
+/* A request, whole, once it has ended (req__batch's records, paired as
+ * bpf/sqrequest.bpf.h says, the way sqreq pairs them): its slice on the track of its
+ * green process. The ring buffer carries these and struct sqflow_event: told apart by
+ * their sizes. */
+struct sqflow_request {
+	__u64 begin_ns, end_ns;	/* CLOCK_MONOTONIC */
+	__u64 id;		/* request__begin's: 1, 2, ... per VM */
+	__u64 route_addr;	/* its interned name in the VM */
+	__u64 process;		/* the owner */
+	__u64 trace_hi, trace_lo;	/* the W3C trace id, big-endian halves */
+	__u64 parent, span;	/* the caller's span and the request's own; span 0: no trace */
+	__u32 pid, tid;
+	__s32 status;		/* -1, -2: as request__end's */
+	__u32 pad;
+	char route[SQ_NAME_LEN];	/* its first SQ_NAME_LEN - 1 bytes */
+};
+
 /* The key of the names of green processes (the proc_names map: the first SQ_NAME_LEN - 1
  * bytes of the name the scheduler probes give, read at the first that names it). */
 struct sqflow_proc_key {

@@ -230,10 +230,36 @@ static void print_json(const struct sqflow_event *e, const struct names *n)
 /* Main                                                                  */
 /* ===================================================================== */
 
+/* A whole request (the ring buffer's other record): a slice of the trace; the other
+ * formats are the calls' alone. */
+static void handle_request(const struct sqflow_request *r)
+{
+	char copy[SQ_NAME_LEN];
+	const char *route;
+
+	if (!slices)
+		return;
+	memcpy(copy, r->route, sizeof(copy));
+	copy[SQ_NAME_LEN - 1] = '\0';
+	route = strnlen(copy, SQ_NAME_LEN) < SQ_NAME_LEN - 1
+			? copy
+			: sq_map_name_or(names_fd, r->pid, r->route_addr, copy, SQ_NAME_LEN, NULL);
+	sqflow_slices_request(slices, r, route ? route : copy);
+}
+
+_Static_assert(sizeof(struct sqflow_request) != sizeof(struct sqflow_event), "told apart by size");
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	const struct sqflow_event *e = data;
 	struct names n;
+
+	if (size == sizeof(struct sqflow_request)) {
+		handle_request(data);
+		return sq_rb_yield();
+	}
+	if (size < sizeof(*e))
+		return 0;
 
 	names_of(e, &n);
 	if (!wanted(&n))
@@ -314,6 +340,11 @@ static int attach_calls(struct sqflow_bpf *skel)
 		err = sq_attach(&env.c, skel->progs.method_entry, "method__entry");
 	if (!err && !env.no_blocks)
 		err = sq_attach(&env.c, skel->progs.block_entry, "block__entry");
+	/* the requests, for a trace: their records from now on (sqbatch.bpf.h) */
+	if (!err && (env.c.format == SQ_FORMAT_CHROME || env.c.format == SQ_FORMAT_PERFETTO)) {
+		skel->bss->sq_batch_since_ns = sq_mono_ns();
+		err = sq_attach(&env.c, skel->progs.req_batch, "req__batch");
+	}
 	return err;
 }
 

@@ -64,6 +64,28 @@ static bool before_slice(void *ctx, const struct sqflow_track *t, const struct s
 	return true;
 }
 
+/* A request: its route, id and W3C trace context (lower-case hex, as in traceparent;
+ * none without one) as args, which --merge reads back to link it to the browser's fetch. */
+static void write_request(void *ctx, const struct sqflow_track *t, const struct sqflow_request *r, const char *route)
+{
+	struct chrome *c = ctx;
+
+	fprintf(c->out, ",\n{\"name\":");
+	sq_json_str(c->out, route);
+	fprintf(c->out, ",\"cat\":\"request\",\"ph\":\"X\",\"ts\":");
+	write_us(c->out, r->begin_ns - c->base_ns);
+	fprintf(c->out, ",\"dur\":");
+	write_us(c->out, r->end_ns - r->begin_ns);
+	fprintf(c->out, ",\"pid\":%u,\"tid\":%u,\"args\":{\"route\":", t->pid, t->out_tid);
+	sq_json_str(c->out, route);
+	fprintf(c->out, ",\"request_id\":%llu,\"status\":%d", (unsigned long long)r->id, r->status);
+	if (r->span)
+		fprintf(c->out, ",\"trace_id\":\"%016llx%016llx\",\"span_id\":\"%016llx\",\"parent_span_id\":\"%016llx\"",
+			(unsigned long long)r->trace_hi, (unsigned long long)r->trace_lo,
+			(unsigned long long)r->span, (unsigned long long)r->parent);
+	fprintf(c->out, "}}");
+}
+
 static void finish(void *ctx, __u64 events, __u64 lost, __u64 left_out)
 {
 	struct chrome *c = ctx;
@@ -78,7 +100,8 @@ struct sqflow_sink sqflow_chrome_sink(FILE *out, __u64 base_ns)
 {
 	struct chrome *c = calloc(1, sizeof(*c));
 	struct sqflow_sink sink = {
-		.ctx = c, .track = write_track_names, .end = end_slice, .before = before_slice, .finish = finish,
+		.ctx = c, .track = write_track_names, .end = end_slice, .before = before_slice, .request = write_request,
+		.finish = finish,
 	};
 
 	if (!c)

@@ -272,6 +272,23 @@ void sqflow_slices_event(struct sqflow_slices *s, const struct sqflow_event *e, 
 	}
 }
 
+void sqflow_slices_request(struct sqflow_slices *s, const struct sqflow_request *r, const char *route)
+{
+	struct sqflow_request cut = *r;
+	struct track *t;
+
+	if (cut.begin_ns < s->base_ns)
+		cut.begin_ns = s->base_ns;
+	if (s->end_ns && cut.end_ns > s->end_ns)
+		cut.end_ns = s->end_ns;
+	if (cut.end_ns < cut.begin_ns || !(t = track_of(s, r->pid, r->tid, r->process))) {
+		s->left_out++;
+		return;
+	}
+	if (s->sink.request)
+		s->sink.request(s->sink.ctx, &t->id, &cut, route ? route : "?");
+}
+
 void sqflow_slices_stop(struct sqflow_slices *s, __u64 end_ns)
 {
 	s->end_ns = end_ns < s->base_ns ? s->base_ns : end_ns;

@@ -57,6 +57,10 @@ struct sqflow_sink {
 	 * start, and every slice told on t so far lies within it. False: the writer could
 	 * not keep it (counted as left out). */
 	bool (*before)(void *ctx, const struct sqflow_track *t, const struct sqflow_call *c, __u64 end_ns);
+	/* A request on t from r->begin_ns to r->end_ns (within the window), named route:
+	 * told once it has ended, in no order with t's calls (a writer of whole slices, as
+	 * Chrome's JSON, writes it then; a streaming one, as Perfetto's, sorts by time). */
+	void (*request)(void *ctx, const struct sqflow_track *t, const struct sqflow_request *r, const char *route);
 	/* The trace's end: events seen, lost by the BPF side, left out here. Frees ctx. */
 	void (*finish)(void *ctx, __u64 events, __u64 lost, __u64 left_out);
 };
@@ -84,6 +88,10 @@ struct sqflow_slices *sqflow_slices_begin(struct sqflow_sink sink, sqflow_namer 
 /* One entry or return, its call named name ("Point>>x", malloc'ed: kept while the call
  * is open, then freed; NULL: "?"). */
 void sqflow_slices_event(struct sqflow_slices *s, const struct sqflow_event *e, char *name);
+
+/* A whole request (bpf/sqflow.h), its route named route (NULL: "?"), to the track of its
+ * green process; its times are cut to the window, one wholly outside it is left out. */
+void sqflow_slices_request(struct sqflow_slices *s, const struct sqflow_request *r, const char *route);
 
 /* The trace's window ends at end_ns (when detaching began): later events are left out,
  * and calls still open are told as ending there. */
