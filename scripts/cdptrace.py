@@ -12,6 +12,8 @@ tracing and writes Chromium's JSON trace to OUT.json. Prints the promise's value
 trace's ts are Chromium's TimeTicks in microseconds: CLOCK_MONOTONIC on Linux, the clock
 of sqvm's probes and sqflow's trace."""
 import argparse
+import base64
+import fcntl
 import json
 import os
 import shutil
@@ -30,10 +32,9 @@ class Pipe:
         self.from_chrome, from_chrome_w = os.pipe()
         # Chromium reads commands on fd 3 and writes answers on fd 4
         def fds():
-            # through fds above 4 first: one of the pipe's may be 3 or 4 already
-            r, w = os.dup(to_chrome_r) + 10, os.dup(from_chrome_w) + 10
-            os.dup2(to_chrome_r, r)
-            os.dup2(from_chrome_w, w)
+            # through free fds above 4 first: one of the pipe's may be 3 or 4 already
+            r = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD, 5)
+            w = fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD, 5)
             os.dup2(r, 3)
             os.dup2(w, 4)
         self.proc = subprocess.Popen(
@@ -116,7 +117,6 @@ def main():
                 chunk = cdp.send("IO.read", {"handle": stream, "size": 1 << 20})
                 data = chunk.get("data", "")
                 if chunk.get("base64Encoded"):
-                    import base64
                     out.write(base64.b64decode(data))
                 else:
                     out.write(data.encode())
