@@ -311,7 +311,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_watchdog_arm(5000);
 	if (!(f = open_memstream(&out, &len)))
 		abort();
-	write_trace(sqflow_chrome_sink(f, BASE_NS), f, data, size, &end_ns, &max_ts);
+	write_trace(sqflow_chrome_sink(f, BASE_NS, NULL, NULL), f, data, size, &end_ns, &max_ts);
 	/* what is written lies within the window: to its end or the latest time seen (times
 	 * come from the kernel's clock, which does not go back: a window closed before the
 	 * latest event is the fuzzer's, and the writer's answer is its latest time) */

@@ -28,6 +28,7 @@
 #              once; doctor: sqdoctor on its corpus of seeded faults (tests/doctor/) and
 #              on clean runs (AWFY, examples/http under wrk); perfetto: sqflow
 #              --format=perfetto decoded by protoc against the JSON of the same run;
+#              browser: headless Chromium's fetches and sqflow --merge's one timeline;
 #              names: names from a target printed escaped; hostile: every tool against
 #              fake VMs whose debug offsets, frames and names lie (tests/hostile/); verifier:
 #              every tool's BPF programs verify within 100,000 instructions; deb: make deb's
@@ -224,7 +225,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/perfetto.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/monitoring.sh tests/faults.sh tests/doctor.sh tests/names.sh tests/hostile.sh tests/verifier.sh tests/sqprof.sh tests/bpftrace.sh tests/deb.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/perfetto.sh tests/browser.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/monitoring.sh tests/faults.sh tests/doctor.sh tests/names.sh tests/hostile.sh tests/verifier.sh tests/sqprof.sh tests/bpftrace.sh tests/deb.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done

@@ -24,6 +24,7 @@
 
 #define OPT_NO_BLOCKS 0x2001
 #define OPT_BUFFER 0x2002
+#define OPT_MERGE 0x2003
 
 static struct env {
 	struct sq_common c;
@@ -32,6 +33,8 @@ static struct env {
 	long max_depth;			/* -D; 0: no limit */
 	bool no_blocks;			/* --no-blocks */
 	__u64 buffer;			/* --buffer: ring buffer bytes */
+	const char *merge;		/* --merge: a browser's trace */
+	bool format_given;		/* --format */
 } env = { .buffer = 8 << 20 };
 
 const char *argp_program_version = "sqflow (sqvm tools) " SQTOOLS_VERSION;
@@ -40,7 +43,8 @@ static const char doc[] =
 "\n"
 "USAGE: sqflow [-h] [-p PID] [--vm PATH] [-C CLASS] [-M SELECTOR] [-D DEPTH]\n"
 "              [--no-blocks] [--format=text|json|chrome|perfetto]\n"
-"              [--buffer SIZE] [-d DURATION] [-T] [-j] [-v] [interval [count]]\n"
+"              [--merge FILE] [--buffer SIZE] [-d DURATION] [-T] [-j] [-v]\n"
+"              [interval [count]]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqflow -p 185                  # every method and block call until Ctrl-C\n"
@@ -50,6 +54,7 @@ static const char doc[] =
 "    sqflow -p 185 -T               # with a time stamp on each line\n"
 "    sqflow -p 185 --format=chrome > trace.json   # open in ui.perfetto.dev\n"
 "    sqflow -p 185 --format=perfetto > trace.pftrace   # the same, 1/3 the size\n"
+"    sqflow -p 185 --merge browser.json > both.json    # with Chromium's trace\n"
 "    sqflow --vm build/sqvm -C Main # every process of build/sqvm, new ones too\n"
 "    sqflow -p 185 10 1             # trace for 10 seconds\n";
 
@@ -61,6 +66,9 @@ static const struct argp_option opts[] = {
 	{ "no-blocks", OPT_NO_BLOCKS, NULL, 0, "Methods only: do not trace block activations", 0 },
 	{ "format", SQ_OPT_FORMAT, "FORMAT", 0, "text (default), json (JSON lines, as -j), chrome or perfetto", 0 },
 	{ "buffer", OPT_BUFFER, "SIZE", 0, "Ring buffer size (default 8M; K and M suffixes)", 0 },
+	{ "merge", OPT_MERGE, "BROWSER_TRACE", 0,
+	  "Put a browser's trace (Chromium's JSON) into the Chrome trace when it ends, on one clock, "
+	  "its fetches linked to the requests they made (implies --format=chrome)", 0 },
 	{},
 };
 
@@ -104,6 +112,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.no_blocks = true;
 		break;
 	case SQ_OPT_FORMAT:
+		env.format_given = true;
 		if (strcmp(arg, "text") == 0)
 			env.c.format = SQ_FORMAT_TEXT;
 		else if (strcmp(arg, "json") == 0)
@@ -116,6 +125,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			env.c.format = SQ_FORMAT_PERFETTO;
 		else
 			argp_error(state, "unknown format '%s' (text, json, chrome or perfetto)", arg);
+		break;
+	case OPT_MERGE:
+		if (!*arg)
+			argp_error(state, "--merge needs the browser trace's file name");
+		env.merge = arg;
+		break;
+	case ARGP_KEY_END:
+		if (env.merge && env.c.format != SQ_FORMAT_CHROME && (env.format_given || env.c.format != SQ_FORMAT_TEXT))
+			argp_error(state, "--merge writes a Chrome trace: it goes with --format=chrome only");
+		if (env.merge)
+			env.c.format = SQ_FORMAT_CHROME;
 		break;
 	case OPT_BUFFER:
 		if (parse_size(arg, &env.buffer))
@@ -298,11 +318,15 @@ static void process_name(void *ctx, __u32 pid, __u64 process, char *name)
 		name[0] = '\0';
 }
 
+static int merge_failed;	/* --merge could not read the browser's trace */
+
 /* The trace's writer, on stdout, its times from base_ns. */
 static int begin_trace(__u64 base_ns)
 {
-	struct sqflow_sink sink = env.c.format == SQ_FORMAT_CHROME ? sqflow_chrome_sink(stdout, base_ns)
-								   : sqflow_perfetto_sink(stdout, base_ns);
+	/* merged, the trace keeps the clock's own times, as the browser's do */
+	struct sqflow_sink sink = env.c.format == SQ_FORMAT_CHROME
+					  ? sqflow_chrome_sink(stdout, env.merge ? 0 : base_ns, env.merge, &merge_failed)
+					  : sqflow_perfetto_sink(stdout, base_ns);
 
 	if (sink.ctx && !(slices = sqflow_slices_begin(sink, process_name, NULL, base_ns)))
 		sink.finish(sink.ctx, 0, 0, 0);
@@ -440,5 +464,5 @@ cleanup:
 	sq_names_free();
 	sq_loop_close(&loop);
 	sqflow_bpf__destroy(skel);
-	return err ? SQ_EXIT_ERROR : 0;
+	return err || merge_failed ? SQ_EXIT_ERROR : 0;
 }

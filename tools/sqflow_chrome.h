@@ -10,8 +10,10 @@
 
 #include "sqflow_slices.h"
 
-/* A sink writing to out, times from base_ns (the one given sqflow_slices_begin), the
- * trace's head written; its ctx NULL if out of memory. */
-struct sqflow_sink sqflow_chrome_sink(FILE *out, __u64 base_ns);
+/* A sink writing to out, its ts counting µs from CLOCK_MONOTONIC's base_ns, the trace's
+ * head written; its ctx NULL if out of memory. merge: a browser's trace to put in at the
+ * end (sqflow_merge.h; base_ns 0 then, the browser's own clock), or NULL; if it cannot
+ * be, *merge_failed is set and the server's trace is written alone. */
+struct sqflow_sink sqflow_chrome_sink(FILE *out, __u64 base_ns, const char *merge, int *merge_failed);
 
 #endif

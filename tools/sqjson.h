@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* sqjson.h - reading JSON (RFC 8259) into a tree: what sqdoctor reads back from the
- * family's own -j output, and what a tool reads from another program (a browser's trace).
+/* sqjson.h - reading JSON (RFC 8259) into a tree, and writing a tree back: what sqdoctor
+ * reads back from the family's own -j output, and what a tool reads from another program
+ * (a browser's trace, which sqflow --merge copies into its own).
  * The text is untrusted: its size, its nesting (at most SQ_JSON_MAX_DEPTH) and every
  * string's length are bounded; a parse either answers the whole tree or says where the
  * text stopped being JSON. */
@@ -9,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define SQ_JSON_MAX_DEPTH 64
 
@@ -44,5 +46,8 @@ const char *sq_jv_str(const struct sq_jv *v, const char *key);
 bool sq_jv_true(const struct sq_jv *v, const char *key);
 /* The elements of array (or members of object) v: for (e = sq_jv_first(v); e; e = e->next). */
 const struct sq_jv *sq_jv_first(const struct sq_jv *v);
+
+/* v as JSON text on f, on one line (sqjson_write.c). */
+void sq_jv_write(FILE *f, const struct sq_jv *v);
 
 #endif
