@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # scripts/fuzz.sh - the libFuzzer targets of fuzz/ (fuzz_compile, fuzz_eval, fuzz_elf,
-# fuzz_stack, fuzz_flow).
+# fuzz_stack, fuzz_flow, fuzz_merge).
 #
 #   scripts/fuzz.sh ci          what CI runs (tests/fuzz.sh): replay, then a short campaign
 #                               per target from a fixed seed and number of runs, into a
@@ -9,7 +9,7 @@
 #                               the same verdict (fuzz_eval: see its budget in fuzz_eval.c)
 #   scripts/fuzz.sh replay      every input of the regression corpus and the seeds, once
 #   scripts/fuzz.sh [SECONDS [TARGET...]]
-#                               a random campaign per target (compile, eval, elf, stack, flow; all by
+#                               a random campaign per target (compile, eval, elf, stack, flow, merge; all by
 #                               default) for SECONDS (60) (make fuzz, FUZZ_ONLY=); its
 #                               corpus grows in build/fuzz/corpus/
 #
@@ -40,12 +40,12 @@ export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=0
 # fuzz_eval campaign at nice 19 on a loaded machine wrote two, inputs of 0.4 and 0.8 s
 # of CPU that the watchdog's budget had bounded. Slowness is the watchdog's to judge.
 COMMON=(-timeout=0 -report_slow_units=86400 -rss_limit_mb=2048 -detect_leaks=0 -close_fd_mask=1 -print_final_stats=1)
-declare -A MAX_LEN=([compile]=8192 [eval]=4096 [elf]=65536 [stack]=16384 [flow]=16384)
+declare -A MAX_LEN=([compile]=8192 [eval]=4096 [elf]=65536 [stack]=16384 [flow]=16384 [merge]=65536)
 # ci: executions per campaign (the seed inputs count too), about 30 s for the first three
 # and 10 s for stack, 25 s for flow (an input runs in microseconds; flow writes it twice, as
 # Chrome JSON and Perfetto protobuf) under ASan on the 2-core build
 # machine, and the outer timeout that reports a hang instead of letting it stall CI.
-declare -A CI_RUNS=([compile]=40000 [eval]=30000 [elf]=60000 [stack]=300000 [flow]=120000)
+declare -A CI_RUNS=([compile]=40000 [eval]=30000 [elf]=60000 [stack]=300000 [flow]=120000 [merge]=60000)
 CI_TIMEOUT=120
 # Hash tables keyed by addresses steer the VM: the same campaign wants the same addresses
 # (without setarch, as in some containers, fuzz_eval's coverage may differ slightly).
@@ -59,6 +59,7 @@ seed_list() {
         eval) find fuzz/seeds/eval -type f ;;
         stack) find fuzz/seeds/stack -type f ;;
         flow) find fuzz/seeds/flow -type f ;;
+        merge) find fuzz/seeds/merge -type f ;;
         elf)
             cc -O1 -o "$D/seeds/elf/usdt" fuzz/seeds/usdt/usdt.c 2>/dev/null
             cc -O1 -s -o "$D/seeds/elf/usdt-stripped" fuzz/seeds/usdt/usdt.c 2>/dev/null
@@ -147,16 +148,16 @@ campaign() {
 
 case "$MODE" in
     replay)
-        for t in compile eval elf stack flow; do replay "$t"; done ;;
+        for t in compile eval elf stack flow merge; do replay "$t"; done ;;
     ci)
-        for t in compile eval elf stack flow; do replay "$t"; done
+        for t in compile eval elf stack flow merge; do replay "$t"; done
         # outer timeout 300 s: 11 to 40 s each here, but a run under the lock on a machine
         # other work loaded took 138 s for fuzz_eval's (hangs are the watchdog's, in CPU time)
-        for t in compile eval elf stack flow; do campaign "$t" 1 "${CI_RUNS[$t]}" 240; done ;;
+        for t in compile eval elf stack flow merge; do campaign "$t" 1 "${CI_RUNS[$t]}" 240; done ;;
     *)
         shift
-        for t in ${*:-compile eval elf stack flow}; do
-            [[ " compile eval elf stack flow " == *" $t "* ]] || { echo "scripts/fuzz.sh: no target $t (compile, eval, elf, stack, flow)" >&2; exit 2; }
+        for t in ${*:-compile eval elf stack flow merge}; do
+            [[ " compile eval elf stack flow merge " == *" $t "* ]] || { echo "scripts/fuzz.sh: no target $t (compile, eval, elf, stack, flow, merge)" >&2; exit 2; }
             campaign "$t" random 0 "$MODE"
         done ;;
 esac

@@ -2,7 +2,7 @@
 # tests/fuzz.sh - the libFuzzer targets (fuzz/, scripts/fuzz.sh ci): the compiler on
 # class-file text, -e evaluation under a budget, the tools' ELF reader on arbitrary
 # bytes, sqstack's stack walk over a memory image, and sqflow's Chrome trace writer over
-# any stream of entries and returns. Sourced by tests/run.sh --all (CI). Deterministic: each target replays its
+# any stream of entries and returns, and sqflow --merge on any file as a browser's trace. Sourced by tests/run.sh --all (CI). Deterministic: each target replays its
 # regression corpus (fuzz/regress/: every input that ever crashed or hung) and its seeds,
 # then runs a short campaign from a fixed seed and a fixed number of runs; each of these
 # is one case. A crash or a hang fails its case with the input named (kept in

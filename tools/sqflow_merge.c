@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -115,6 +116,15 @@ static bool fetch_ids(const char *name, __u64 *hi, __u64 *lo, __u64 *span)
 	return (*hi | *lo) && *span;
 }
 
+/* An event's pid: a double that may be anything (converting one out of __u32's range is
+ * undefined behaviour), 0 where it is not a pid. */
+static __u32 pid_of(const struct sq_jv *e)
+{
+	double pid = sq_jv_num(e, "pid", 0);
+
+	return pid >= 0 && pid <= (double)UINT32_MAX ? (__u32)pid : 0;
+}
+
 /* A fetch measure's begin or end: a user-timing async event with a fetch's name. */
 static bool measure_of(const struct sq_jv *e, struct measure *m)
 {
@@ -125,8 +135,7 @@ static bool measure_of(const struct sq_jv *e, struct measure *m)
 		return false;
 	if (!fetch_ids(name, &hi, &lo, &span))
 		return false;
-	*m = (struct measure){ .name = name, .ts = sq_jv_num(e, "ts", 0), .pid = (__u32)sq_jv_num(e, "pid", 0),
-			       .begin = ph[0] == 'b' };
+	*m = (struct measure){ .name = name, .ts = sq_jv_num(e, "ts", 0), .pid = pid_of(e), .begin = ph[0] == 'b' };
 	return true;
 }
 
@@ -173,7 +182,8 @@ static size_t pair(struct measure *m, size_t n, struct fetch *out, struct sqflow
 {
 	size_t k = 0;
 
-	qsort(m, n, sizeof(*m), by_pid_name_ts);
+	if (n)	/* m is NULL with no measures: qsort's pointer must not be */
+		qsort(m, n, sizeof(*m), by_pid_name_ts);
 	for (size_t i = 0; i < n; i++) {
 		if (m[i].begin && i + 1 < n && !m[i + 1].begin && m[i + 1].pid == m[i].pid &&
 		    !strcmp(m[i + 1].name, m[i].name)) {
@@ -200,7 +210,8 @@ static void place(FILE *out, struct fetch *f, size_t n)
 	double lane_end[FETCH_LANES];
 	unsigned lanes = 0;
 
-	qsort(f, n, sizeof(*f), by_pid_begin);
+	if (n)
+		qsort(f, n, sizeof(*f), by_pid_begin);
 	for (size_t i = 0; i < n; i++) {
 		unsigned l = 0;
 
@@ -271,7 +282,8 @@ static void link_fetches(FILE *out, const struct fetch *f, size_t nf, struct sqf
 {
 	unsigned long id = 0;
 
-	qsort(reqs, n, sizeof(*reqs), by_trace_parent);
+	if (n)	/* reqs is NULL when the server had no traced request */
+		qsort(reqs, n, sizeof(*reqs), by_trace_parent);
 	for (size_t i = 0; i < nf; i++) {
 		struct sqflow_merge_request key = { .trace_hi = f[i].trace_hi, .trace_lo = f[i].trace_lo,
 						    .parent = f[i].span };
