@@ -13,15 +13,23 @@
 
 #include <stdio.h>
 
-/* Writes the resource's body into f; 0, or a negative errno (the client gets a 500). */
-typedef int (*sq_http_render_fn)(void *ctx, FILE *f);
+/* Writes the resource's body into f in the form types[type] (sq_http_open's); 0, or a
+ * negative errno (the client gets a 500). */
+typedef int (*sq_http_render_fn)(void *ctx, int type, FILE *f);
 
 struct sq_http;
 
+/* The most forms (Content-Types) a resource may be served in. */
+#define SQ_HTTP_TYPES 4
+
 /* Listens on addr, "HOST:PORT", ":PORT" (every address) or "[V6]:PORT"; port 0 lets the
- * kernel choose (sq_http_url says which). path is the one resource ("/metrics"). NULL
- * after printing why. */
-struct sq_http *sq_http_open(const char *addr, const char *path, const char *content_type,
+ * kernel choose (sq_http_url says which). path is the one resource ("/metrics"), served
+ * in one of ntypes forms, types[i] its Content-Type: the one the request's Accept
+ * prefers (tools/sqaccept.h), types[0] if it has none or accepts none of them (a client
+ * that asks for nothing we have gets the default rather than a 406, as Prometheus's
+ * own exporters do). The responses say Vary: Accept when there is more than one form.
+ * NULL after printing why. */
+struct sq_http *sq_http_open(const char *addr, const char *path, const char *const *types, int ntypes,
 			     sq_http_render_fn render, void *ctx);
 
 /* The address listened on, as a URL of the resource: "http://127.0.0.1:9464/metrics". */
