@@ -161,13 +161,15 @@ static void write_gc_pauses(const struct sqm *out, const struct sqstat_metrics *
 	}
 }
 
-/* A request histogram's place in the output: by VM, route and code. */
+/* A request histogram's place in the output: by VM, route and code. It points at the
+ * kernel's copy (1,128 bytes, struct hists) rather than holding one: 8,192 of them are
+ * sorted twice at a scrape. */
 struct request_series {
 	__u64 label;			/* the route's address */
 	__u16 kind;			/* the status's (SQSTAT_CODE) */
 	char route[LABEL_MAX + 1];	/* its label: the name, its address if the name is lost, "other" */
 	int code;			/* CODE_OTHER: "other" */
-	struct sqstat_hist h;		/* summed over the histograms that share the labels */
+	const struct sqstat_hist *h;
 };
 
 #define CODE_OTHER 100000
@@ -214,31 +216,19 @@ static bool admitted_code(struct sqstat_series *s, __u16 kind)
 	return true;
 }
 
-/* A histogram's exemplars as the kernel's copy has them: one torn by a write during
- * the copy (sqstat.h) is none. */
-static void drop_torn(struct sqstat_hist *h)
-{
-	for (int b = 0; b <= SQSTAT_BUCKETS; b++) {
-		struct sqstat_exemplar *e = &h->ex[b];
-		if (e->id && e->check != sqstat_exemplar_check(e->id, e->ns, e->end_ns))
-			*e = (struct sqstat_exemplar){ 0 };
-	}
-}
-
-/* The request series of VM v from the histograms in h, sorted by route and code, those
- * with the same labels (routes and codes past the VM's bounds, names cut alike) summed
- * into one; their count. Only an admitted route's name is read. */
+/* The request series of VM v from the histograms in h, sorted by route and code (those
+ * with the same labels, routes and codes past the VM's bounds or names cut alike, next
+ * to each other: merged() sums them); their count. Only an admitted route's name is
+ * read. */
 static size_t requests_of(const struct hists *h, const struct sqstat_prom_vm *v, int names_fd,
 			  struct request_series *out)
 {
-	size_t n = 0, m = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct sqstat_hist_key *k = &h->keys[i];
-		if ((pid_t)k->pid == v->pid && k->family == SQSTAT_REQUEST) {
-			out[n] = (struct request_series){ .label = k->label, .kind = k->kind, .h = h->vals[i] };
-			drop_torn(&out[n++].h);
-		}
+		if ((pid_t)k->pid == v->pid && k->family == SQSTAT_REQUEST)
+			out[n++] = (struct request_series){ .label = k->label, .kind = k->kind, .h = &h->vals[i] };
 	}
 	qsort(out, n, sizeof(*out), by_label_kind);	/* the same order of admission at every scrape */
 	for (size_t i = 0; i < n; i++) {
@@ -255,19 +245,30 @@ static size_t requests_of(const struct hists *h, const struct sqstat_prom_vm *v,
 										      : CODE_OTHER;
 	}
 	qsort(out, n, sizeof(*out), by_route_code);
-	for (size_t i = 0; i < n; i++) {
-		if (m && by_route_code(&out[m - 1], &out[i]) == 0) {
-			for (int s = 0; s < SQ_MAX_SLOTS; s++)
-				out[m - 1].h.slots[s] += out[i].h.slots[s];
-			out[m - 1].h.sum_ns += out[i].h.sum_ns;
-			for (int b = 0; b <= SQSTAT_BUCKETS; b++)	/* the bucket's latest request */
-				if (out[i].h.ex[b].id && out[i].h.ex[b].end_ns > out[m - 1].h.ex[b].end_ns)
-					out[m - 1].h.ex[b] = out[i].h.ex[b];
-		} else {
-			out[m++] = out[i];
+	return n;
+}
+
+/* The histogram of the series rs[0..) that share rs[0]'s labels, summed into *sum (each
+ * bucket's exemplar the latest of theirs; one torn by a write while the kernel's copy
+ * was made, sqstat.h, is none); how many there were. */
+static size_t merged(const struct request_series *rs, size_t n, struct sqstat_hist *sum)
+{
+	size_t k;
+
+	*sum = (struct sqstat_hist){ 0 };
+	for (k = 0; k < n && (k == 0 || by_route_code(&rs[0], &rs[k]) == 0); k++) {
+		const struct sqstat_hist *h = rs[k].h;
+		for (int s = 0; s < SQ_MAX_SLOTS; s++)
+			sum->slots[s] += h->slots[s];
+		sum->sum_ns += h->sum_ns;
+		for (int b = 0; b <= SQSTAT_BUCKETS; b++) {
+			const struct sqstat_exemplar *e = &h->ex[b];
+			if (e->id && e->check == sqstat_exemplar_check(e->id, e->ns, e->end_ns) &&
+			    (!sum->ex[b].id || e->end_ns > sum->ex[b].end_ns))
+				sum->ex[b] = *e;
 		}
 	}
-	return m;
+	return k;
 }
 
 /* route as an exemplar's label value of at most chars code points (as sqm_chars counts
@@ -296,11 +297,11 @@ static const char *exemplar_route(char *out, const char *route, size_t chars)
  * id (request_id, the id sqreq --slowest prints: the VM's request__begin id) and route,
  * its latency and when it ended (CLOCK_MONOTONIC made wall time by mono_to_wall). The
  * labels point into ids and cut, which the caller keeps. */
-static void exemplars_of(const struct request_series *r, __s64 mono_to_wall, struct sqm_exemplar *ex,
-			 char (*ids)[24], char (*cut)[LABEL_MAX + 1])
+static void exemplars_of(const struct sqstat_hist *h, const char *route, __s64 mono_to_wall,
+			 struct sqm_exemplar *ex, char (*ids)[24], char (*cut)[LABEL_MAX + 1])
 {
 	for (int b = 0; b <= SQSTAT_BUCKETS; b++) {
-		const struct sqstat_exemplar *e = &r->h.ex[b];
+		const struct sqstat_exemplar *e = &h->ex[b];
 		size_t chars;
 
 		ex[b] = (struct sqm_exemplar){ 0 };
@@ -309,7 +310,7 @@ static void exemplars_of(const struct request_series *r, __s64 mono_to_wall, str
 		snprintf(ids[b], sizeof(ids[b]), "%llu", (unsigned long long)e->id);
 		chars = SQM_EXEMPLAR_CHARS - strlen("request_id") - strlen(ids[b]) - strlen("route");
 		ex[b].labels[0] = (struct sqm_label){ "request_id", ids[b] };
-		ex[b].labels[1] = (struct sqm_label){ "route", exemplar_route(cut[b], r->route, chars) };
+		ex[b].labels[1] = (struct sqm_label){ "route", exemplar_route(cut[b], route, chars) };
 		ex[b].nlabels = 2;
 		ex[b].value_ns = e->ns;
 		ex[b].time_ns = (__u64)((__s64)e->end_ns + mono_to_wall);
@@ -333,6 +334,7 @@ static void write_requests(const struct sqm *out, const struct sqstat_metrics *m
 {
 	struct request_series *rs = calloc(h->n ? h->n : 1, sizeof(*rs));
 	struct sqm_exemplar ex[SQSTAT_BUCKETS + 1];
+	struct sqstat_hist sum;
 	char ids[SQSTAT_BUCKETS + 1][24], cut[SQSTAT_BUCKETS + 1][LABEL_MAX + 1];
 	__s64 to_wall = mono_to_wall_ns();
 	struct sqm_label l[3];
@@ -343,16 +345,17 @@ static void write_requests(const struct sqm *out, const struct sqstat_metrics *m
 	for (size_t i = 0; rs && i < m->nvms; i++) {
 		size_t n = requests_of(h, &m->vms[i], names_fd, rs);
 		vm_labels(&m->vms[i], pid, sizeof(pid), l);
-		for (size_t r = 0; r < n; r++) {
+		for (size_t r = 0, same; r < n; r += same) {
+			same = merged(&rs[r], n - r, &sum);
 			if (rs[r].code == CODE_OTHER)
 				snprintf(code, sizeof(code), "other");
 			else
 				snprintf(code, sizeof(code), "%d", rs[r].code);
 			l[1] = (struct sqm_label){ "route", rs[r].route };
 			l[2] = (struct sqm_label){ "code", code };
-			exemplars_of(&rs[r], to_wall, ex, ids, cut);
-			sqm_log2_us_histogram(out, "sqvm_request_duration_seconds", l, 3, (const uint64_t *)rs[r].h.slots,
-					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h.sum_ns, ex);
+			exemplars_of(&sum, rs[r].route, to_wall, ex, ids, cut);
+			sqm_log2_us_histogram(out, "sqvm_request_duration_seconds", l, 3, (const uint64_t *)sum.slots,
+					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, sum.sum_ns, ex);
 		}
 	}
 	free(rs);
