@@ -126,7 +126,8 @@ static __always_inline __u32 bucket_of(__u64 ns)
  * (id not 0, ended at now) also becomes its bucket's exemplar. Its cost beside the
  * lookup and the two adds it had: four stores into the value the lookup found, two
  * multiplies; no map, no lookup, no helper call more (sqstat.h's struct sqstat_exemplar
- * has the space; measured in tests/bench/ToolCost.som's runs, docs/TOOLS.md). */
+ * has the space). Not measurable beside the two uprobe traps of a request:
+ * BENCH_ONLY=requests tests/bench/tools.sh, tests/bench/README.md. */
 static __always_inline void observe(__u16 family, __u16 kind, __u64 label, __u64 ns, __u64 id, __u64 now)
 {
 	static const struct sqstat_hist zero;
