@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* sqhttp.h - a small HTTP/1.1 server for one resource, what an exporter needs to serve
- * /metrics to Prometheus: GET and HEAD of that path (200), 404 for any other path, 405
- * for other methods, 400 for what is not a request. Event-driven and non-blocking: one
+ * /metrics to Prometheus: GET and HEAD of that path (200, in the form the request's
+ * Accept prefers), 404 for any other path, 405 for other methods, 400 for what is not a
+ * request. Event-driven and non-blocking: one
  * epoll set (sq_http_fd) that the tool's event loop watches, sq_http_service doing
  * whatever is ready and never waiting, so no client, slow or malformed, can hold up the
  * tool or the other clients. Keep-alive and pipelined requests as HTTP/1.1 has them;
