@@ -129,13 +129,18 @@ build/printable_test: tests/unit/printable_test.c tools/sqoutput.c tools/sqoutpu
 
 # The exporter's HTTP server against 4,000 pipelined requests on a 256 KiB stack, built
 # without optimisation so that no compiler makes a recursion a loop (review finding 18)
-build/http_pipeline_test: tests/unit/http_pipeline_test.c tools/sqhttp.c tools/sqhttp.h tools/sqopts.c tools/sqopts.h
+build/http_pipeline_test: tests/unit/http_pipeline_test.c tools/sqhttp.c tools/sqhttp.h tools/sqaccept.c tools/sqaccept.h tools/sqopts.c tools/sqopts.h
 	@mkdir -p build
-	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Itools -o $@ tests/unit/http_pipeline_test.c tools/sqhttp.c tools/sqopts.c -lm -lpthread
+	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Itools -o $@ tests/unit/http_pipeline_test.c tools/sqhttp.c tools/sqaccept.c tools/sqopts.c -lm -lpthread
+
+# The exporter's two formats byte for byte, and its content negotiation
+build/metrics_test: tests/unit/metrics_test.c tools/sqmetrics.c tools/sqmetrics.h tools/sqaccept.c tools/sqaccept.h tools/sqoutput.c tools/sqoutput.h
+	@mkdir -p build
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Itools -o $@ tests/unit/metrics_test.c tools/sqmetrics.c tools/sqaccept.c tools/sqoutput.c
 
 # The C unit tests (tests/run.sh's unit tier)
 unit: build/bigint_test build/float_test build/printable_test build/http_pipeline_test build/drain_test build/names_test \
-      build/json_test
+      build/json_test build/metrics_test
 
 # The eBPF tools (bpf/, tools/) have their own rules.
 -include tools/tools.mk

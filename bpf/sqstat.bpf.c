@@ -3,7 +3,8 @@
  * its debug offsets) and when it exits (with its final totals, read from its memory as
  * it exits, so that even a VM that lives less than one refresh is counted); for the
  * exporter, buckets the GC pauses and the request latencies (per route and status) of
- * every VM (the hists map). The running
+ * every VM (the hists map), each request bucket with its latest request (its exemplar).
+ * The running
  * VMs' rates come from counters the VM keeps itself (SqVMCounters), which user space
  * reads from their memory: counting every call or allocation here would slow every VM
  * on the host by 10 to 1000 times. */
@@ -121,34 +122,47 @@ static __always_inline __u32 bucket_of(__u64 ns)
 	return i < SQ_MAX_SLOTS ? i : SQ_MAX_SLOTS - 1;
 }
 
-/* One observation of ns into the histogram of (this VM, family, kind, label). */
-static __always_inline void observe(__u16 family, __u16 kind, __u64 label, __u64 ns)
+/* One observation of ns into the histogram of (this VM, family, kind, label); a request
+ * (id not 0, ended at now) also becomes its bucket's exemplar. Its cost beside the
+ * lookup and the two adds it had: four stores into the value the lookup found, two
+ * multiplies; no map, no lookup, no helper call more (sqstat.h's struct sqstat_exemplar
+ * has the space). Not measurable beside the two uprobe traps of a request:
+ * BENCH_ONLY=requests tests/bench/tools.sh, tests/bench/README.md. */
+static __always_inline void observe(__u16 family, __u16 kind, __u64 label, __u64 ns, __u64 id, __u64 now)
 {
 	static const struct sqstat_hist zero;
 	struct sqstat_hist_key k = { .pid = bpf_get_current_pid_tgid() >> 32, .family = family,
 				     .kind = kind, .label = label };
 	struct sqstat_hist *h = sq_lookup_or_init(&hists, &k, &zero, NULL);
+	__u32 slot = bucket_of(ns), b = slot < SQSTAT_BUCKETS ? slot : SQSTAT_BUCKETS;
 
 	if (!h) {
 		__sync_fetch_and_add(&lost_observations, 1);
 		return;
 	}
-	__sync_fetch_and_add(&h->slots[bucket_of(ns)], 1);
+	__sync_fetch_and_add(&h->slots[slot], 1);
 	__sync_fetch_and_add(&h->sum_ns, ns);
+	barrier_var(b);		/* keep the check, which the verifier needs, from being optimized away */
+	if (id && b <= SQSTAT_BUCKETS) {
+		h->ex[b].id = id;
+		h->ex[b].ns = ns;
+		h->ex[b].end_ns = now;
+		h->ex[b].check = sqstat_exemplar_check(id, ns, now);
+	}
 }
 
 /* The pause as the VM measured it (what its counters add up to). */
 SEC("usdt")
 int BPF_USDT(gc_young_end, __u64 seq, __u64 pause_ns)
 {
-	observe(SQSTAT_GC_PAUSE, 0, 0, pause_ns);
+	observe(SQSTAT_GC_PAUSE, 0, 0, pause_ns, 0, 0);
 	return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(gc_full_end, __u64 seq, __u64 pause_ns)
 {
-	observe(SQSTAT_GC_PAUSE, 1, 0, pause_ns);
+	observe(SQSTAT_GC_PAUSE, 1, 0, pause_ns, 0, 0);
 	return 0;
 }
 
@@ -164,7 +178,8 @@ int BPF_USDT(request_begin, __u64 id, char *route, __u64 process)
 	return 0;
 }
 
-/* The latency from request__begin, by route (its name kept for user space) and status. */
+/* The latency from request__begin, by route (its name kept for user space) and status;
+ * the request its bucket's exemplar. */
 SEC("usdt")
 int BPF_USDT(request_end, __u64 id, char *route, __u64 process, int status)
 {
@@ -176,7 +191,7 @@ int BPF_USDT(request_end, __u64 id, char *route, __u64 process, int status)
 	if (!r)
 		return 0;
 	sq_remember_name(pid, r->route, (const void *)r->route);
-	observe(SQSTAT_REQUEST, SQSTAT_CODE(status), r->route, now - r->begin_ns);
+	observe(SQSTAT_REQUEST, SQSTAT_CODE(status), r->route, now - r->begin_ns, id, now);
 	bpf_map_delete_elem(&open_requests, &k);
 	return 0;
 }

@@ -76,16 +76,38 @@ struct sqstat_hist_key {
 	__u64 label;			/* a name's address; 0: none */
 };
 
-/* Slot i counts observations of (2^(i-1), 2^i] microseconds (slot 0: up to 1 us): the
- * bucket le="2^i us" of a Prometheus histogram is the sum of slots 0..i. */
-struct sqstat_hist {
-	__u64 slots[SQ_MAX_SLOTS];
-	__u64 sum_ns;
-};
-
 #define SQSTAT_MAX_HISTS 8192
 #define SQSTAT_MAX_OPEN 65536		/* requests open at once, in all VMs */
 /* Buckets exported, up to 2^25 us (33.6 s); slower ones count in +Inf only. */
 #define SQSTAT_BUCKETS 26
+
+/* The most recent request a bucket holds (OpenMetrics's exemplar): request__begin's id,
+ * which sqreq --slowest prints and sqflow writes as request_id, its latency and when it
+ * ended. One VM's requests end on its one interpreter thread, so one CPU at a time writes
+ * a histogram's exemplars, but a scrape may copy one while it is written: check (written
+ * with the rest) is their mix, and a copy whose fields do not give it is torn, read as
+ * none. id 0: none yet (ids count from 1). */
+struct sqstat_exemplar {
+	__u64 id;
+	__u64 ns;
+	__u64 end_ns;			/* CLOCK_MONOTONIC */
+	__u64 check;			/* sqstat_exemplar_check(id, ns, end_ns) */
+};
+
+static inline __u64 sqstat_exemplar_check(__u64 id, __u64 ns, __u64 end_ns)
+{
+	return (id * 0x9e3779b97f4a7c15ULL) ^ (ns * 0xc2b2ae3d27d4eb4fULL) ^ end_ns;
+}
+
+/* Slot i counts observations of (2^(i-1), 2^i] microseconds (slot 0: up to 1 us): the
+ * bucket le="2^i us" of a Prometheus histogram is the sum of slots 0..i. A request
+ * histogram keeps the exemplar of each exported bucket, the +Inf bucket's (slots
+ * SQSTAT_BUCKETS and up) last: 27 x 32 bytes beside the 264 of the counts, so at most
+ * 8,192 x 1,128 bytes (9.2 MB) in all, allocated as histograms appear. */
+struct sqstat_hist {
+	__u64 slots[SQ_MAX_SLOTS];
+	__u64 sum_ns;
+	struct sqstat_exemplar ex[SQSTAT_BUCKETS + 1];
+};
 
 #endif

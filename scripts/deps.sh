@@ -13,12 +13,15 @@
 # images do), and no server is left running on 9090 or 9100.
 #
 # dpkg-dev (dpkg-shlibdeps) computes make deb's Depends:; tests/deb.sh scrapes with curl.
+# python3-prometheus-client's OpenMetrics parser (the Prometheus project's own, strict)
+# reads sqstat's OpenMetrics in tests/exemplars.sh: promtool check metrics reads only the
+# text format.
 #
 # Also installs npm's speedscope viewer into build/deps/speedscope, which the sqprof
 # tier opens in headless Chromium.
 set -e
 cd "$(dirname "$0")/.."
-PACKAGES="make gcc libc6-dev lua5.4 luajit clang llvm libclang-rt-14-dev libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils dpkg-dev curl systemd-container procps strace jq python3 protobuf-compiler chromium prometheus prometheus-node-exporter golang-go wrk nodejs"
+PACKAGES="make gcc libc6-dev lua5.4 luajit clang llvm libclang-rt-14-dev libbpf-dev bpftool bpftrace systemtap-sdt-dev libelf-dev zlib1g-dev binutils dpkg-dev curl systemd-container procps strace jq python3 protobuf-compiler chromium prometheus prometheus-node-exporter python3-prometheus-client golang-go wrk nodejs"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -7,7 +7,7 @@
 # Tiers (each a file under tests/ named for what it checks):
 #   unit       C unit tests (build/bigint_test, build/float_test, build/printable_test,
 #              build/http_pipeline_test, build/drain_test: root, or skipped, build/names_test,
-#              build/json_test)
+#              build/json_test, build/metrics_test)
 #   lang       tests/lang/<area>/<Name>.som against .expected/.prefix/.status
 #   compiler   tests/compiler/<Name>.som: exact bytecode from --disassemble
 #   library    tests/library.sh: every selector of the embedded library has a test
@@ -23,7 +23,9 @@
 #              scan of other roots beside a container that lies; prom: sqstat --listen and
 #              --prom under a real Prometheus and node_exporter; prom_abuse: the exporter under
 #              abuse (10,000 routes, 64 slow clients, a vm__start flood) under a real
-#              Prometheus; monitoring: monitoring/'s Prometheus rules (promtool's checks and unit
+#              Prometheus; exemplars: sqstat's OpenMetrics (negotiated on Accept) and its request
+#              buckets' exemplars, read by the Prometheus project's parser, stored by a real
+#              Prometheus (exemplar storage) and matched to sqreq's ids; monitoring: monitoring/'s Prometheus rules (promtool's checks and unit
 #              tests, then loaded into a real Prometheus that sees a seeded alert fire); faults: VM or tool killed, full buffers and maps, two tools at
 #              once; doctor: sqdoctor on its corpus of seeded faults (tests/doctor/) and
 #              on clean runs (AWFY, examples/http under wrk); perfetto: sqflow
@@ -194,7 +196,7 @@ compiler_tier() {
 
 unit_tier() {
     local t name
-    for t in bigint float printable http_pipeline drain names json; do
+    for t in bigint float printable http_pipeline drain names json metrics; do
         name=build/${t}_test
         if [ -x "$name" ]; then
             "$name" >"$TMP/unit" 2>&1
@@ -225,7 +227,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/perfetto.sh tests/browser.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/monitoring.sh tests/faults.sh tests/doctor.sh tests/names.sh tests/hostile.sh tests/verifier.sh tests/sqprof.sh tests/bpftrace.sh tests/deb.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/perfetto.sh tests/browser.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/exemplars.sh tests/monitoring.sh tests/faults.sh tests/doctor.sh tests/names.sh tests/hostile.sh tests/verifier.sh tests/sqprof.sh tests/bpftrace.sh tests/deb.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done

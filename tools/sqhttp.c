@@ -25,6 +25,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "sqaccept.h"
 #include "sqopts.h"
 
 #define IN_MAX 8192			/* request line and headers */
@@ -58,7 +59,10 @@ struct sq_http {
 	int nconns;
 	sq_http_render_fn render;
 	void *ctx;
-	char path[256], ctype[128], url[128];
+	char path[256], url[128];
+	char types[SQ_HTTP_TYPES][128];		/* the forms of the resource (Content-Types) */
+	const char *offers[SQ_HTTP_TYPES];
+	int ntypes;
 	struct conn conns[MAX_CONNS];
 };
 
@@ -152,20 +156,25 @@ static void arm_timer(struct sq_http *h, bool on)
 	timerfd_settime(h->tfd, 0, &its, NULL);
 }
 
-struct sq_http *sq_http_open(const char *addr, const char *path, const char *content_type,
+struct sq_http *sq_http_open(const char *addr, const char *path, const char *const *types, int ntypes,
 			     sq_http_render_fn render, void *ctx)
 {
 	struct sq_http *h = calloc(1, sizeof(*h));
 
-	if (!h) {
-		sq_error("--listen: out of memory");
+	if (!h || ntypes < 1 || ntypes > SQ_HTTP_TYPES) {
+		sq_error("--listen: %s", h ? "bad content types" : "out of memory");
+		free(h);
 		return NULL;
+	}
+	h->ntypes = ntypes;
+	for (int i = 0; i < ntypes; i++) {
+		snprintf(h->types[i], sizeof(h->types[i]), "%s", types[i]);
+		h->offers[i] = h->types[i];
 	}
 	h->lfd = h->tfd = -1;
 	h->render = render;
 	h->ctx = ctx;
 	snprintf(h->path, sizeof(h->path), "%s", path);
-	snprintf(h->ctype, sizeof(h->ctype), "%s", content_type);
 	for (int i = 0; i < MAX_CONNS; i++)
 		h->conns[i].fd = -1;
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -271,6 +280,8 @@ struct request {
 	bool head;
 	bool found;			/* the path is the resource */
 	bool close;			/* the client wants the connection closed after it */
+	char *accept;			/* its Accept headers' values, joined by commas (IN_MAX bytes) */
+	size_t accept_len;
 };
 
 static const char *reason(int status)
@@ -327,13 +338,29 @@ static void parse_request_line(struct sq_http *h, char *line, struct request *r,
 		r->status = 405;
 }
 
-/* The request in c->in[0..len) (its header lines NUL-free, ending in an empty line). */
-static void parse(struct sq_http *h, char *text, struct request *r)
+/* Adds an Accept header's value to the request's (RFC 9110: several such headers are one
+ * list). They come from a head of at most IN_MAX bytes, so they fit. */
+static void add_accept(struct request *r, const char *value)
+{
+	size_t n = strlen(value);
+
+	if (r->accept_len + n + 2 > IN_MAX)
+		return;
+	if (r->accept_len)
+		r->accept[r->accept_len++] = ',';
+	memcpy(r->accept + r->accept_len, value, n + 1);
+	r->accept_len += n;
+}
+
+/* The request in c->in[0..len) (its header lines NUL-free, ending in an empty line);
+ * its Accept values into accept (IN_MAX bytes). */
+static void parse(struct sq_http *h, char *text, struct request *r, char *accept)
 {
 	char *save = NULL, *line = strtok_r(text, "\n", &save);
 	bool http11 = false, host = false;
 
-	*r = (struct request){ 0 };
+	*r = (struct request){ .accept = accept };
+	accept[0] = 0;
 	if (!line) {
 		r->status = 400;
 		return;
@@ -355,6 +382,8 @@ static void parse(struct sq_http *h, char *text, struct request *r)
 		value = colon + 1 + strspn(colon + 1, " \t");
 		if (!strcasecmp(line, "host"))
 			host = true;
+		else if (!strcasecmp(line, "accept"))
+			add_accept(r, value);
 		else if (!strcasecmp(line, "connection"))
 			r->close = has_token(value, "close") || (!http11 && !has_token(value, "keep-alive"));
 		else if (!strcasecmp(line, "transfer-encoding") ||
@@ -375,9 +404,12 @@ static void respond(struct sq_http *h, struct conn *c, struct request *r, uint64
 	struct tm tm;
 	FILE *f;
 	int len, status = r->status ? r->status : r->found ? 200 : 404;
+	int type = r->accept && r->accept_len ? sq_accept_choose(r->accept, h->offers, h->ntypes) : 0;
 
+	if (type < 0)
+		type = 0;	/* nothing it accepts: the default (sqhttp.h) */
 	if (status == 200 && (f = open_memstream(&body, &body_len))) {
-		if (h->render(h->ctx, f) || ferror(f))
+		if (h->render(h->ctx, type, f) || ferror(f))
 			status = 500;
 		fclose(f);
 	}
@@ -393,9 +425,10 @@ static void respond(struct sq_http *h, struct conn *c, struct request *r, uint64
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	free(c->out);
 	len = snprintf(c->head, sizeof(c->head), "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Type: %s\r\n"
-		       "Content-Length: %zu\r\n%sConnection: %s\r\n\r\n", status, reason(status), date,
-		       status == 200 ? h->ctype : "text/plain; charset=utf-8", body_len,
-		       status == 405 ? "Allow: GET, HEAD\r\n" : "", c->keep_alive ? "keep-alive" : "close");
+		       "Content-Length: %zu\r\n%s%sConnection: %s\r\n\r\n", status, reason(status), date,
+		       status == 200 ? h->types[type] : "text/plain; charset=utf-8", body_len,
+		       status == 405 ? "Allow: GET, HEAD\r\n" : "", h->ntypes > 1 ? "Vary: Accept\r\n" : "",
+		       c->keep_alive ? "keep-alive" : "close");
 	c->head_len = len > 0 && (size_t)len < sizeof(c->head) ? (size_t)len : 0;
 	if (!c->head_len || r->head) {	/* no head (cannot happen: ctype is bounded) or HEAD */
 		free(body);
@@ -416,6 +449,7 @@ static void on_writable(struct sq_http *h, struct conn *c, uint64_t now);
 static bool try_request(struct sq_http *h, struct conn *c, uint64_t now)
 {
 	struct request r;
+	char text[IN_MAX + 1], accept[IN_MAX];	/* the request's head, parsed in place; its Accept */
 	char *end = memmem(c->in, c->in_len, "\r\n\r\n", 4), *lf = memmem(c->in, c->in_len, "\n\n", 2);
 	size_t used;
 
@@ -431,10 +465,9 @@ static bool try_request(struct sq_http *h, struct conn *c, uint64_t now)
 		r = (struct request){ .status = end ? 400 : 431, .close = true };
 		used = c->in_len;
 	} else {
-		char text[IN_MAX + 1];
 		memcpy(text, c->in, used);
 		text[used] = 0;
-		parse(h, text, &r);
+		parse(h, text, &r, accept);
 	}
 	memmove(c->in, c->in + used, c->in_len - used);
 	c->in_len -= used;

@@ -14,7 +14,7 @@
  * As an exporter (--listen, --prom) it also attaches to the GC probes' ends and the
  * request probes, whose pauses and latencies (per route and status) the BPF program
  * buckets into histograms per VM; the metrics are those totals and histograms in
- * Prometheus's format (tools/sqstat_prom.h), served over HTTP as every scrape asks,
+ * Prometheus's formats (tools/sqstat_prom.h), served over HTTP as every scrape asks,
  * read from the VMs at that moment. */
 #define _GNU_SOURCE
 #include <errno.h>

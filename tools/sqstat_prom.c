@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -16,6 +17,7 @@
 #include "sqloop.h"
 #include "sqmetrics.h"
 #include "sqnames.h"
+#include "sqoutput.h"
 #include "sqstat.h"
 #include "sqstat.skel.h"
 
@@ -85,21 +87,21 @@ static const char *bounded_label(char *out, const char *text)
 
 /* sqvm_info{pid,cmdline} 1: a VM's command line once, not on each of its series (the
  * Prometheus idiom: join on pid), cut at LABEL_MAX bytes. */
-static void write_info(FILE *f, const struct sqstat_metrics *m)
+static void write_info(const struct sqm *out, const struct sqstat_metrics *m)
 {
 	struct sqm_label l[2];
 	char pid[16], cmd[LABEL_MAX + 1];
 
-	sqm_family(f, "sqvm_info", "gauge", "A running VM, with its command line (join on pid).");
+	sqm_family(out, "sqvm_info", "info", "A running VM, with its command line (join on pid).");
 	for (size_t i = 0; i < m->nvms; i++) {
 		vm_labels(&m->vms[i], pid, sizeof(pid), l);
 		l[1] = (struct sqm_label){ "cmdline", bounded_label(cmd, m->vms[i].cmdline) };
-		sqm_uint(f, "sqvm_info", l, 2, 1);
+		sqm_uint(out, "sqvm_info", l, 2, 1);
 	}
 }
 
 /* The VM's totals: one counter family each. */
-static void write_counters(FILE *f, const struct sqstat_metrics *m)
+static void write_counters(const struct sqm *out, const struct sqstat_metrics *m)
 {
 	static const struct {
 		const char *name, *help;
@@ -124,48 +126,50 @@ static void write_counters(FILE *f, const struct sqstat_metrics *m)
 	char pid[16];
 
 	for (size_t k = 0; k < sizeof(metrics) / sizeof(metrics[0]); k++) {
-		sqm_family(f, metrics[k].name, "counter", metrics[k].help);
+		sqm_family(out, metrics[k].name, "counter", metrics[k].help);
 		for (size_t i = 0; i < m->nvms; i++) {
 			__u64 raw;
 			memcpy(&raw, (const char *)m->vms[i].totals + metrics[k].off, sizeof(raw));
 			vm_labels(&m->vms[i], pid, sizeof(pid), l);
 			if (metrics[k].ns)
-				sqm_seconds(f, metrics[k].name, l, 1, raw);
+				sqm_seconds(out, metrics[k].name, l, 1, raw);
 			else
-				sqm_uint(f, metrics[k].name, l, 1, raw);
+				sqm_uint(out, metrics[k].name, l, 1, raw);
 		}
 	}
 }
 
 /* sqvm_gc_pause_seconds{kind}: the pauses the GC probes reported since sqstat began (a
  * VM that started before it has more collections in its counters than here). */
-static void write_gc_pauses(FILE *f, const struct sqstat_metrics *m, const struct hists *h)
+static void write_gc_pauses(const struct sqm *out, const struct sqstat_metrics *m, const struct hists *h)
 {
 	static const char *const kinds[] = { "young", "full" };
 	static const struct sqstat_hist none;
 	struct sqm_label l[2];
 	char pid[16];
 
-	sqm_family(f, "sqvm_gc_pause_seconds", "histogram", "Garbage collection pauses, by kind of collection.");
+	sqm_family(out, "sqvm_gc_pause_seconds", "histogram", "Garbage collection pauses, by kind of collection.");
 	for (size_t i = 0; i < m->nvms; i++) {
 		vm_labels(&m->vms[i], pid, sizeof(pid), l);
 		for (int k = 0; k < 2; k++) {
 			const struct sqstat_hist *g = hist_of(h, m->vms[i].pid, SQSTAT_GC_PAUSE, k, 0);
 			l[1] = (struct sqm_label){ "kind", kinds[k] };
 			g = g ? g : &none;
-			sqm_log2_us_histogram(f, "sqvm_gc_pause_seconds", l, 2, (const uint64_t *)g->slots, SQ_MAX_SLOTS, SQSTAT_BUCKETS,
-					      g->sum_ns);
+			sqm_log2_us_histogram(out, "sqvm_gc_pause_seconds", l, 2, (const uint64_t *)g->slots, SQ_MAX_SLOTS,
+					      SQSTAT_BUCKETS, g->sum_ns, NULL);
 		}
 	}
 }
 
-/* A request histogram's place in the output: by VM, route and code. */
+/* A request histogram's place in the output: by VM, route and code. It points at the
+ * kernel's copy (1,128 bytes, struct hists) rather than holding one: 8,192 of them are
+ * sorted twice at a scrape. */
 struct request_series {
 	__u64 label;			/* the route's address */
 	__u16 kind;			/* the status's (SQSTAT_CODE) */
 	char route[LABEL_MAX + 1];	/* its label: the name, its address if the name is lost, "other" */
 	int code;			/* CODE_OTHER: "other" */
-	struct sqstat_hist h;		/* summed over the histograms that share the labels */
+	const struct sqstat_hist *h;
 };
 
 #define CODE_OTHER 100000
@@ -212,18 +216,19 @@ static bool admitted_code(struct sqstat_series *s, __u16 kind)
 	return true;
 }
 
-/* The request series of VM v from the histograms in h, sorted by route and code, those
- * with the same labels (routes and codes past the VM's bounds, names cut alike) summed
- * into one; their count. Only an admitted route's name is read. */
+/* The request series of VM v from the histograms in h, sorted by route and code (those
+ * with the same labels, routes and codes past the VM's bounds or names cut alike, next
+ * to each other: merged() sums them); their count. Only an admitted route's name is
+ * read. */
 static size_t requests_of(const struct hists *h, const struct sqstat_prom_vm *v, int names_fd,
 			  struct request_series *out)
 {
-	size_t n = 0, m = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct sqstat_hist_key *k = &h->keys[i];
 		if ((pid_t)k->pid == v->pid && k->family == SQSTAT_REQUEST)
-			out[n++] = (struct request_series){ .label = k->label, .kind = k->kind, .h = h->vals[i] };
+			out[n++] = (struct request_series){ .label = k->label, .kind = k->kind, .h = &h->vals[i] };
 	}
 	qsort(out, n, sizeof(*out), by_label_kind);	/* the same order of admission at every scrape */
 	for (size_t i = 0; i < n; i++) {
@@ -240,79 +245,156 @@ static size_t requests_of(const struct hists *h, const struct sqstat_prom_vm *v,
 										      : CODE_OTHER;
 	}
 	qsort(out, n, sizeof(*out), by_route_code);
-	for (size_t i = 0; i < n; i++) {
-		if (m && by_route_code(&out[m - 1], &out[i]) == 0) {
-			for (int s = 0; s < SQ_MAX_SLOTS; s++)
-				out[m - 1].h.slots[s] += out[i].h.slots[s];
-			out[m - 1].h.sum_ns += out[i].h.sum_ns;
-		} else {
-			out[m++] = out[i];
+	return n;
+}
+
+/* The histogram of the series rs[0..) that share rs[0]'s labels, summed into *sum (each
+ * bucket's exemplar the latest of theirs; one torn by a write while the kernel's copy
+ * was made, sqstat.h, is none); how many there were. */
+static size_t merged(const struct request_series *rs, size_t n, struct sqstat_hist *sum)
+{
+	size_t k;
+
+	*sum = (struct sqstat_hist){ 0 };
+	for (k = 0; k < n && (k == 0 || by_route_code(&rs[0], &rs[k]) == 0); k++) {
+		const struct sqstat_hist *h = rs[k].h;
+		for (int s = 0; s < SQ_MAX_SLOTS; s++)
+			sum->slots[s] += h->slots[s];
+		sum->sum_ns += h->sum_ns;
+		for (int b = 0; b <= SQSTAT_BUCKETS; b++) {
+			const struct sqstat_exemplar *e = &h->ex[b];
+			if (e->id && e->check == sqstat_exemplar_check(e->id, e->ns, e->end_ns) &&
+			    (!sum->ex[b].id || e->end_ns > sum->ex[b].end_ns))
+				sum->ex[b] = *e;
 		}
 	}
-	return m;
+	return k;
+}
+
+/* route as an exemplar's label value of at most chars code points (as sqm_chars counts
+ * them; out holds LABEL_MAX + 1 bytes, route at most LABEL_MAX): a longer one is cut at a
+ * character and ends "...#" and 8 hex digits of its FNV-1a hash, as bounded_label cuts. */
+static const char *exemplar_route(char *out, const char *route, size_t chars)
+{
+	const unsigned char *s = (const unsigned char *)route;
+	uint32_t hash = 2166136261u;
+	size_t n = 0;
+
+	if (sqm_chars(route) <= chars)
+		return route;
+	for (const unsigned char *t = s; *t; t++)
+		hash = (hash ^ *t) * 16777619u;
+	while (*s && n + 1 + 12 <= chars) {	/* one more character, and room for the marker */
+		int k = sq_utf8_seq(s, strnlen((const char *)s, 4));
+		s += k ? k : 1;
+		n++;
+	}
+	snprintf(out, LABEL_MAX + 1, "%.*s...#%08x", (int)((const char *)s - route), route, hash);
+	return out;
+}
+
+/* The exemplars of a series' buckets (OpenMetrics): each bucket's latest request, by its
+ * id (request_id, the id sqreq --slowest prints: the VM's request__begin id) and route,
+ * its latency and when it ended (CLOCK_MONOTONIC made wall time by mono_to_wall). The
+ * labels point into ids and cut, which the caller keeps. */
+static void exemplars_of(const struct sqstat_hist *h, const char *route, __s64 mono_to_wall,
+			 struct sqm_exemplar *ex, char (*ids)[24], char (*cut)[LABEL_MAX + 1])
+{
+	for (int b = 0; b <= SQSTAT_BUCKETS; b++) {
+		const struct sqstat_exemplar *e = &h->ex[b];
+		size_t chars;
+
+		ex[b] = (struct sqm_exemplar){ 0 };
+		if (!e->id)
+			continue;
+		snprintf(ids[b], sizeof(ids[b]), "%llu", (unsigned long long)e->id);
+		chars = SQM_EXEMPLAR_CHARS - strlen("request_id") - strlen(ids[b]) - strlen("route");
+		ex[b].labels[0] = (struct sqm_label){ "request_id", ids[b] };
+		ex[b].labels[1] = (struct sqm_label){ "route", exemplar_route(cut[b], route, chars) };
+		ex[b].nlabels = 2;
+		ex[b].value_ns = e->ns;
+		ex[b].time_ns = (__u64)((__s64)e->end_ns + mono_to_wall);
+	}
+}
+
+/* CLOCK_REALTIME less CLOCK_MONOTONIC now, in ns: what makes a kernel time wall time. */
+static __s64 mono_to_wall_ns(void)
+{
+	struct timespec rt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return (__s64)(rt.tv_sec * 1000000000ULL + rt.tv_nsec) - (__s64)sq_mono_ns();
 }
 
 /* sqvm_request_duration_seconds{route,code}: the requests that began and ended since
  * sqstat began (bpf/sqrequest.bpf.h pairs them), by route and request__end's status
- * (promhttp's label name for it: code). */
-static void write_requests(FILE *f, const struct sqstat_metrics *m, const struct hists *h, int names_fd)
+ * (promhttp's label name for it: code); in OpenMetrics each bucket with its exemplar. */
+static void write_requests(const struct sqm *out, const struct sqstat_metrics *m, const struct hists *h,
+			   int names_fd)
 {
 	struct request_series *rs = calloc(h->n ? h->n : 1, sizeof(*rs));
+	struct sqm_exemplar ex[SQSTAT_BUCKETS + 1];
+	struct sqstat_hist sum;
+	char ids[SQSTAT_BUCKETS + 1][24], cut[SQSTAT_BUCKETS + 1][LABEL_MAX + 1];
+	__s64 to_wall = mono_to_wall_ns();
 	struct sqm_label l[3];
 	char pid[16], code[16];
 
-	sqm_family(f, "sqvm_request_duration_seconds", "histogram",
+	sqm_family(out, "sqvm_request_duration_seconds", "histogram",
 		   "Requests (Probe beginRequest: to endRequest:status:), by route and status.");
 	for (size_t i = 0; rs && i < m->nvms; i++) {
 		size_t n = requests_of(h, &m->vms[i], names_fd, rs);
 		vm_labels(&m->vms[i], pid, sizeof(pid), l);
-		for (size_t r = 0; r < n; r++) {
+		for (size_t r = 0, same; r < n; r += same) {
+			same = merged(&rs[r], n - r, &sum);
 			if (rs[r].code == CODE_OTHER)
 				snprintf(code, sizeof(code), "other");
 			else
 				snprintf(code, sizeof(code), "%d", rs[r].code);
 			l[1] = (struct sqm_label){ "route", rs[r].route };
 			l[2] = (struct sqm_label){ "code", code };
-			sqm_log2_us_histogram(f, "sqvm_request_duration_seconds", l, 3, (const uint64_t *)rs[r].h.slots,
-					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, rs[r].h.sum_ns);
+			exemplars_of(&sum, rs[r].route, to_wall, ex, ids, cut);
+			sqm_log2_us_histogram(out, "sqvm_request_duration_seconds", l, 3, (const uint64_t *)sum.slots,
+					      SQ_MAX_SLOTS, SQSTAT_BUCKETS, sum.sum_ns, ex);
 		}
 	}
 	free(rs);
 }
 
-static void write_start_times(FILE *f, const struct sqstat_metrics *m)
+static void write_start_times(const struct sqm *out, const struct sqstat_metrics *m)
 {
 	struct sqm_label l[1];
 	char pid[16];
 
-	sqm_family(f, "sqvm_start_time_seconds", "gauge", "When the VM started, in seconds since the epoch.");
+	sqm_family(out, "sqvm_start_time_seconds", "gauge", "When the VM started, in seconds since the epoch.");
 	for (size_t i = 0; i < m->nvms; i++) {
 		vm_labels(&m->vms[i], pid, sizeof(pid), l);
-		sqm_uint(f, "sqvm_start_time_seconds", l, 1, m->vms[i].start_wall);
+		sqm_uint(out, "sqvm_start_time_seconds", l, 1, m->vms[i].start_wall);
 	}
 }
 
-/* The running VMs' metrics in the Prometheus text exposition format, without
- * timestamps: the same for a scrape (--listen) and a file (--prom). Each family is one
- * function: a new one (request latency per route, say) is one more. */
-static void write_metrics(FILE *f, const struct sqstat_metrics *m)
+/* The running VMs' metrics in the format out has (sqmetrics.h), without timestamps: the
+ * same for a scrape (--listen) and a file (--prom). Each family is one function: a new
+ * one (request latency per route, say) is one more. */
+static void write_metrics(const struct sqm *out, const struct sqstat_metrics *m)
 {
 	struct sqstat_bpf *skel = m->skel;
 	struct hists h = read_hists(skel ? bpf_map__fd(skel->maps.hists) : -1);
 
-	write_info(f, m);
-	write_counters(f, m);
-	write_gc_pauses(f, m, &h);
-	write_requests(f, m, &h, skel ? bpf_map__fd(skel->maps.names) : -1);
-	write_start_times(f, m);
+	write_info(out, m);
+	write_counters(out, m);
+	write_gc_pauses(out, m, &h);
+	write_requests(out, m, &h, skel ? bpf_map__fd(skel->maps.names) : -1);
+	write_start_times(out, m);
 	if (skel) {
-		sqm_family(f, "sqstat_lost_observations_total", "counter",
+		sqm_family(out, "sqstat_lost_observations_total", "counter",
 			   "Observations the kernel's histogram map had no room for.");
-		sqm_uint(f, "sqstat_lost_observations_total", NULL, 0, skel->bss->lost_observations);
-		sqm_family(f, "sqstat_dropped_vms_total", "counter",
+		sqm_uint(out, "sqstat_lost_observations_total", NULL, 0, skel->bss->lost_observations);
+		sqm_family(out, "sqstat_dropped_vms_total", "counter",
 			   "VMs whose row was evicted (gone, exited or dead) or refused because the table was full.");
-		sqm_uint(f, "sqstat_dropped_vms_total", NULL, 0, m->dropped_vms);
+		sqm_uint(out, "sqstat_dropped_vms_total", NULL, 0, m->dropped_vms);
 	}
+	sqm_end(out);
 	free(h.keys);
 	free(h.vals);
 }
@@ -321,9 +403,12 @@ static void write_metrics(FILE *f, const struct sqstat_metrics *m)
 /* Their file and their server                                           */
 /* ===================================================================== */
 
+/* node_exporter's textfile collector reads the text format only. */
 static int write_metrics_file(FILE *f, void *m)
 {
-	write_metrics(f, m);
+	struct sqm out = { f, SQM_TEXT };
+
+	write_metrics(&out, m);
 	return 0;
 }
 
@@ -338,9 +423,16 @@ static struct {
 	void *ctx;
 } server;
 
-static int render(void *ctx, FILE *f)
+/* The forms of /metrics, as sq_http_open negotiates them: the text format is the
+ * default (a scraper that asks for nothing, or for text/plain), OpenMetrics for those
+ * that ask for it (Prometheus does, first). Index = enum sqm_format. */
+static const char *const formats[] = { SQM_CONTENT_TYPE, SQM_OPENMETRICS_TYPE };
+
+static int render(void *ctx, int type, FILE *f)
 {
-	write_metrics(f, server.scrape(server.ctx));
+	struct sqm out = { f, type == SQM_OPENMETRICS ? SQM_OPENMETRICS : SQM_TEXT };
+
+	write_metrics(&out, server.scrape(server.ctx));
 	return 0;
 }
 
@@ -350,7 +442,7 @@ struct sq_http *sqstat_serve(struct sq_loop *loop, const char *addr, sqstat_scra
 
 	server.scrape = scrape;
 	server.ctx = ctx;
-	http = sq_http_open(addr, "/metrics", SQM_CONTENT_TYPE, render, NULL);
+	http = sq_http_open(addr, "/metrics", formats, 2, render, NULL);
 	if (http && sq_loop_watch(loop, sq_http_fd(http), sq_http_service, http)) {
 		sq_http_close(http);
 		return NULL;

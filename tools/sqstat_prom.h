@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* sqstat_prom.h - sqstat as a Prometheus exporter (--listen, --prom): the running VMs'
  * totals, which sqstat.c reads from them, and the kernel's histograms of their GC
- * pauses and requests (bpf/sqstat.bpf.c), in Prometheus's text format (sqmetrics.h),
- * served over HTTP (sqhttp.h) as every scrape asks, or written to a file at every
- * refresh. */
+ * pauses and requests (bpf/sqstat.bpf.c), in Prometheus's text format or, for a scrape
+ * that asks for it, OpenMetrics with the request buckets' exemplars (sqmetrics.h),
+ * served over HTTP (sqhttp.h) as every scrape asks, or written to a file (the text
+ * format) at every refresh. */
 #ifndef SQSTAT_PROM_H
 #define SQSTAT_PROM_H
 

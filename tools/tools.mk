@@ -27,7 +27,7 @@ TOOLS_BPF := sqalloc sqgc sqflow sqprof sqstat sqcalls sqsched sqreq sqio sqdoct
 TOOLS_NOBPF := sqstack
 TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.
-sqstat_SRCS := sqstat_prom.c sqmetrics.c sqhttp.c
+sqstat_SRCS := sqstat_prom.c sqmetrics.c sqhttp.c sqaccept.c
 sqcalls_SRCS := sqmse.c sqintern.c
 sqflow_SRCS := sqflow_slices.c sqflow_chrome.c sqflow_merge.c sqflow_perfetto.c sqpb.c sqintern.c sqjson.c sqjson_write.c
 sqdoctor_SRCS := sqdoctor_run.c sqdoctor_rules.c sqdoctor_mem.c sqdoctor_sched.c sqdoctor_io.c \

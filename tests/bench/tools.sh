@@ -30,15 +30,18 @@ NAMES=("${@:-build/sqvm}")
 # now_ms, stop, startup (uses $TMPD and STARTED)
 . tests/bench/tools-lib.sh
 
-echo "start-up to attached"
-startup "sqalloc" "Tracing" build/tools/sqalloc --vm "$VM"
-startup "sqgc" "Tracing" build/tools/sqgc --vm "$VM"
-startup "sqflow" "Tracing" build/tools/sqflow --vm "$VM"
-# BEGIN runs once every probe is attached: the same point as the tools' "Tracing" line.
-startup "bpftrace objectalloc (equivalent)" "^Tracing" \
-    bpftrace -e "BEGIN { printf(\"Tracing\\n\"); } usdt:$VM:squeak:object__alloc { @[str(arg0)] = count(); }"
+if [ "${BENCH_ONLY:-}" != requests ]; then
+    echo "start-up to attached"
+    startup "sqalloc" "Tracing" build/tools/sqalloc --vm "$VM"
+    startup "sqgc" "Tracing" build/tools/sqgc --vm "$VM"
+    startup "sqflow" "Tracing" build/tools/sqflow --vm "$VM"
+    # BEGIN runs once every probe is attached: the same point as the tools' "Tracing" line.
+    startup "bpftrace objectalloc (equivalent)" "^Tracing" \
+        bpftrace -e "BEGIN { printf(\"Tracing\\n\"); } usdt:$VM:squeak:object__alloc { @[str(arg0)] = count(); }"
+fi
 
 # ---- What a tool costs the VM it traces, per event ----
+# BENCH_ONLY=requests measures the requests phase alone (sqstat's exporter, per request).
 # The traced process pays for its uprobes (the trap and the BPF program run in its
 # context), so the cost is the VM's own CPU time, user + system from /proc/PID/stat,
 # with the tool attached against none, over a phase with a known number of events
@@ -48,6 +51,7 @@ runs=${BENCH_RUNS:-3}
 NALLOC=${BENCH_ALLOCS:-3000000}
 NCALLS=${BENCH_CALLS:-1000000}
 NSWITCHES=${BENCH_SWITCHES:-4000000}
+NREQUESTS=${BENCH_REQUESTS:-200000}
 TICK=$(getconf CLK_TCK)
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # utime + stime (field 2 has no spaces)
@@ -107,6 +111,19 @@ echo
 echo "per event: the traced VM's CPU time (user + sys, /proc/PID/stat) and wall time over a"
 echo "phase of $NALLOC allocations or $NCALLS calls, attached against none (median of $runs)"
 printf '%-48s %10s %10s   %9s %9s\n' "" "VM CPU" "wall" "CPU/event" "wall/event"
+# sqstat's exporter: every request is a request__begin and a request__end hit, each
+# request bucketed in the kernel with its exemplar (bpf/sqstat.bpf.c's observe)
+requests_rows() {
+    local base_requests
+    base_requests=$(costs requests "$NREQUESTS")
+    row "nothing attached ($NREQUESTS requests)" requests "$NREQUESTS" "$base_requests"
+    row "sqstat --listen (per request: begin + end)" requests "$NREQUESTS" "$base_requests" \
+        build/tools/sqstat --listen 127.0.0.1:0
+}
+if [ "${BENCH_ONLY:-}" = requests ]; then
+    requests_rows
+    exit 0
+fi
 base_alloc=$(costs alloc "$NALLOC")
 base_calls=$(costs calls "$NCALLS")
 row "nothing attached ($NALLOC allocations)" alloc "$NALLOC" "$base_alloc"
@@ -123,3 +140,4 @@ row "sqflow -M none (per call)" calls "$NCALLS" "$base_calls" build/tools/sqflow
 base_switches=$(costs switches "$NSWITCHES")
 row "nothing attached ($NSWITCHES switches)" switches "$NSWITCHES" "$base_switches"
 row "sqsched (per switch: wait, ready, activation)" switches "$NSWITCHES" "$base_switches" build/tools/sqsched
+requests_rows

@@ -233,10 +233,10 @@ def start_sqstat(procs, sqstat, args, name="sqstat"):
     return sq, int(m.group(1))
 
 
-def start_prometheus(procs, prometheus, tmp, jobs, interval="1s", rule_files=()):
+def start_prometheus(procs, prometheus, tmp, jobs, interval="1s", rule_files=(), flags=()):
     """A Prometheus scraping each job {name: port} on 127.0.0.1 every interval (its
     scrape timeout the same), its data under tmp, with the rule files given (evaluated
-    every interval too); its API once it is ready."""
+    every interval too) and more command-line flags; its API once it is ready."""
     conf = os.path.join(tmp, "prometheus.yml")
     with open(conf, "w") as f:
         f.write(f"global:\n  scrape_interval: {interval}\n  scrape_timeout: {interval}\n")
@@ -246,7 +246,7 @@ def start_prometheus(procs, prometheus, tmp, jobs, interval="1s", rule_files=())
         for job, port in jobs.items():
             f.write(f"  - job_name: {job}\n    static_configs: [{{targets: ['127.0.0.1:{port}']}}]\n")
     pr = procs.start("prometheus", [prometheus, f"--config.file={conf}", "--web.listen-address=127.0.0.1:0",
-                                    f"--storage.tsdb.path={os.path.join(tmp, 'data')}", "--log.level=warn"])
+                                    f"--storage.tsdb.path={os.path.join(tmp, 'data')}", "--log.level=warn"] + list(flags))
     prom = Prom(wait_for("Prometheus's port", lambda: listen_port(pr.pid), 20))
     wait_for("Prometheus ready", prom.ready, 20)
     return prom

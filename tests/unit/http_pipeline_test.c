@@ -24,9 +24,10 @@
 
 static atomic_bool done;
 
-static int render(void *ctx, FILE *f)
+static int render(void *ctx, int type, FILE *f)
 {
 	(void)ctx;
+	(void)type;
 	fputs("ok\n", f);
 	return 0;
 }
@@ -52,7 +53,8 @@ int main(void)
 {
 	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
 	static const char ok[] = "HTTP/1.1 200 OK\r\n";
-	struct sq_http *h = sq_http_open("127.0.0.1:0", "/metrics", "text/plain", render, NULL);
+	static const char *const types[] = { "text/plain" };
+	struct sq_http *h = sq_http_open("127.0.0.1:0", "/metrics", types, 1, render, NULL);
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	size_t len = REQUESTS * (sizeof(req) - 1), off = 0, have = 0, cap = 1 << 20;
 	char *burst = malloc(len), *in = malloc(cap);
