@@ -4,6 +4,7 @@
 #define SQVM_INTERP_H
 
 #include "method.h"
+#include "traceparent.h"
 
 /* An activation frame. Frames live in the process's stack memory, one after
  * another; a frame's operand stack follows its locals. The layout is part of
@@ -59,6 +60,9 @@ typedef struct Process {
                             * takes its scheduler records while there are any */
     uint64_t requestPending; /* the id of its request whose begin record req__batch holds
                               * back while it runs (probes.c), 0: none */
+    TraceContext trace;    /* the trace context of its innermost open request that has one,
+                            * for samplers (sqprof's pprof labels): span 0 while it has
+                            * none; written by request.c, span last */
     uint32_t traceDepth;   /* traced mode: frames on the stack (0: not known yet) */
     struct Frame *reserveFrame; /* handling a stack overflow that happened here (unwind.c) */
     uint64_t reserveSerial;
