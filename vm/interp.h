@@ -60,14 +60,16 @@ typedef struct Process {
                             * takes its scheduler records while there are any */
     uint64_t requestPending; /* the id of its request whose begin record req__batch holds
                               * back while it runs (probes.c), 0: none */
-    TraceContext trace;    /* the trace context of its innermost open request that has one,
-                            * for samplers (sqprof's pprof labels): span 0 while it has
-                            * none; written by request.c, span last */
     uint32_t traceDepth;   /* traced mode: frames on the stack (0: not known yet) */
     struct Frame *reserveFrame; /* handling a stack overflow that happened here (unwind.c) */
     uint64_t reserveSerial;
     struct Process *next, *prev;       /* ready queue */
     struct Process *allNext, *allPrev; /* every live process */
+    /* last, so the fields samplers read in one copy stay in the first 256 bytes
+     * (sqprof --wall's, SQPROF_PROC_READ) */
+    TraceContext trace;    /* the trace context of its innermost open request that has one,
+                            * for samplers (sqprof's pprof labels): span 0 while it has
+                            * none; written by request.c, span last */
 } Process;
 
 extern Process *interp_current;
