@@ -156,15 +156,17 @@ static long name_frame(__u64 i, void *data)
  * changed since: the process began or ended a request meanwhile, and what was read in
  * between (its stack too) may be of either; the caller drops the sample (inconsistent).
  * Free of branches but that one: written with an if per read, the --wall sampler took
- * 116,718 verified instructions, over tests/verifier.sh's budget; as it is, 88,308
- * (52,882 without trace labels; the CPU sampler 2,847 against 2,695).
+ * 116,718 verified instructions, over tests/verifier.sh's budget; as it is, 82,928
+ * (52,334 without trace labels; the CPU sampler 2,816 against 2,698). The --wall
+ * figures swing by tens of thousands with the code clang lays out around them (the
+ * sampler before trace labels took 147,548): tests/verifier.sh keeps them in check.
  *
  * Why read it from the VM's memory: the Process holds its open request's context
  * (probes/debug_offsets.h, process_trace_*), so a sample costs five reads of 8 bytes
  * more, only while pprof output is asked, and nothing else is attached. (--wall reads
  * the span apart from its one copy of a Process's fields, which the trace, at the
  * Process's end, lies beyond: widened to 512 bytes to hold it, the copy took the
- * sampler to 135,452 verified instructions.) The alternative, the request and trace
+ * sampler to 135,452 verified instructions, and read the span after the frame pointer.) The alternative, the request and trace
  * records of req__batch, would make the VM write records of every request and of its
  * process's switches, and would come too late: the VM holds a request's begin (and its
  * trace record) back while the request's process runs, so a CPU sample taken then
@@ -522,7 +524,12 @@ static long wall_process(__u64 i, void *data)
 	__builtin_memset(key->process, 0, sizeof(key->process));
 	key->process_id = vm->process_name ? (__u32)f.id : 0;
 	sq_process_name_of(vm, proc, f.obj, f.is_main, key->process, sizeof(key->process), w->task);
-	span = trace_span(vm, proc, w->task);	/* before the walk, read_trace's check after it */
+	/* The span, then the frame pointer again: every read of the stack comes after the
+	 * span's, which read_trace reads again after them (a request begun after the first
+	 * read of the frame pointer would otherwise label a stack read from before it). */
+	span = trace_span(vm, proc, w->task);
+	if (trace_labels)
+		sq_read(&ww.fp, sizeof(ww.fp), (void *)(proc + vm->process_fp), w->task);
 	wall_window(&ww, vm, w->task);
 	bpf_loop(max_depth, wall_frame, &ww, 0);
 	if (ww.bad) {
