@@ -70,15 +70,22 @@ struct sq_vm_offsets {
 	__u64 gc_running;		/* uint8_t *: nonzero while the VM collects */
 	__u32 process_all_next, process_state, process_waiting_on;
 	__u8 state_running, state_ready, state_waiting, state_io, state_suspended, state_terminated;
-	__u8 pad[2];
+	__u8 has_trace;			/* the process_trace_* offsets are known */
+	__u8 pad;
 	/* A request whose begin record the VM holds back (sqreq --slowest's samples) */
 	__u32 process_request_pending;
+	/* The trace context of a process's innermost open request with one (sqprof's pprof
+	 * labels): Process.trace's words; the span 0 while it has none */
+	__u32 process_trace_hi, process_trace_lo, process_trace_parent, process_trace_span;
 	__u32 pad2;
 };
 
 /* The fields every tool reads; a VM that is older than a later field (appended) is still
- * known, without it: process_request_pending (sqreq --slowest) reads as 0. */
+ * known, without it: process_request_pending (sqreq --slowest) reads as 0, and its
+ * processes have no trace context (has_trace false). */
 #define SQ_DEBUG_OFFSETS_MIN __builtin_offsetof(SqDebugOffsets, process_request_pending)
+/* Does d, of the size it says, hold this (appended) field? */
+#define SQ_DEBUG_HAS(d, field) ((d)->size >= __builtin_offsetof(SqDebugOffsets, field) + sizeof((d)->field))
 
 /* The block carries no structure sizes, so every offset of a field in a structure the
  * target describes (Process, Frame, Method, ClassInfo, an object) is bounded by a fixed
@@ -108,7 +115,10 @@ SQ_INLINE bool sq_field_offsets_ok(const SqDebugOffsets *d)
 	       SQ_FIELD_OK(d->process_is_main) && SQ_FIELD_OK(d->process_name) &&
 	       SQ_FIELD_OK(d->process_all_next) && SQ_FIELD_OK(d->process_state) &&
 	       SQ_FIELD_OK(d->process_waiting_on) &&
-	       (d->size < sizeof(SqDebugOffsets) || SQ_FIELD_OK(d->process_request_pending));
+	       (!SQ_DEBUG_HAS(d, process_request_pending) || SQ_FIELD_OK(d->process_request_pending)) &&
+	       (!SQ_DEBUG_HAS(d, process_trace_span) ||
+		(SQ_FIELD_OK(d->process_trace_hi) && SQ_FIELD_OK(d->process_trace_lo) &&
+		 SQ_FIELD_OK(d->process_trace_parent) && SQ_FIELD_OK(d->process_trace_span)));
 }
 
 /* Is d a debug-offsets structure the tools know: the magic, the version, and every field
@@ -167,7 +177,12 @@ SQ_INLINE void sq_vm_offsets_from(const SqDebugOffsets *d, __u64 addr, __u64 sta
 	o->state_io = d->state_io;
 	o->state_suspended = d->state_suspended;
 	o->state_terminated = d->state_terminated;
-	o->process_request_pending = d->size >= sizeof(SqDebugOffsets) ? d->process_request_pending : 0;
+	o->process_request_pending = SQ_DEBUG_HAS(d, process_request_pending) ? d->process_request_pending : 0;
+	o->has_trace = SQ_DEBUG_HAS(d, process_trace_span);
+	o->process_trace_hi = o->has_trace ? d->process_trace_hi : 0;
+	o->process_trace_lo = o->has_trace ? d->process_trace_lo : 0;
+	o->process_trace_parent = o->has_trace ? d->process_trace_parent : 0;
+	o->process_trace_span = o->has_trace ? d->process_trace_span : 0;
 }
 
 #endif

@@ -10,6 +10,11 @@
 const volatile __u32 max_depth = SQPROF_DEFAULT_DEPTH;	/* at most SQPROF_MAX_DEPTH */
 const volatile bool kernel_stacks = false;		/* -K */
 const volatile bool user_stacks = false;		/* -U */
+/* --pprof, --every: key each sample by the trace context of its process's open request
+ * (read_trace), for pprof's trace_id and span_id labels. Off, nothing of it is read, and
+ * stacks of many requests stay one key each: a service whose every request is a trace
+ * of its own makes as many keys of one stack as it has requests in the profile. */
+const volatile bool trace_labels = false;
 
 /* The traced processes are those in the vms map (sqvm.bpf.h), filled by user space. */
 
@@ -146,6 +151,60 @@ static long name_frame(__u64 i, void *data)
 	return 0;
 }
 
+/* The trace context of green process proc, whose span word the caller read already
+ * (span; 0: none), into the key (trace words 0 if the span is). False if the span has
+ * changed since: the process began or ended a request meanwhile, and what was read in
+ * between (its stack too) may be of either; the caller drops the sample (inconsistent).
+ * Free of branches but that one: written with an if per read, the --wall sampler took
+ * 116,718 verified instructions, over tests/verifier.sh's budget; as it is, 82,928
+ * (52,334 without trace labels; the CPU sampler 2,816 against 2,698). The --wall
+ * figures swing by tens of thousands with the code clang lays out around them (the
+ * sampler before trace labels took 147,548): tests/verifier.sh keeps them in check.
+ *
+ * Why read it from the VM's memory: the Process holds its open request's context
+ * (probes/debug_offsets.h, process_trace_*), so a sample costs five reads of 8 bytes
+ * more, only while pprof output is asked, and nothing else is attached. (--wall reads
+ * the span apart from its one copy of a Process's fields, which the trace, at the
+ * Process's end, lies beyond: widened to 512 bytes to hold it, the copy took the
+ * sampler to 135,452 verified instructions, and read the span after the frame pointer.) The alternative, the request and trace
+ * records of req__batch, would make the VM write records of every request and of its
+ * process's switches, and would come too late: the VM holds a request's begin (and its
+ * trace record) back while the request's process runs, so a CPU sample taken then
+ * could not know its trace. The VM writes the span last and zeroes it first
+ * (vm/request.c): the span read again after the other words, the same, says they are
+ * one context, and that the request was open all along (spans are never reused): this
+ * matters to --wall, which reads a process from another CPU while the VM runs it. */
+static __always_inline bool read_trace(const struct sq_vm_offsets *vm, __u64 proc, __u64 span,
+				       struct sqprof_key *key, struct task_struct *task)
+{
+	__u64 again = 0, some, changed;
+
+	if (!trace_labels)
+		return true;
+	/* a failed read zeroes its destination; a VM without the offsets has span 0 */
+	sq_read(&key->trace_hi, 8, (void *)(proc + vm->process_trace_hi), task);
+	sq_read(&key->trace_lo, 8, (void *)(proc + vm->process_trace_lo), task);
+	sq_read(&key->parent_span, 8, (void *)(proc + vm->process_trace_parent), task);
+	sq_read(&again, 8, (void *)(proc + vm->process_trace_span), task);
+	some = -((span | -span) >> 63);	/* all ones if span is not 0 */
+	key->trace_hi &= some;		/* the words of an ended request stay in the VM */
+	key->trace_lo &= some;
+	key->parent_span &= some;
+	key->span = span;
+	changed = (again & -(__u64)vm->has_trace) ^ span;
+	return !changed;
+}
+
+/* The span word of green process proc (0: none, or not asked for): read_trace's first. */
+static __always_inline __u64 trace_span(const struct sq_vm_offsets *vm, __u64 proc, struct task_struct *task)
+{
+	__u64 span = 0;
+
+	if (trace_labels)
+		sq_read(&span, 8, (void *)(proc + vm->process_trace_span), task);
+	return span & -(__u64)vm->has_trace;
+}
+
 /* One sample of the current thread, if it belongs to a traced VM: walk its Smalltalk
  * stack and count the stack. weight is 1 for CPU samples, bytes for allocations. */
 static __always_inline int sample(void *ctx, __u64 weight, bool alloc)
@@ -181,6 +240,10 @@ static __always_inline int sample(void *ctx, __u64 weight, bool alloc)
 	w.fp = sq_current_frame(vm, &proc);
 	__builtin_memset(key->process, 0, sizeof(key->process));	/* equal names, equal keys */
 	sq_process_name(vm, proc, key->process, sizeof(key->process), &key->process_id);
+	if (!read_trace(vm, proc, trace_span(vm, proc, NULL), key, NULL)) {
+		__sync_fetch_and_add(&inconsistent, 1);
+		return 0;
+	}
 	if (w.fp &&
 	    (bpf_probe_read_user(&w.base, sizeof(w.base), (void *)(proc + vm->process_stack_base)) ||
 	     bpf_probe_read_user(&w.limit, sizeof(w.limit), (void *)(proc + vm->process_stack_limit))))
@@ -425,7 +488,7 @@ static long wall_process(__u64 i, void *data)
 	const struct sq_vm_offsets *vm = w->vm;
 	struct walk ww = { .task = w->task, .caller_off = vm->frame_caller, .method_off = vm->frame_method };
 	struct proc_fields f = { .state = -1 };
-	__u64 proc = w->proc, m = 0;
+	__u64 proc = w->proc, m = 0, span;
 	struct sqprof_key *key;
 	struct sqprof_val *val;
 	bool created = false;
@@ -461,6 +524,12 @@ static long wall_process(__u64 i, void *data)
 	__builtin_memset(key->process, 0, sizeof(key->process));
 	key->process_id = vm->process_name ? (__u32)f.id : 0;
 	sq_process_name_of(vm, proc, f.obj, f.is_main, key->process, sizeof(key->process), w->task);
+	/* The span, then the frame pointer again: every read of the stack comes after the
+	 * span's, which read_trace reads again after them (a request begun after the first
+	 * read of the frame pointer would otherwise label a stack read from before it). */
+	span = trace_span(vm, proc, w->task);
+	if (trace_labels)
+		sq_read(&ww.fp, sizeof(ww.fp), (void *)(proc + vm->process_fp), w->task);
 	wall_window(&ww, vm, w->task);
 	bpf_loop(max_depth, wall_frame, &ww, 0);
 	if (ww.bad) {
@@ -470,6 +539,10 @@ static long wall_process(__u64 i, void *data)
 	if (ww.fp && !walk_read(&ww, ww.fp + vm->frame_method, &m, w->task) && m) {
 		key->flags |= SQPROF_TRUNCATED;
 		__sync_fetch_and_add(&truncated, 1);
+	}
+	if (!read_trace(vm, proc, span, key, w->task)) {	/* after the walk: of all it read */
+		__sync_fetch_and_add(&inconsistent, 1);
+		return 0;
 	}
 	val = sq_lookup_or_init(&stacks, key, &init, &created);
 	if (!val) {

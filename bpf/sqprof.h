@@ -41,6 +41,12 @@ struct sqprof_key {
 	__u32 state;			/* --wall: its state (enum sq_green_state, or
 					 * SQPROF_SUSPENDED); 0 in CPU and allocation profiles */
 	char process[SQPROF_PROCESS_LEN];	/* its name; empty: it has none */
+	/* The W3C trace context of the green process's innermost open request that has one
+	 * (the pprof labels trace_id, span_id, parent_span_id): read only for pprof output
+	 * (trace_labels), else, as while it has none, all 0. */
+	__u64 trace_hi, trace_lo;		/* the 16-byte trace id, big-endian halves */
+	__u64 parent_span;			/* the caller's span (traceparent's parent-id) */
+	__u64 span;				/* the request's own span; 0: no trace context */
 	__u64 frames[SQPROF_MAX_DEPTH];
 };
 

@@ -120,6 +120,14 @@ typedef struct SqDebugOffsets {
      * SQ_EV_REQUEST_RUN). */
     uint32_t process_request_pending; /* uint64_t: that request's id, 0: none */
     uint32_t pad2;
+    /* The W3C trace context of the innermost open request of a process that has one
+     * (appended: size >= 320; sqprof's pprof labels): four uint64_t, the span 0 while it
+     * has none. The span is written last, and zeroed before the others change: a reader
+     * on another CPU that reads the same span before and after the rest has one context. */
+    uint32_t process_trace_hi;     /* the 16-byte trace id, its first 8 bytes (big-endian) */
+    uint32_t process_trace_lo;     /* ... its last 8 */
+    uint32_t process_trace_parent; /* the caller's span (traceparent's parent-id) */
+    uint32_t process_trace_span;   /* the request's own span (traceresponse's); 0: none */
 } SqDebugOffsets;
 
 #endif

@@ -42,6 +42,8 @@ ho_judge() { # mode tool pid
     local mode=$1 tool=$2 pid=$3 out="$HO_TMP/$1.$2" rc args
     case $tool in
         sqstack) args="-p $pid" ;;
+        # with pprof output the sampler also reads each process's trace context
+        sqprof) args="-p $pid --pprof $out.pb.gz" ;;
         *) args="-p $pid" ;;
     esac
     timeout -s INT -k 4 "$HO_LIMIT" "$HO_TOOLS/$tool" $args >"$out" 2>"$out.err" </dev/null

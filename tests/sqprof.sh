@@ -90,8 +90,9 @@ sp_no_go() { # case name
 
 # ---- pprof files, read by pprof itself -------------------------------------------
 
-# What `go tool pprof -raw` reads of a file, as JSON (tests/sqprof/pprofraw.py).
-sp_pprof_raw() { python3 "$SP_DIR/pprofraw.py" "$1" 2>&1; }
+# What `go tool pprof -raw` reads of a file, as JSON (tests/sqprof/pprofraw.py); pprof's
+# options (-tagfocus ...) may come before the file.
+sp_pprof_raw() { python3 "$SP_DIR/pprofraw.py" "$@" 2>&1; }
 
 # The first row of `go tool pprof -top`: "FLAT% NAME".
 sp_pprof_top() {
@@ -938,6 +939,133 @@ $(cat "$SP_TMP/wall.out" "$SP_TMP/wall.err" | head -20)"; fi
     fi
 }
 
+# ---- pprof's trace labels ---------------------------------------------------------
+
+SP_TRACE_ONE=0af7651916cd43dd8448eb211c80319c
+SP_TRACE_TWO=4bf92f3577b34da6a3ce929d0e0e4736
+
+# The values of one label that `go tool pprof -tags` lists, sorted, on one line.
+sp_pprof_tag_values() { # file label
+    go tool pprof -tags "$1" 2>/dev/null | awk -v k="$2" '$1 == k ":" && $2 == "Total" { on = 1; next }
+        on && NF == 0 { exit } on { print $NF }' | sort | tr '\n' ' '
+}
+
+# What must hold of every sample of a ProfTrace profile (pprofraw.py's JSON), as
+# "total bad spinBad spinPlain spinOutside": a sample of trace one has traceOne on its
+# stack and one's parent, and (if $strict) every sample in spinOne is of trace one (and
+# so for two); no sample in spinBad (a malformed traceparent), spinPlain (none) or
+# spinOutside (no request) has a trace, a span is 16 lower-case hex digits, and there is
+# no other trace.
+SP_TRACE_JQ='def has($m): (.stack | index($m)) != null;
+    def n: [.[].values[0]] | add // 0;
+    .samples as $s |
+    [($s | n),
+     ($s | map(select(
+        (.labels.trace_id == $one and ((has("ProfTrace>>traceOne") | not) or .labels.parent_span_id != "b7ad6b7169203331")) or
+        (.labels.trace_id == $two and ((has("ProfTrace>>traceTwo") | not) or .labels.parent_span_id != "00f067aa0ba902b7")) or
+        ($strict == "1" and has("ProfTrace>>spinOne") and .labels.trace_id != $one) or
+        ($strict == "1" and has("ProfTrace>>spinTwo") and .labels.trace_id != $two) or
+        ((has("ProfTrace>>spinBad") or has("ProfTrace>>spinPlain") or has("ProfTrace>>spinOutside")) and
+         (.labels.trace_id != null or .labels.span_id != null or .labels.parent_span_id != null)) or
+        (.labels.trace_id != null and (.labels.trace_id != $one and .labels.trace_id != $two)) or
+        (.labels.trace_id != null and ((.labels.span_id | test("^[0-9a-f]{16}$")) | not)))) | n),
+     ($s | map(select(has("ProfTrace>>spinBad"))) | n),
+     ($s | map(select(has("ProfTrace>>spinPlain"))) | n),
+     ($s | map(select(has("ProfTrace>>spinOutside"))) | n)] | map(tostring) | join(" ")'
+
+# The samples -tagfocus trace_id=ID keeps, as "kept spin-in-them wrong": wrong counts
+# those of another trace or without the request's method on the stack.
+SP_TRACE_FOCUS_JQ='def has($m): (.stack | index($m)) != null;
+    def n: [.[].values[0]] | add // 0;
+    .samples as $s |
+    [($s | n), ($s | map(select(has($spin))) | n),
+     ($s | map(select(.labels.trace_id != $id or (has($req) | not))) | n)] | map(tostring) | join(" ")'
+
+# Checks one ProfTrace pprof file with go tool pprof: the whole profile (SP_TRACE_JQ),
+# what -tagfocus keeps of each trace, and what -tags lists. name: the case's name.
+# strict 1: every sample in a trace's spin method has its trace (a CPU sample reads the
+# VM's thread it interrupted: nothing changes under it). 0 (--wall, which reads the VM
+# from another CPU while it runs): a sample whose walk a whole request began and ended
+# during (the tool's thread preempted) has none, and a spin method's samples are at
+# least those -tagfocus keeps; a label is still always the request's that was open.
+sp_trace_check() { # name file status strict
+    local name=$1 file=$2 st=$3 strict=$4 all total bad bad_n plain outside raw1 raw2 f1 f2 tags parents top1 top2
+    local one_spin two_spin kept1 kept2 spin1 spin2 wrong1 wrong2
+    all=$(sp_pprof_raw "$file")
+    read -r total bad bad_n plain outside <<<"$(jq -r --arg one "$SP_TRACE_ONE" --arg two "$SP_TRACE_TWO" \
+        --arg strict "$strict" "$SP_TRACE_JQ" <<<"$all" 2>&1)"
+    one_spin=$(jq -r '[.samples[] | select(.stack | index("ProfTrace>>spinOne")) | .values[0]] | add // 0' <<<"$all")
+    two_spin=$(jq -r '[.samples[] | select(.stack | index("ProfTrace>>spinTwo")) | .values[0]] | add // 0' <<<"$all")
+    raw1=$(sp_pprof_raw -tagfocus "trace_id=$SP_TRACE_ONE" "$file")
+    raw2=$(sp_pprof_raw -tagfocus "trace_id=$SP_TRACE_TWO" "$file")
+    f1=$(jq -r --arg id "$SP_TRACE_ONE" --arg req "ProfTrace>>traceOne" --arg spin "ProfTrace>>spinOne" "$SP_TRACE_FOCUS_JQ" <<<"$raw1" 2>&1)
+    f2=$(jq -r --arg id "$SP_TRACE_TWO" --arg req "ProfTrace>>traceTwo" --arg spin "ProfTrace>>spinTwo" "$SP_TRACE_FOCUS_JQ" <<<"$raw2" 2>&1)
+    top1=$(go tool pprof -tagfocus "trace_id=$SP_TRACE_ONE" -top "$file" 2>/dev/null | awk '/^ *flat +flat%/ { getline; print $NF; exit }')
+    top2=$(go tool pprof -tagfocus "trace_id=$SP_TRACE_TWO" -top "$file" 2>/dev/null | awk '/^ *flat +flat%/ { getline; print $NF; exit }')
+    tags=$(sp_pprof_tag_values "$file" trace_id)
+    parents=$(sp_pprof_tag_values "$file" parent_span_id)
+    # -tagfocus keeps exactly the trace's samples: all of its spin method's (strict), no
+    # other trace's, each with the request's method on its stack; the spin method leads -top.
+    read -r kept1 spin1 wrong1 <<<"$f1"
+    read -r kept2 spin2 wrong2 <<<"$f2"
+    [ "$strict" = 1 ] || { one_spin=$spin1; two_spin=$spin2; }
+    if [ "$st" = 0 ] && [ "$bad" = 0 ] && [ "$total" -gt 0 ] && [ "$bad_n" -gt 0 ] && [ "$plain" -gt 0 ] && [ "$outside" -gt 0 ] &&
+        [ "$f1" = "$kept1 $one_spin 0" ] && [ "$kept1" -gt 0 ] && [ "$one_spin" -gt 0 ] &&
+        [ "$f2" = "$kept2 $two_spin 0" ] && [ "$kept2" -gt 0 ] && [ "$two_spin" -gt 0 ] &&
+        [ "$top1" = "ProfTrace>>spinOne" ] && [ "$top2" = "ProfTrace>>spinTwo" ] &&
+        [ "$tags" = "$SP_TRACE_ONE $SP_TRACE_TWO " ] && [ "$parents" = "00f067aa0ba902b7 b7ad6b7169203331 " ]; then
+        pass "$name: go tool pprof -tagfocus trace_id= keeps trace one's $kept1 samples ($one_spin in spinOne$([ "$strict" = 1 ] && echo ": all of them"), -top spinOne) and trace two's $kept2 ($two_spin in spinTwo); none of the $bad_n malformed-traceparent, $plain no-traceparent and $outside outside-any-request samples has a trace; -tags lists exactly the two trace ids and parents"
+    else fail "$name" "status $st; total '$total' bad '$bad' malformed '$bad_n' plain '$plain' outside '$outside'; focus one '$f1' (spinOne $one_spin, top '$top1'), two '$f2' (spinTwo $two_spin, top '$top2'); trace_id tags '$tags', parents '$parents'
+$(head -c 600 <<<"$all")"; fi
+}
+
+# Samples taken in a request with a W3C trace context carry pprof labels trace_id,
+# span_id and parent_span_id; all other samples none (tests/sqprof/ProfTrace.som): a CPU
+# profile, a wall-clock one (read from another CPU while the VM runs) and --every's
+# files, at once on one VM.
+sp_trace() {
+    local st st_w st_e pid_c pid_w f tags=""
+    if ! sp_have_go; then
+        sp_no_go "sqprof --pprof trace labels (go tool pprof)"
+        return
+    fi
+    if ! sp_start_vm -- ProfTrace; then
+        fail "sqprof --pprof trace labels" "the VM did not start: $(head -5 "$SP_TMP/vm.out")"
+        sp_stop
+        return
+    fi
+    sp_go
+    rm -rf "$SP_TMP/trace-every"
+    mkdir -p "$SP_TMP/trace-every"
+    sp_start_tool trace -p "$SP_VM_PID" -F 499 -d 2 -f --pprof "$SP_TMP/trace.pb.gz"
+    pid_c=$SP_TOOL_PID
+    sp_start_tool trace-w -p "$SP_VM_PID" --wall -F 199 -d 2 -f --pprof "$SP_TMP/trace-wall.pb.gz"
+    pid_w=$SP_TOOL_PID
+    sp_start_tool trace-e -p "$SP_VM_PID" -F 199 --every 1s --out "$SP_TMP/trace-every" -d 2
+    wait "$pid_c"
+    st=$?
+    wait "$pid_w"
+    st_w=$?
+    wait "$SP_TOOL_PID"
+    st_e=$?
+    sp_stop
+    sp_trace_check "sqprof --pprof trace labels" "$SP_TMP/trace.pb.gz" "$st" 1
+    sp_trace_check "sqprof --wall --pprof trace labels" "$SP_TMP/trace-wall.pb.gz" "$st_w" 0
+    # --every's files carry them too: the two traces, and nothing else.
+    for f in "$SP_TMP"/trace-every/*.pb.gz; do
+        [ -f "$f" ] && tags+=$(sp_pprof_tag_values "$f" trace_id)
+    done
+    tags=$(tr ' ' '\n' <<<"$tags" | sed '/^$/d' | sort -u | tr '\n' ' ')
+    if [ "$st_e" = 0 ] && [ "$tags" = "$SP_TRACE_ONE $SP_TRACE_TWO " ]; then
+        pass "sqprof --every: its files label samples with the two trace ids"
+    else fail "sqprof --every trace labels" "status $st_e, trace_id tags '$tags': $(ls "$SP_TMP/trace-every"; head -3 "$SP_TMP/trace-e.err")"; fi
+    # Labels are pprof's alone: folded stacks are as before, one line per stack.
+    if [ -z "$(sed 's/ [0-9]*$//' "$SP_TMP/trace.out" | sort | uniq -d)" ] &&
+        grep -q '^System>>initialize:;ProfTrace>>run:;ProfTrace>>traceOne;ProfTrace>>spinOne [0-9]*$' "$SP_TMP/trace.out"; then
+        pass "sqprof -f with --pprof: folded stacks without labels, one line per stack"
+    else fail "sqprof -f with --pprof (trace)" "$(sed 's/ [0-9]*$//' "$SP_TMP/trace.out" | sort | uniq -d | head -3; head -5 "$SP_TMP/trace.out")"; fi
+}
+
 sp_main() {
     mkdir -p "$SP_TMP"
     if [ "$(id -u)" != 0 ]; then
@@ -958,6 +1086,7 @@ sp_main() {
     sp_every_churn
     sp_every_reuse
     sp_wall
+    sp_trace
     sp_systemwide
     sp_errors
 }

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tests/verifier.sh - what loading a tool costs the kernel: every BPF program of every
-# tool (and of the modes that load more: sqreq --slowest, sqstat's exporter) is verified in
-# at most VF_BUDGET instructions (bpf_prog_info.verified_insns), a tenth of the kernel's
-# limit and about 40 ms of verification on the test machine. The verifier's count is
+# tool (and of the modes that load more: sqreq --slowest, sqstat's exporter, sqprof's
+# --pprof trace labels, CPU and --wall) is verified in at most VF_BUDGET instructions
+# (bpf_prog_info.verified_insns), a tenth of the kernel's limit and about 40 ms of
+# verification on the test machine. The verifier's count is
 # what decides the attach time of the tools with the larger programs (sqreq's req_batch
 # took 610,205 and a quarter of a second, sqio's io_batch 150,530:
 # tests/bench/attach.sh), and unlike the time it is exact: the same kernel verifies the
@@ -51,6 +52,8 @@ verifier_tier() {
         vf_check "$t" "$t"
     done
     vf_check "sqalloc --sample" sqalloc --sample
+    vf_check "sqprof --pprof (trace labels)" sqprof --pprof "$VF_TMP/cpu.pb.gz"
+    vf_check "sqprof --wall --pprof (trace labels)" sqprof --wall --pprof "$VF_TMP/wall.pb.gz"
     vf_check "sqcalls --syscalls" sqcalls --syscalls
     vf_check "sqreq --slowest" sqreq --slowest 3
     vf_check "sqstat --listen" sqstat --listen 127.0.0.1:0

@@ -562,6 +562,7 @@ static int collect(struct sqprof_bpf *skel, struct sqp_profile *p, struct sqp_in
 	size_t ksize = SQPROF_KEY_SIZE(env.max_depth), n;
 	char *keys = stack_keys(fd, ksize, &n), label[64];
 	struct sqprof_key *k = calloc(1, sizeof(*k));
+	struct sqp_trace trace;
 	struct sqprof_val val;
 	struct buf b = { 0 };
 	int err = 0;
@@ -575,8 +576,10 @@ static int collect(struct sqprof_bpf *skel, struct sqp_profile *p, struct sqp_in
 		if ((take ? bpf_map_lookup_and_delete_elem(fd, k, &val) : bpf_map_lookup_elem(fd, k, &val)) != 0)
 			continue;
 		fold(skel, k, &b);
-		if (!b.s || sqp_profile_add_labeled(p, b.s, k->pid, process_label(k, label, sizeof(label)),
-						    val.samples, val.weight)) {
+		trace = (struct sqp_trace){ .trace_hi = k->trace_hi, .trace_lo = k->trace_lo,
+					    .parent_span = k->parent_span, .span = k->span };
+		if (!b.s || sqp_profile_add_traced(p, b.s, k->pid, process_label(k, label, sizeof(label)), &trace,
+						   val.samples, val.weight)) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -904,6 +907,8 @@ static struct sqprof_bpf *load_bpf(void)
 	skel->rodata->max_depth = env.max_depth;
 	skel->rodata->kernel_stacks = env.kernel_stacks;
 	skel->rodata->user_stacks = env.user_stacks;
+	/* pprof's trace labels: only for pprof files, the one output that shows them */
+	skel->rodata->trace_labels = env.pprof || env.every_ns;
 	err = bpf_map__set_key_size(skel->maps.stacks, SQPROF_KEY_SIZE(env.max_depth));
 	if (!err && !env.kernel_stacks && !env.user_stacks)
 		err = bpf_map__set_max_entries(skel->maps.native, 1);

@@ -273,6 +273,16 @@ static void pprof_sample(struct pb *out, struct pb *msg, struct pb *sub, const s
 		pb_label(msg, sub, str_id(s, "process"), str_id(s, st->process));
 	if (wall && wall_state(st->frames, state, sizeof(state))[0])
 		pb_label(msg, sub, str_id(s, "state"), str_id(s, state));
+	if (st->trace.span) {	/* W3C's forms: 32 and 16 lower-case hex digits */
+		char id[33];
+		snprintf(id, sizeof(id), "%016llx%016llx", (unsigned long long)st->trace.trace_hi,
+			 (unsigned long long)st->trace.trace_lo);
+		pb_label(msg, sub, str_id(s, "trace_id"), str_id(s, id));
+		snprintf(id, sizeof(id), "%016llx", (unsigned long long)st->trace.span);
+		pb_label(msg, sub, str_id(s, "span_id"), str_id(s, id));
+		snprintf(id, sizeof(id), "%016llx", (unsigned long long)st->trace.parent_span);
+		pb_label(msg, sub, str_id(s, "parent_span_id"), str_id(s, id));
+	}
 	pb_message(out, 2, msg);
 }
 

@@ -37,7 +37,8 @@ struct sqp_pprof {
  * cpu/nanoseconds (or alloc_space/bytes), one function and one location per method, the
  * period (CPU: nanoseconds between samples; allocations: the VM's mean bytes between
  * samples, when known) and, on every sample that has them, the labels pid, cmdline and
- * process (the green process). Returns 0, or -errno. */
+ * process (the green process), state (--wall), and trace_id, span_id and parent_span_id
+ * (taken in a request with a W3C trace context). Returns 0, or -errno. */
 int sqp_write_pprof(FILE *f, struct sqp_profile *p, const struct sqp_info *info, const struct sqp_pprof *o);
 
 #endif

@@ -22,6 +22,12 @@ int sqp_profile_add(struct sqp_profile *p, const char *frames, uint64_t samples,
 int sqp_profile_add_labeled(struct sqp_profile *p, const char *frames, pid_t pid, const char *process,
 			    uint64_t samples, uint64_t weight)
 {
+	return sqp_profile_add_traced(p, frames, pid, process, NULL, samples, weight);
+}
+
+int sqp_profile_add_traced(struct sqp_profile *p, const char *frames, pid_t pid, const char *process,
+			   const struct sqp_trace *t, uint64_t samples, uint64_t weight)
+{
 	struct sqp_stack *st;
 
 	if (p->n == p->cap) {
@@ -35,6 +41,8 @@ int sqp_profile_add_labeled(struct sqp_profile *p, const char *frames, pid_t pid
 	st = &p->stacks[p->n];
 	*st = (struct sqp_stack){ .frames = strdup(frames), .samples = samples, .weight = weight, .pid = pid,
 				  .process = process ? strdup(process) : NULL };
+	if (t && t->span)
+		st->trace = *t;
 	if (!st->frames || (process && !st->process)) {
 		free(st->frames);
 		free(st->process);
@@ -73,8 +81,20 @@ int sqp_profile_move_pid(struct sqp_profile *from, pid_t pid, struct sqp_profile
 	return 0;
 }
 
+/* Orders two trace contexts (none first). */
+static int by_trace(const struct sqp_trace *a, const struct sqp_trace *b)
+{
+	const uint64_t x[] = { a->trace_hi, a->trace_lo, a->span, a->parent_span };
+	const uint64_t y[] = { b->trace_hi, b->trace_lo, b->span, b->parent_span };
+
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
 /* Frames first (the reports without labels then find equal frames side by side), then
- * the VM, then the green process (not known first). */
+ * the VM, then the green process (not known first), then the trace. */
 static int by_frames(const void *pa, const void *pb)
 {
 	const struct sqp_stack *a = pa, *b = pb;
@@ -84,9 +104,13 @@ static int by_frames(const void *pa, const void *pb)
 		return d;
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
-	if (!a->process || !b->process)
-		return !!a->process - !!b->process;
-	return strcmp(a->process, b->process);
+	if (!a->process || !b->process) {
+		if (!!a->process != !!b->process)
+			return !!a->process - !!b->process;
+	} else if ((d = strcmp(a->process, b->process))) {
+		return d;
+	}
+	return by_trace(&a->trace, &b->trace);
 }
 
 void sqp_profile_merge(struct sqp_profile *p)

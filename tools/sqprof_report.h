@@ -14,16 +14,24 @@
 #define SQP_TRUNCATED "[truncated]"
 #define SQP_NO_FRAME "[VM]"		/* sampled outside any Smalltalk method */
 
+/* The W3C trace context of the request a stack's samples were taken in (span 0: none). */
+struct sqp_trace {
+	uint64_t trace_hi, trace_lo;	/* the 16-byte trace id, big-endian halves */
+	uint64_t parent_span;		/* the caller's span */
+	uint64_t span;			/* the request's own; 0: no trace context */
+};
+
 /* One stack: frames outermost first, joined by ';' (the folded format), and who ran it:
- * the VM process and its green process (the labels of a pprof sample). The same frames
- * in two green processes are two stacks; the reports that know no labels (folded lines,
- * JSON) show them as one. */
+ * the VM process, its green process and the trace of its request (the labels of a pprof
+ * sample). The same frames in two green processes are two stacks; the reports that know
+ * no labels (folded lines, JSON) show them as one. */
 struct sqp_stack {
 	char *frames;
 	uint64_t samples;
 	uint64_t weight;		/* samples, or bytes in an allocation profile */
 	pid_t pid;			/* 0: not known (a profile read from folded stacks) */
 	char *process;			/* the green process's name; NULL: not known */
+	struct sqp_trace trace;		/* all 0: taken outside any request with a trace */
 };
 
 struct sqp_profile {
@@ -62,6 +70,10 @@ int sqp_profile_add(struct sqp_profile *p, const char *frames, uint64_t samples,
 /* The same, run by green process `process` (copied; NULL: not known) of VM pid. */
 int sqp_profile_add_labeled(struct sqp_profile *p, const char *frames, pid_t pid, const char *process,
 			    uint64_t samples, uint64_t weight);
+
+/* The same, taken in a request with trace context t (NULL, or span 0: none). */
+int sqp_profile_add_traced(struct sqp_profile *p, const char *frames, pid_t pid, const char *process,
+			   const struct sqp_trace *t, uint64_t samples, uint64_t weight);
 
 /* Moves the stacks of VM pid from one profile to the end of another. -ENOMEM. */
 int sqp_profile_move_pid(struct sqp_profile *from, pid_t pid, struct sqp_profile *to);

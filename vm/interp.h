@@ -4,6 +4,7 @@
 #define SQVM_INTERP_H
 
 #include "method.h"
+#include "traceparent.h"
 
 /* An activation frame. Frames live in the process's stack memory, one after
  * another; a frame's operand stack follows its locals. The layout is part of
@@ -64,6 +65,11 @@ typedef struct Process {
     uint64_t reserveSerial;
     struct Process *next, *prev;       /* ready queue */
     struct Process *allNext, *allPrev; /* every live process */
+    /* last, so the fields samplers read in one copy stay in the first 256 bytes
+     * (sqprof --wall's, SQPROF_PROC_READ) */
+    TraceContext trace;    /* the trace context of its innermost open request that has one,
+                            * for samplers (sqprof's pprof labels): span 0 while it has
+                            * none; written by request.c, span last */
 } Process;
 
 extern Process *interp_current;

@@ -23,6 +23,32 @@ typedef struct Request {
 static Request *open, *spare;
 static uint64_t lastId;
 
+/* Shows process p's trace context t (NULL: none) in p->trace, which samplers read from
+ * outside while the VM runs: one interrupting this thread at any instruction, or one on
+ * another CPU (sqprof --wall). Its span is 0 while the other words change and is written
+ * last, with release order, so a reader that finds the same span before and after it
+ * read the rest has read one context whole. */
+static void show_trace(Process *p, const TraceContext *t)
+{
+    __atomic_store_n(&p->trace.span, 0, __ATOMIC_RELAXED);
+    if (!t) return;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    p->trace.traceHi = t->traceHi;
+    p->trace.traceLo = t->traceLo;
+    p->trace.parent = t->parent;
+    p->trace.flags = t->flags;
+    __atomic_store_n(&p->trace.span, t->span, __ATOMIC_RELEASE);
+}
+
+/* The trace context of p's innermost open request that has one (the list is newest
+ * first), or NULL. */
+static const TraceContext *innermost_trace(const Process *p)
+{
+    for (const Request *r = open; r; r = r->next)
+        if (r->owner == p && r->traced) return &r->trace;
+    return NULL;
+}
+
 uint64_t request_begin(Value route, Process *owner, const TraceContext *trace)
 {
     Request *r = spare;
@@ -39,6 +65,7 @@ uint64_t request_begin(Value route, Process *owner, const TraceContext *trace)
     owner->requestsOpen++;
     r->next = open;
     open = r;
+    if (trace) show_trace(owner, &r->trace);
     if (SQ_REQ_ENABLED(REQUEST_BEGIN) || (trace && SQ_ENABLED(REQUEST_TRACE)))
         probe_request_begin(r->id, sym_cstr(route), owner, trace ? &r->trace : NULL);
     return r->id;
@@ -57,6 +84,7 @@ static void end_at(Request **link, int status)
     Request *r = *link;
     *link = r->next;
     r->owner->requestsOpen--;
+    if (r->traced && r->owner->trace.span == r->trace.span) show_trace(r->owner, innermost_trace(r->owner));
     if (SQ_REQ_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->owner, status);
     else if (UNLIKELY(r->owner->requestPending == r->id)) probe_requests_dropped(); /* the tool left */
     r->next = spare;

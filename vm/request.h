@@ -14,7 +14,8 @@ enum { REQUEST_ABANDONED = -1, REQUEST_VM_EXIT = -2 };
 
 /* A new open request on route (a Symbol: permanent, so probes may hand out its bytes)
  * of process owner, with the trace context it arrived with (NULL: none; else the
- * request gets a span of its own); answers its id (1, 2, ...). */
+ * request gets a span of its own, and owner's Process.trace shows it while it is its
+ * innermost open request with one); answers its id (1, 2, ...). */
 struct Process;
 struct TraceContext;
 uint64_t request_begin(Value route, struct Process *owner, const struct TraceContext *trace);

@@ -423,6 +423,7 @@ static void init_sched_fields(Process *p)
     p->timerSlot = -1;
     p->ioFd = -1;
     p->requestsOpen = 0; /* the fuzzer's main process is reused: its requests were dropped */
+    p->trace.span = 0;
 }
 
 static Process *new_process(size_t stackWords)

@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""tests/sqprof/pprofraw.py FILE - what `go tool pprof -raw FILE` says of a profile, as
-one JSON object for jq: its header fields, sample types, and every sample with its
-values, its stack (function names, leaf first) and its labels. pprof itself reads the
-file: this only rewrites its text. Exit status 1, with pprof's words, if it cannot."""
+"""tests/sqprof/pprofraw.py [PPROF-OPTION...] FILE - what `go tool pprof -raw FILE` says
+of a profile, as one JSON object for jq: its header fields, sample types, and every
+sample with its values, its stack (function names, leaf first) and its labels. Options
+go to pprof before the file (e.g. -tagfocus trace_id=ID: the samples it keeps). pprof
+itself reads the file: this only rewrites its text. Exit status 1, with pprof's words,
+if it cannot."""
 import json
 import re
 import subprocess
 import sys
 
 
-def main(path):
-    r = subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True, text=True)
+def main(options, path):
+    r = subprocess.run(["go", "tool", "pprof", "-raw", *options, path], capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"go tool pprof -raw {path}: {r.stderr.strip()}")
     out = {"comments": [], "samples": [], "warnings": r.stderr.strip()}
@@ -46,4 +48,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:-1], sys.argv[-1])
