@@ -442,16 +442,19 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 }
 
 /* request__end or a whole request (SQ_EV_REQUEST_RUN): one call site of aggregate()
- * and record(), which the verifier walks once. */
-static __always_inline void on_end(struct batch_state *b, const SqEventRecord *rec)
+ * and record(). Verified once (bpf/sqvm.bpf.h), on its own rather than on every path
+ * of on_record's switch that reaches it. */
+SQ_VERIFIED_ONCE int on_end(struct batch_state *b, const SqEventRecord *rec)
 {
+	if (!b || !rec)
+		return 0;
 	bool run = rec->kind == SQ_EV_REQUEST_RUN;
 	struct open_req *r = run ? ran(b, rec) : ended(b, rec);
 	__u64 process = rec->req.process, lat;
 	int status = (int)rec->arg;
 
 	if (!r)
-		return;
+		return 0;
 	lat = rec->ts - r->req.begin_ns;
 	aggregate(b->pid, r, status, lat);
 	if (records)
@@ -460,6 +463,7 @@ static __always_inline void on_end(struct batch_state *b, const SqEventRecord *r
 		open_delete(b->pid, process);
 		green_delete(b->pid, process);
 	}
+	return 0;
 }
 
 static __always_inline void on_activate(struct batch_state *b, const SqEventRecord *rec)
