@@ -121,9 +121,9 @@ static void start_ticker(void)
     ticker_arm(SQ_BATCH_AGE_NS);
 }
 
-/* The slow path of batch_add: the first record of a batch (the ticker may need
+/* batch_reserve's slow path: the first record of a batch (the ticker may need
  * arming), or a full or aged batch to flush first. */
-static __attribute__((noinline, cold)) uint32_t batch_make_room(uint64_t now, uint32_t n)
+__attribute__((noinline, cold)) uint32_t batch_make_room(uint64_t now, uint32_t n)
 {
     if (n) {
         batch_flush();
@@ -134,25 +134,6 @@ static __attribute__((noinline, cold)) uint32_t batch_make_room(uint64_t now, ui
      * swallow a signal that arrived meanwhile): its last arming was at most 64 ages */
     if (UNLIKELY(!tickerOn || now - tickerLastNs > 2 * TICKER_MAX_WAIT)) start_ticker();
     return n;
-}
-
-SqEventRecord *batch_reserve(uint32_t count, uint64_t now)
-{
-    uint32_t n = sq_batch.n;
-    if (UNLIKELY(!n || n + count > SQ_BATCH_MAX || now - sq_batch.firstNs > SQ_BATCH_AGE_NS)) n = batch_make_room(now, n);
-    sq_batch.n = n + count;
-    return &sq_batch.rec[n];
-}
-
-SqEventRecord *batch_add(uint32_t kind)
-{
-    uint64_t now = sq_batch.heldNs;
-    sq_batch.heldNs = 0;
-    if (!now) now = batch_round_time();
-    SqEventRecord *r = batch_reserve(1, now);
-    r->kind = kind;
-    r->ts = now;
-    return r;
 }
 
 #endif
