@@ -367,27 +367,20 @@ static long on_record(__u32 i, void *ctx)
 	const SqEventRecord *r = sq_batch_record(i);
 	struct batch_state *b = ctx;
 	const char *name;
+	__u64 id;
+	__u32 to;
 
 	if (!r)
 		return 1;
+	if (!sq_green_transition(r, &id, &to))
+		return 0;
 	name = (const char *)r->process.name;
-	switch (r->kind) {
-	case SQ_EV_PROCESS_ACTIVATE:
-		on_activate(b, r, r->process.id, name, r->ts);
-		break;
-	case SQ_EV_PROCESS_READY:
-		stop_into(b, r, r->process.id, name, SQ_GREEN_READY, r->ts);
-		break;
-	case SQ_EV_PROCESS_WAIT:
-		stop_into(b, r, r->process.id, name, sq_green_wait_state(r->process.semaphore), r->ts);
-		break;
-	case SQ_EV_IO_WAIT:
-		stop_into(b, r, r->process.id, name, SQ_GREEN_IO, r->ts);
-		break;
-	case SQ_EV_PROCESS_EXIT:
-		on_exit(b, r, r->process.id, r->ts);
-		break;
-	}
+	if (to == SQ_GREEN_RUNNING)
+		on_activate(b, r, id, name, r->ts);
+	else if (to == SQ_GREEN_NSTATES)
+		on_exit(b, r, id, r->ts);
+	else
+		stop_into(b, r, id, name, to, r->ts);
 	return 0;
 }
 
