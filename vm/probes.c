@@ -2,9 +2,9 @@
 /* probes.c - the USDT probe sites' argument preparation and the allocation sampler. Each
  * probe_* is called by its site once the site's guard (probes.h) has seen a semaphore
  * set: it fires its per-event probe if that is enabled, and hands the recorder
- * (vm/record.c) what it found here (the process's id and name, the frames' Methods, the
- * descriptor's kind, the allocation totals) for a record if record_wanted says a batch
- * probe takes one. */
+ * (vm/record.c), which decides whether a batch probe takes a record of it, what it
+ * found here: the process's id and name, the frames' Methods, the descriptor's kind,
+ * the allocation totals. */
 #include "probes.h"
 #include "debug_offsets.h"
 #include "record.h"
@@ -69,7 +69,7 @@ void probe_method_entry(Frame *f, uint32_t depth)
 {
     if (interp_current && !interp_current->ran) return; /* a new process: fires when it runs */
     Method *m = f->method;
-    if (record_wanted(SQ_EV_METHOD_ENTRY, false)) batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_ENTRY : SQ_EV_METHOD_ENTRY, f, depth);
+    batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_ENTRY : SQ_EV_METHOD_ENTRY, f, depth);
     const char *sel = sym_cstr(m->selector);
     if (m->flags & MF_BLOCK) {
         if (SQ_ENABLED(BLOCK_ENTRY))
@@ -82,7 +82,7 @@ void probe_method_entry(Frame *f, uint32_t depth)
 void probe_method_return(Frame *f, uint32_t depth)
 {
     Method *m = f->method;
-    if (record_wanted(SQ_EV_METHOD_RETURN, false)) batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_RETURN : SQ_EV_METHOD_RETURN, f, depth);
+    batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_RETURN : SQ_EV_METHOD_RETURN, f, depth);
     const char *sel = sym_cstr(m->selector);
     if (m->flags & MF_BLOCK) {
         if (SQ_ENABLED(BLOCK_RETURN))
@@ -112,10 +112,8 @@ void probe_object_alloc(Obj *o)
     const char *name = VM.classes[obj_class_index(o)]->name, *acls, *asel;
     uint64_t bytes = (uint64_t)obj_alloc_bytes(obj_num_slots(o));
     allocating_method(&acls, &asel);
-    if (record_wanted(SQ_EV_ALLOC, false)) {
-        SqEvAlloc a = { .cls = (uintptr_t)name, .bytes = bytes, .alloc_cls = (uintptr_t)acls, .alloc_sel = (uintptr_t)asel };
-        record_alloc(&a);
-    }
+    SqEvAlloc a = { .cls = (uintptr_t)name, .bytes = bytes, .alloc_cls = (uintptr_t)acls, .alloc_sel = (uintptr_t)asel };
+    record_alloc(&a);
     if (SQ_ENABLED(OBJECT_ALLOC)) SQUEAK_OBJECT_ALLOC(name, bytes, acls, asel);
 }
 
@@ -138,10 +136,9 @@ static RecordProcess record_process_of(Process *p)
     return r;
 }
 
-/* A scheduler event of p as a record, if a batch probe takes it (w: a wait's words). */
+/* A scheduler event of p, for a record (w: a wait's words): its time, 0 if none. */
 static uint64_t process_record(uint32_t kind, uint32_t arg, Process *p, const SqEvProcess *w, uint64_t siteNs)
 {
-    if (!record_wanted(kind, p->requestsOpen != 0)) return 0;
     RecordProcess who = record_process_of(p);
     SqEvAllocs totals;
     alloc_totals(&totals);
@@ -154,16 +151,11 @@ static uint64_t process_record(uint32_t kind, uint32_t arg, Process *p, const Sq
  * may have stopped without a record of its own: suspended). */
 void probe_batch_activate(Process *to, Process *from)
 {
-    if (from) record_request_release(from->id); /* before the switch's record, whoever takes it */
-    if (record_wanted(SQ_EV_PROCESS_ACTIVATE, to->requestsOpen != 0) ||
-        (from && record_wanted(SQ_EV_PROCESS_ACTIVATE, from->requestsOpen != 0))) {
-        RecordProcess who = record_process_of(to);
-        SqEvAllocs totals;
-        alloc_totals(&totals);
-        record_activate(&who, (uint32_t)to->priority, &totals);
-    } else {
-        record_activate_skipped();
-    }
+    RecordProcess who = record_process_of(to);
+    RecordProcess was = { .id = from ? from->id : 0, .requestOpen = from && from->requestsOpen != 0 };
+    SqEvAllocs totals;
+    alloc_totals(&totals);
+    record_activate(&who, (uint32_t)to->priority, from ? &was : NULL, &totals);
 }
 
 /* The sampler: the gap to the next sample is exponentially distributed with mean
@@ -302,10 +294,8 @@ void probe_process_ready(Process *p, int reason)
 
 void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now, uint32_t holder)
 {
-    if (record_wanted(SQ_EV_PROCESS_WAIT, p->requestsOpen != 0)) {
-        SqEvProcess w = { .semaphore = semaphore, .timeout = timeoutNs, .method = waiting_method() };
-        process_record(SQ_EV_PROCESS_WAIT, holder, p, &w, now);
-    }
+    SqEvProcess w = { .semaphore = semaphore, .timeout = timeoutNs, .method = waiting_method() };
+    process_record(SQ_EV_PROCESS_WAIT, holder, p, &w, now);
     if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(p->id, sched_process_name(p), semaphore, timeoutNs);
 }
 
@@ -340,7 +330,7 @@ static int io_call_kind(int op, int fd, int64_t result)
  * reader skips the record, bpf/sqbatch.bpf.h.) */
 static uint64_t ioCallStart;
 
-void probe_io_start(void) { ioCallStart = batch_clock(); }
+void probe_io_start(void) { ioCallStart = record_clock(); }
 
 /* SQ_IO_END (probes.h): the call that began at ioCallStart ended now. errno stays as
  * the call left it (the primitive reads it next). */
@@ -351,7 +341,7 @@ void probe_io_call(int op, int fd, int64_t result, int kind)
     if (!start) return; /* io__batch was enabled during the call */
     int err = errno;
     if (result < 0) result = -(int64_t)err;
-    uint64_t now = batch_clock();
+    uint64_t now = record_clock();
     if (kind < 0) kind = io_call_kind(op, fd, result);
     if ((op == SQ_IO_OPEN || op == SQ_IO_ACCEPT) && result >= 0) fd = (int)result;
     uint64_t m[SQ_EV_IO_DEPTH];
@@ -372,14 +362,12 @@ void probe_io_call(int op, int fd, int64_t result, int kind)
  * has waited costs cache misses. */
 void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs, uint64_t clockNs)
 {
-    uint64_t now = record_site_time(clockNs);
-    if (record_wanted(SQ_EV_IO_WAIT, p->requestsOpen != 0)) {
-        SqEvProcess w = { .fd = (uint64_t)(int64_t)fd, .timeout = timeoutNs, .method = waiting_method() };
-        now = process_record(SQ_EV_IO_WAIT, (uint32_t)op, p, &w, clockNs);
-    }
+    SqEvProcess w = { .fd = (uint64_t)(int64_t)fd, .timeout = timeoutNs, .method = waiting_method() };
+    uint64_t now = process_record(SQ_EV_IO_WAIT, (uint32_t)op, p, &w, clockNs);
+    if (!now) now = record_site_time(clockNs); /* no record took a time */
     p->ioWaitNs = 0;
-    if (SQ_ENABLED(IO_BATCH)) {
-        p->ioWaitNs = now ? now : batch_clock();
+    if (record_takes(SQ_EV_IO_READY, false)) { /* what its io__ready's record will hold */
+        p->ioWaitNs = now ? now : record_clock();
         p->ioKind = io_fd_kind(fd);
         stack_methods(p->fp, p->ioWaitMethods);
     }
@@ -394,13 +382,11 @@ void probe_io_ready(Process *p, int timedOut)
 {
     uint64_t began = p->ioWaitNs;
     p->ioWaitNs = 0;
-    if (record_wanted(SQ_EV_IO_READY, false)) {
-        RecordProcess who = record_process_of(p);
-        SqEvAllocs totals;
-        SqEvProcess w = { .fd = (uint64_t)(int64_t)p->ioFd, .timedout = (uint64_t)timedOut, .wait_began = began };
-        alloc_totals(&totals);
-        record_io_ready((uint32_t)p->ioOp, &who, &totals, &w, p->ioWaitMethods, p->ioKind);
-    }
+    RecordProcess who = record_process_of(p);
+    SqEvAllocs totals;
+    SqEvProcess w = { .fd = (uint64_t)(int64_t)p->ioFd, .timedout = (uint64_t)timedOut, .wait_began = began };
+    alloc_totals(&totals);
+    record_io_ready((uint32_t)p->ioOp, &who, &totals, &w, p->ioWaitMethods, p->ioKind);
     if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
 }
 

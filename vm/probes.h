@@ -9,7 +9,7 @@
 #define SQVM_PROBES_H
 
 #include "common.h"
-#include "batch.h" /* batch_flush_pending: the flush points */
+#include "record.h" /* record_flush_pending: the flush points */
 
 #if SQVM_PROBES
 #include "squeak_probes.h"

@@ -1,67 +1,67 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* record.h - the recorder: writes the batch probes' records (probes/event_batch.h) into
- * the buffer (vm/batch.h). It decides, in one table (takers, below), which batch probe
- * takes a record of each kind, and, in one function (record.c: record_time), when a
- * record's time is read. Probe sites (vm/probes.c) hand it what they have: the
- * process's id and name, the frames' Methods, the descriptor's kind, the allocation
- * totals; it reads nothing of the interpreter, the scheduler or the I/O layer. Built
- * with PROBES=0 it is not compiled: the sites that call it compile to nothing. */
+/* record.h - the recorder: the batch probes' records (probes/event_batch.h), their buffer
+ * and its flush (squeak:alloc__batch, call__batch, sched__batch, req__batch, io__batch;
+ * probes/README.md has the rules). While a batch probe is enabled an event costs the VM
+ * a record written into the buffer, and a full or aged buffer one uprobe hit. The
+ * recorder decides, in one table (record.c: takers), which batch probe takes a record of
+ * each kind, and, in one function (record.c: record_time), when a record's time is read.
+ * Probe sites (vm/probes.c) hand it what they have: the process's id and name, the
+ * frames' Methods, the descriptor's kind, the allocation totals; it reads nothing of
+ * the interpreter, the scheduler, the I/O layer or the collector. Built with PROBES=0
+ * it is all nothing. */
 #ifndef SQVM_RECORD_H
 #define SQVM_RECORD_H
 
 #include "common.h"
-#include "batch.h"
+#include <stdint.h>
+#include "event_batch.h"
 
 #if SQVM_PROBES
-#include "squeak_probes.h"
+#include <time.h>
 
-/* ---- Which batch probe takes which kind ----
- * A kind's takers: the batch probes that get its records (every enabled batch probe is
- * handed every record of a batch; a reader skips the kinds it does not read). A record
- * is written while one of its takers is enabled. REQ_OPEN: req__batch, for a process
- * with a request open only (the others' time is no request's). */
-enum {
-    TAKE_ALLOC = 1,    /* alloc__batch */
-    TAKE_CALL = 2,     /* call__batch */
-    TAKE_SCHED = 4,    /* sched__batch */
-    TAKE_REQ = 8,      /* req__batch */
-    TAKE_REQ_OPEN = 16, /* req__batch, of a process with a request open */
-    TAKE_IO = 32,      /* io__batch */
-};
+/* ---- The buffer ---- */
+typedef struct SqBatch {
+    uint32_t n;          /* records in rec[] */
+    uint32_t inRound;    /* 1 while the event loop hands out a round's events */
+    uint64_t firstNs;    /* rec[0].ts */
+    uint64_t heldNs;     /* the next record's time, if nonzero (record.c: record_time) */
+    uint64_t roundNs;    /* the round's time, once a record took it */
+    SqEventRecord rec[SQ_BATCH_MAX];
+} SqBatch;
+extern SqBatch sq_batch;
 
-static const uint8_t record_takers[] = {
-    [SQ_EV_ALLOC] = TAKE_ALLOC,
-    [SQ_EV_METHOD_ENTRY] = TAKE_CALL,
-    [SQ_EV_METHOD_RETURN] = TAKE_CALL,
-    [SQ_EV_BLOCK_ENTRY] = TAKE_CALL,
-    [SQ_EV_BLOCK_RETURN] = TAKE_CALL,
-    /* call__batch's readers leave out of a call the time its process was switched out */
-    [SQ_EV_PROCESS_ACTIVATE] = TAKE_CALL | TAKE_SCHED | TAKE_REQ_OPEN,
-    [SQ_EV_PROCESS_READY] = TAKE_SCHED | TAKE_REQ_OPEN,
-    [SQ_EV_PROCESS_WAIT] = TAKE_SCHED | TAKE_REQ_OPEN,
-    [SQ_EV_PROCESS_CREATE] = TAKE_SCHED, /* a new process has no request yet */
-    [SQ_EV_PROCESS_EXIT] = TAKE_SCHED | TAKE_REQ_OPEN,
-    [SQ_EV_IO_WAIT] = TAKE_SCHED | TAKE_REQ_OPEN,
-    /* io__batch's alone: sched__batch's process__ready (reason 4) follows */
-    [SQ_EV_IO_READY] = TAKE_IO,
-    [SQ_EV_REQUEST_BEGIN] = TAKE_REQ,
-    [SQ_EV_REQUEST_END] = TAKE_REQ,
-    [SQ_EV_IO] = TAKE_IO,
-    [SQ_EV_IO_FRAMES] = TAKE_IO,
-    [SQ_EV_REQUEST_RUN] = TAKE_REQ,
-    [SQ_EV_REQUEST_TRACE] = TAKE_REQ,
-};
-
-/* Is a record of kind wanted now (requestOpen: its process has a request open)? With a
- * constant kind the compiler folds the table into the semaphore tests it needs. */
-static inline bool record_wanted(uint32_t kind, bool requestOpen)
+/* CLOCK_MONOTONIC through the vDSO (about 20 ns with the TSC clocksource): the clock
+ * bpf_ktime_get_ns reads, so that a tool may mix the records' times with its own. */
+static inline uint64_t record_clock(void)
 {
-    uint8_t t = kind < sizeof(record_takers) ? record_takers[kind] : 0;
-    return ((t & TAKE_ALLOC) && SQUEAK_ALLOC_BATCH_ENABLED()) || ((t & TAKE_CALL) && SQUEAK_CALL_BATCH_ENABLED()) ||
-           ((t & TAKE_SCHED) && SQUEAK_SCHED_BATCH_ENABLED()) || ((t & TAKE_REQ) && SQUEAK_REQ_BATCH_ENABLED()) ||
-           ((t & TAKE_REQ_OPEN) && requestOpen && SQUEAK_REQ_BATCH_ENABLED()) ||
-           ((t & TAKE_IO) && SQUEAK_IO_BATCH_ENABLED());
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* Hands the buffered records to the batch probes that are enabled (one hit each) and
+ * empties the buffer; with none enabled (the tools detached) they are dropped. */
+void record_flush(void);
+
+/* The event loop's round (io_poll): the waits that one epoll_wait ends all ended when it
+ * returned, so their records take one time (record.c: record_time). */
+static inline void record_round_begin(void) { sq_batch.inRound = 1; }
+static inline void record_round_end(void)
+{
+    sq_batch.inRound = 0;
+    sq_batch.roundNs = 0;
+}
+
+/* A flush point (the VM is about to block, sleep or exit, or is at a safe point): cheap
+ * when empty. It forgets a held time, so that a time held before the VM blocks or
+ * sleeps is never a later record's. */
+static inline void record_flush_pending(void)
+{
+    sq_batch.heldNs = 0;
+    if (UNLIKELY(sq_batch.n)) record_flush();
+}
+/* Records wait in the buffer. */
+static inline bool record_pending(void) { return sq_batch.n != 0; }
 
 /* ---- What the sites hand in ---- */
 
@@ -77,23 +77,27 @@ typedef struct RecordProcess {
 
 /* ---- The records ---- */
 
+/* Would a batch probe take a record of kind now (requestOpen: of a process with a
+ * request open)? For a site that keeps something for a later record. */
+bool record_takes(uint32_t kind, bool requestOpen);
+
+/* Each writes its record if a batch probe takes it now (record.c: takers). */
+
 /* A call event (SQ_EV_METHOD_ENTRY .. SQ_EV_BLOCK_RETURN), depth its arg. */
 void record_call(uint32_t kind, uint32_t depth, const SqEvCall *c);
 /* An allocation. */
 void record_alloc(const SqEvAlloc *a);
-/* A scheduler event of p (SQ_EV_PROCESS_READY, _WAIT, _CREATE, _EXIT, SQ_EV_IO_WAIT),
- * which the caller has seen record_wanted; p's held request begin, if any, goes first.
- * w: a wait's words (semaphore or fd, timeout, method), whose record's time is siteNs,
- * the clock as the site read it for the wait's deadline (0: none); the switch that
- * follows takes the same time. NULL: not a wait. Answers the record's time. */
+/* A scheduler event of p (SQ_EV_PROCESS_READY, _WAIT, _CREATE, _EXIT, SQ_EV_IO_WAIT);
+ * p's held request begin, if any, goes first. w: a wait's words (semaphore or fd,
+ * timeout, method), whose record's time is siteNs, the clock as the site read it for
+ * the wait's deadline (0: none); the switch that follows takes the same time. NULL:
+ * not a wait. Answers the record's time (0: no record). */
 uint64_t record_process(uint32_t kind, uint32_t arg, const RecordProcess *p, const SqEvAllocs *allocs,
                         const SqEvProcess *w, uint64_t siteNs);
-/* A process switch to `to`, which the caller has seen record_wanted (for `to` or for
- * the process it switched from): its time is that of the wait before it, if one was
- * held. */
-void record_activate(const RecordProcess *to, uint32_t priority, const SqEvAllocs *allocs);
-/* A switch that no batch takes: a time held for it is no later record's. */
-void record_activate_skipped(void);
+/* A process switch to `to` from `from` (NULL: none; only its id and requestOpen are
+ * read): from's held request begin goes first; the switch's time is that of the wait
+ * before it, if one was held. */
+void record_activate(const RecordProcess *to, uint32_t priority, const RecordProcess *from, const SqEvAllocs *allocs);
 /* An I/O primitive's system call (SQ_EV_IO, and SQ_EV_IO_FRAMES if depth, the number
  * of Methods in m, is more than the record holds), from startNs to endNs. */
 void record_io(uint32_t arg, uint64_t startNs, uint64_t endNs, const SqEvIo *io, const uint64_t *m, int depth);
@@ -128,14 +132,16 @@ void record_request_begin(uint64_t id, const char *route, const RecordProcess *o
                           const struct TraceContext *trace);
 void record_request_end(uint64_t id, const char *route, const RecordProcess *owner, const SqEvAllocs *allocs,
                         int status);
-/* The held begin of process id, if it holds one, goes into the buffer (it stops
- * running: a switch from it). */
-void record_request_release(uint64_t id);
 /* Whatever begin is held goes into the buffer (a collection begins). */
 void record_request_release_all(void);
 /* No begin is held any more (the held one ended after its tool left, or the open
  * requests were dropped). */
 void record_requests_dropped(void);
+#else
+static inline void record_flush_pending(void) {}
+static inline bool record_pending(void) { return false; }
+static inline void record_round_begin(void) {}
+static inline void record_round_end(void) {}
 #endif
 
 #endif
