@@ -209,8 +209,8 @@ clean:
 # instructions more per activation).
 $(O)/obj/interp.o: CFLAGS_ALL += -fno-gcse -fno-crossjumping -fno-tree-slp-vectorize
 
-# The probe sites (all in probes.c and batch.c) keep nothing below the stack pointer: a uprobe that
+# The probe sites (all in probes.c and record.c) keep nothing below the stack pointer: a uprobe that
 # the kernel optimizes into a call pushes its return address there, into the red zone.
 ifeq ($(shell $(CC) -dumpmachine | cut -d- -f1),x86_64)
-$(O)/obj/probes.o $(O)/obj/batch.o: CFLAGS_ALL += -mno-red-zone
+$(O)/obj/probes.o $(O)/obj/record.o: CFLAGS_ALL += -mno-red-zone
 endif

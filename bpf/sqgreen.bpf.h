@@ -18,6 +18,7 @@
 
 #include "sqvm.bpf.h"
 #include "sqgreen.h"
+#include "event_batch.h"
 
 #include "sqslots.bpf.h"
 
@@ -183,6 +184,41 @@ static __always_inline void sq_green_learn(__u32 tid, __u64 id)
 static __always_inline __u32 sq_green_wait_state(__u64 semaphore)
 {
 	return semaphore ? SQ_GREEN_SEMAPHORE : SQ_GREEN_DELAY;
+}
+
+/* The state a scheduler record (sched__batch, req__batch: probes/event_batch.h) moves its
+ * process into, as the table at the top of this file says: *id the process, *to the
+ * state (SQ_GREEN_NSTATES: it exits). False: r is not a scheduler record. The one
+ * reading of the scheduler's records for the tools that follow them (sqsched, sqreq). */
+static __always_inline bool sq_green_transition(const SqEventRecord *r, __u64 *id, __u32 *to)
+{
+	switch (r->kind) {
+	case SQ_EV_PROCESS_ACTIVATE:
+		*to = SQ_GREEN_RUNNING;
+		break;
+	case SQ_EV_PROCESS_READY:
+		*to = SQ_GREEN_READY;
+		break;
+	case SQ_EV_PROCESS_WAIT:
+		*to = sq_green_wait_state(r->process.semaphore);
+		break;
+	case SQ_EV_IO_WAIT:
+		*to = SQ_GREEN_IO;
+		break;
+	case SQ_EV_PROCESS_EXIT:
+		*to = SQ_GREEN_NSTATES;
+		break;
+	default:
+		return false;
+	}
+	*id = r->process.id;
+	return true;
+}
+
+/* A wait's state (the record names the method it waits in). */
+static __always_inline bool sq_green_waiting(__u32 state)
+{
+	return state == SQ_GREEN_SEMAPHORE || state == SQ_GREEN_DELAY || state == SQ_GREEN_IO;
 }
 
 #endif

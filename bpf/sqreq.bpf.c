@@ -58,11 +58,6 @@ __u64 lost = 0;		/* requests that found no room in a map, or records in the ring
 __u64 nested = 0;	/* requests begun while their process had one open: not followed */
 __u64 unseen = 0;	/* requests ended that began before tracing did */
 
-static __always_inline bool in_run(__u32 state)
-{
-	return state == SQ_GREEN_RUNNING || state == SQ_GREEN_GC;
-}
-
 /* Adds ns to method m's share in top (a request's): to its slot, a free one, or the smallest one's if
  * ns is more (so the shares kept are the largest, roughly). */
 static __always_inline void add_method(struct sqreq_method *top, __u64 m, __u64 ns)
@@ -142,7 +137,7 @@ static __always_inline void charge(struct open_req *r, __u32 from, __u64 ns)
 {
 	if (from < SQ_GREEN_NSTATES)
 		r->state_ns[from] += ns;
-	if (from == SQ_GREEN_SEMAPHORE || from == SQ_GREEN_DELAY || from == SQ_GREEN_IO) {
+	if (sq_green_waiting(from)) {
 		add_method(r->top, r->wait_method, ns);
 		r->wait_method = 0;
 	}
@@ -163,9 +158,9 @@ SQ_VERIFIED_ONCE int move(__u32 pid, __u64 id, __u32 to, __u64 now, const struct
 		return 0;
 	from = sq_green_move(pid, id, to, now, &ns);
 	charge(r, from, ns);
-	if (in_run(from) && !in_run(to))
+	if (sq_green_runs(from) && !sq_green_runs(to))
 		alloc_edge(r, false, a);
-	else if (!in_run(from) && in_run(to))
+	else if (!sq_green_runs(from) && sq_green_runs(to))
 		alloc_edge(r, true, a);
 	return 0;
 }
@@ -234,7 +229,8 @@ static __always_inline void take_held(__u32 pid, __u64 id, struct sqreq_method *
 	bpf_map_delete_elem(&held_tops, &k);
 }
 
-/* request__begin: sqrequest.bpf.h's pairing rules, on the slot table. */
+/* request__begin: sqrequest.bpf.h's pairing rules (sq_request_may_open), on the slot
+ * table. */
 static __always_inline void on_begin(struct batch_state *b, const SqEventRecord *rec)
 {
 	__u64 id = rec->req.id, route = rec->req.route, process = rec->req.process, now = rec->ts, prev, ns;
@@ -247,10 +243,8 @@ static __always_inline void on_begin(struct batch_state *b, const SqEventRecord 
 	/* its samples while the VM held its begin, into its slot with the rest (before the
 	 * sampler can find the slot) */
 	take_held(pid, id, r ? 0 : fresh->top);
-	if (r) {
-		__sync_fetch_and_add(&nested, 1);
+	if (!sq_request_may_open(r, &nested))
 		return;
-	}
 	/* The process that begins a request runs: so the tool learns it if it attached
 	 * while the process was running. Its time before now is no request's. */
 	sq_green_activate_in(&b->cur, process, &prev);
@@ -379,11 +373,7 @@ static __always_inline struct open_req *ended(struct batch_state *b, const SqEve
 	struct sq_green *g;
 	__u32 st;
 
-	if (!r) {
-		__sync_fetch_and_add(&unseen, 1);
-		return 0;
-	}
-	if (r->req.id != id)
+	if (!sq_request_end_of(r ? &r->req : 0, id, &unseen))
 		return 0;
 	/* Its time up to now, in the state it is in (it may be another process that ends
 	 * it, while the owner waits: then where it waits too), and its allocations if it
@@ -414,18 +404,21 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 	__u32 pid = b->pid, zero = 0;
 	struct allocs unknown = {};
 	struct open_req *r = bpf_map_lookup_elem(&run_req, &zero);
-	bool before, inside;
+	struct open_req *inside;
+	bool before;
 
 	if (!r)
 		return 0;
 	before = begin < sq_batch_since_ns;	/* a tool before this one saw it begin */
-	inside = open_find(pid, process) != 0;	/* in one that is followed: as on_begin */
+	inside = open_find(pid, process);	/* in one that is followed: as on_begin */
 	__builtin_memset(r->top, 0, sizeof(r->top));
 	take_held(pid, id, before || inside ? 0 : r->top);
-	if (before || inside) {
-		__sync_fetch_and_add(before ? &unseen : &nested, 1);
+	if (before) {
+		__sync_fetch_and_add(&unseen, 1);
 		return 0;
 	}
+	if (!sq_request_may_open(inside, &nested))
+		return 0;
 	/* It ran: so the tool learns it if it attached while the process was running. */
 	sq_green_activate_in(&b->cur, process, &prev);
 	if (prev)
@@ -442,16 +435,19 @@ static __always_inline struct open_req *ran(struct batch_state *b, const SqEvent
 }
 
 /* request__end or a whole request (SQ_EV_REQUEST_RUN): one call site of aggregate()
- * and record(), which the verifier walks once. */
-static __always_inline void on_end(struct batch_state *b, const SqEventRecord *rec)
+ * and record(). Verified once (bpf/sqvm.bpf.h), on its own rather than on every path
+ * of on_record's switch that reaches it. */
+SQ_VERIFIED_ONCE int on_end(struct batch_state *b, const SqEventRecord *rec)
 {
+	if (!b || !rec)
+		return 0;
 	bool run = rec->kind == SQ_EV_REQUEST_RUN;
 	struct open_req *r = run ? ran(b, rec) : ended(b, rec);
 	__u64 process = rec->req.process, lat;
 	int status = (int)rec->arg;
 
 	if (!r)
-		return;
+		return 0;
 	lat = rec->ts - r->req.begin_ns;
 	aggregate(b->pid, r, status, lat);
 	if (records)
@@ -460,6 +456,7 @@ static __always_inline void on_end(struct batch_state *b, const SqEventRecord *r
 		open_delete(b->pid, process);
 		green_delete(b->pid, process);
 	}
+	return 0;
 }
 
 static __always_inline void on_activate(struct batch_state *b, const SqEventRecord *rec)
@@ -507,25 +504,21 @@ static long on_record(__u32 i, void *ctx)
 {
 	const SqEventRecord *r = sq_batch_record(i);
 	struct batch_state *b = ctx;
+	__u64 id;
+	__u32 to;
 
 	if (!r)
 		return 1;
+	if (sq_green_transition(r, &id, &to)) {
+		if (to == SQ_GREEN_RUNNING)
+			on_activate(b, r);
+		else if (to == SQ_GREEN_NSTATES)
+			on_exit(b, r);
+		else
+			stop_into(b, r, to, sq_green_waiting(to));
+		return 0;
+	}
 	switch (r->kind) {
-	case SQ_EV_PROCESS_ACTIVATE:
-		on_activate(b, r);
-		break;
-	case SQ_EV_PROCESS_READY:
-		stop_into(b, r, SQ_GREEN_READY, false);
-		break;
-	case SQ_EV_PROCESS_WAIT:
-		stop_into(b, r, sq_green_wait_state(r->process.semaphore), true);
-		break;
-	case SQ_EV_IO_WAIT:
-		stop_into(b, r, SQ_GREEN_IO, true);
-		break;
-	case SQ_EV_PROCESS_EXIT:
-		on_exit(b, r);
-		break;
 	case SQ_EV_REQUEST_BEGIN:
 		on_begin(b, r);
 		break;

@@ -200,14 +200,33 @@ SQ_VERIFIED_ONCE int sem_wait_end(const struct sqsched_sem_key *k, __u64 ns)
 	return 0;
 }
 
-/* Process id enters state to: the time in the state it leaves goes to its stats (and
- * an activation, if it is one: one stats lookup for both). r is the record that moves
- * it (NULL: a collection's edge, or another process's activation), b the batch's
+/* A move of a process into a state (move() below): global subprograms take at most
+ * five arguments. */
+struct move {
+	__u64 id;		/* the process */
+	__u64 now;
+	__u64 name;		/* the address of its name in the VM (0: none) */
+	__u32 pid;		/* its VM */
+	__u32 to;		/* the state it enters */
+	__u32 activation;	/* it is an activation: counted */
+	__u32 pad;
+};
+
+/* Process m->id enters state m->to: the time in the state it leaves goes to its stats
+ * (and an activation, if it is one: one stats lookup for both). r is the record that
+ * moves it (NULL: a collection's edge, or another process's activation), b the batch's
  * state (NULL outside a batch). Answers that time if it was ready (its run-queue
- * latency), else 0. */
-static __always_inline __u64 move(const struct batch_state *b, const SqEventRecord *r, __u32 pid, __u64 id,
-				  __u32 to, __u64 now, const char *name, bool activation)
+ * latency), else 0. Verified once (bpf/sqvm.bpf.h): inlined in its five callers, the
+ * verifier walked its paths again in each of theirs (sched_batch: 42,201 verified
+ * instructions). */
+SQ_VERIFIED_ONCE __u64 move(const struct batch_state *b, const SqEventRecord *r, const struct move *m)
 {
+	if (!m)
+		return 0;
+	__u32 pid = m->pid, to = m->to;
+	__u64 id = m->id, now = m->now;
+	const char *name = (const char *)m->name;
+	bool activation = m->activation;
 	struct sq_green old;
 	struct sq_green *g = sq_green_enter(pid, id, to, now, &old);
 	__u32 from = old.state;
@@ -288,13 +307,20 @@ static __always_inline __u64 move(const struct batch_state *b, const SqEventReco
 static __always_inline void on_activate(struct batch_state *b, const SqEventRecord *r, __u64 id, const char *name,
 					__u64 now)
 {
+	struct move m = { .now = now, .pid = b->pid, .to = SQ_GREEN_UNKNOWN };
 	__u64 lat, from, prev;
 	__u32 tid = b->tid;
 
 	sq_green_activate_in(&b->cur, id, &prev);
-	if (prev)
-		move(b, NULL, b->pid, prev, SQ_GREEN_UNKNOWN, now, NULL, false);
-	lat = move(b, r, b->pid, id, SQ_GREEN_RUNNING, now, name, true);
+	if (prev) {
+		m.id = prev;
+		move(b, NULL, &m);
+	}
+	m.id = id;
+	m.name = (__u64)name;
+	m.to = SQ_GREEN_RUNNING;
+	m.activation = 1;
+	lat = move(b, r, &m);
 	/* The process that ran last on this VM thread, even if it has stopped running
 	 * (blocked, ended): 0 only before the first activation seen. */
 	from = b->last;
@@ -321,7 +347,9 @@ static __always_inline void stop_into(struct batch_state *b, const SqEventRecord
 				      __u32 to, __u64 now)
 {
 	sq_green_stop_in(&b->cur, id);
-	move(b, r, b->pid, id, to, now, name, false);
+	struct move m = { .id = id, .now = now, .name = (__u64)name, .pid = b->pid, .to = to };
+
+	move(b, r, &m);
 }
 
 static __always_inline void on_exit(struct batch_state *b, const SqEventRecord *r, __u64 id, __u64 now)
@@ -339,27 +367,20 @@ static long on_record(__u32 i, void *ctx)
 	const SqEventRecord *r = sq_batch_record(i);
 	struct batch_state *b = ctx;
 	const char *name;
+	__u64 id;
+	__u32 to;
 
 	if (!r)
 		return 1;
+	if (!sq_green_transition(r, &id, &to))
+		return 0;
 	name = (const char *)r->process.name;
-	switch (r->kind) {
-	case SQ_EV_PROCESS_ACTIVATE:
-		on_activate(b, r, r->process.id, name, r->ts);
-		break;
-	case SQ_EV_PROCESS_READY:
-		stop_into(b, r, r->process.id, name, SQ_GREEN_READY, r->ts);
-		break;
-	case SQ_EV_PROCESS_WAIT:
-		stop_into(b, r, r->process.id, name, sq_green_wait_state(r->process.semaphore), r->ts);
-		break;
-	case SQ_EV_IO_WAIT:
-		stop_into(b, r, r->process.id, name, SQ_GREEN_IO, r->ts);
-		break;
-	case SQ_EV_PROCESS_EXIT:
-		on_exit(b, r, r->process.id, r->ts);
-		break;
-	}
+	if (to == SQ_GREEN_RUNNING)
+		on_activate(b, r, id, name, r->ts);
+	else if (to == SQ_GREEN_NSTATES)
+		on_exit(b, r, id, r->ts);
+	else
+		stop_into(b, r, id, name, to, r->ts);
 	return 0;
 }
 
@@ -389,8 +410,12 @@ static __always_inline int gc_edge(bool begin)
 {
 	__u64 pt = bpf_get_current_pid_tgid(), id;
 
-	if (sq_green_current((__u32)pt, &id))
-		move(NULL, NULL, pt >> 32, id, begin ? SQ_GREEN_GC : SQ_GREEN_RUNNING, bpf_ktime_get_ns(), NULL, false);
+	if (sq_green_current((__u32)pt, &id)) {
+		struct move m = { .id = id, .now = bpf_ktime_get_ns(), .pid = pt >> 32,
+				  .to = begin ? SQ_GREEN_GC : SQ_GREEN_RUNNING };
+
+		move(NULL, NULL, &m);
+	}
 	return 0;
 }
 

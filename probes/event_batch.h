@@ -3,7 +3,7 @@
  * event_batch.h - the records of the batch probes (squeak:alloc__batch, call__batch, sched__batch,
  * req__batch, io__batch):
  * part of the probe contract, as squeak.d and debug_offsets.h are. Plain C with fixed-width
- * types, included by the VM (vm/batch.c) and by the tools' BPF programs (bpf/sqbatch.bpf.h).
+ * types, included by the VM (vm/record.c) and by the tools' BPF programs (bpf/sqbatch.bpf.h).
  *
  * While a batch probe is enabled the VM writes each event of its kind as one record into a
  * buffer in its own memory, in the order the events happen, and fires the batch probe

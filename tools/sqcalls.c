@@ -498,6 +498,15 @@ int main(int argc, char **argv)
 		bpf_program__set_autoload(skel->progs.sys_enter, false);
 		bpf_program__set_autoload(skel->progs.sys_exit, false);
 	}
+	/* The other engine's maps at one entry each: a preallocated map costs its creation
+	 * time (the 75 MB of shadow stacks about 40 ms of the attach, tests/bench/attach.sh) */
+	if (env.syscalls) {
+		bpf_map__set_max_entries(skel->maps.stacks, 1);
+	} else {
+		bpf_map__set_max_entries(skel->maps.procs, 1);
+		bpf_map__set_max_entries(skel->maps.sys, 1);
+		bpf_map__set_max_entries(skel->maps.sys_start, 1);
+	}
 	err = sqcalls_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "sqcalls: cannot load the BPF programs: %s\n", strerror(-err));

@@ -445,8 +445,14 @@ int main(int argc, char **argv)
 	skel->rodata->records = env.slowest > 0;
 	skel->rodata->sample_ns = 1000000000ULL / env.hz;
 	skel->rodata->only_pid = env.c.pid;
-	if (!env.slowest)
+	if (!env.slowest) {
 		bpf_program__set_autoload(skel->progs.cpu_sample, false);
+		/* --slowest's maps at their least: a preallocated map costs its creation time
+		 * at the attach (tests/bench/attach.sh) */
+		bpf_map__set_max_entries(skel->maps.rb, 4096);
+		bpf_map__set_max_entries(skel->maps.held_tops, 1);
+		bpf_map__set_max_entries(skel->maps.traces, 1);
+	}
 	err = sqreq_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "sqreq: cannot load the BPF programs: %s\n", strerror(-err));

@@ -41,7 +41,7 @@ jmp_buf *vm_fuzz_exit;
 void vm_exit(int status)
 {
     request_vm_exit();
-    batch_flush_pending(); /* before vm__exit: a tool that ends on it has every event */
+    record_flush_pending(); /* before vm__exit: a tool that ends on it has every event */
     if (SQ_ENABLED(VM_EXIT)) probe_vm_exit(status);
     fflush(stdout);
 #ifdef SQVM_FUZZ

@@ -612,7 +612,7 @@ uint8_t gc_running;
 static void flush_records(void)
 {
     probe_request_gc();
-    batch_flush_pending();
+    record_flush_pending();
 }
 
 void gc_young_collect(void)

@@ -59,7 +59,7 @@ typedef struct Process {
     uint32_t requestsOpen; /* requests it began and has not ended (request.c): req__batch
                             * takes its scheduler records while there are any */
     uint64_t requestPending; /* the id of its request whose begin record req__batch holds
-                              * back while it runs (probes.c), 0: none */
+                              * back while it runs (vm/record.c), 0: none */
     uint32_t traceDepth;   /* traced mode: frames on the stack (0: not known yet) */
     struct Frame *reserveFrame; /* handling a stack overflow that happened here (unwind.c) */
     uint64_t reserveSerial;

@@ -308,7 +308,7 @@ void io_poll(bool block)
     /* What the program printed before every process waits is out before the VM
      * sleeps: a server's "listening on" line must reach a pipe while it serves. */
     if (block) fflush(stdout);
-    batch_round_begin(); /* the waits it ends ended when epoll_wait returned */
+    record_round_begin(); /* the waits it ends ended when epoll_wait returned */
     for (int n = 64; n == 64; block = false) { /* a full batch: take what else is there */
         n = epoll_wait(loop.epfd, evs, 64, block ? -1 : 0);
         for (int i = 0; i < n; i++) {
@@ -325,7 +325,7 @@ void io_poll(bool block)
             if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) became_ready(e, IO_DIR_WRITE);
         }
     }
-    batch_round_end();
+    record_round_end();
 }
 
 /* ---- The watcher thread ---- */

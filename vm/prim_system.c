@@ -114,7 +114,7 @@ static PrimResult p_sleep(Value *a, uint32_t n)
     if (!is_int(a[1]) || int_val(a[1]) < 0) return prim_fail(a, "sleepMillis: needs a non-negative Integer");
     int64_t ms = int_val(a[1]);
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    batch_flush_pending(); /* the VM sleeps: what it traced is out first */
+    record_flush_pending(); /* the VM sleeps: what it traced is out first */
     while (nanosleep(&ts, &ts) != 0) {}
     return PRIM_OK;
 }

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* probes.c - argument preparation for the USDT probes, the allocation sampler, and the
- * debug-offsets structure that lets an out-of-process reader walk the Smalltalk stack. */
+/* probes.c - the USDT probe sites' argument preparation and the allocation sampler. Each
+ * probe_* is called by its site once the site's guard (probes.h) has seen a semaphore
+ * set: it fires its per-event probe if that is enabled, and hands the recorder
+ * (vm/record.c), which decides whether a batch probe takes a record of it, what it
+ * found here: the process's id and name, the frames' Methods, the descriptor's kind,
+ * the allocation totals. */
 #include "probes.h"
+#include "debug_offsets.h"
+#include "record.h"
 #include "traceparent.h"
 #include "alloc.h"
-#include "batch.h"
 #include "gc.h"
 #include "interp.h"
 #include "io.h"
@@ -17,81 +22,10 @@
 #include <string.h>
 #include <stddef.h>
 
-/* ---- Stack access for samplers and debuggers (always present, probes or not) ---- */
-
 /* The allocation sampler's mean gap (below); in the debug offsets for profilers. */
-static uint64_t sampleMean = 512 * 1024;
+uint64_t probes_sample_mean = 512 * 1024;
 
-#include "debug_offsets.h"
-
-__attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_offsets = {
-    .magic = SQVM_DEBUG_MAGIC,
-    .version = SQVM_DEBUG_VERSION,
-    .size = sizeof(SqDebugOffsets),
-    .current_process = (uint64_t)(uintptr_t)&interp_current,
-    .class_table = (uint64_t)(uintptr_t)&VM.classes,
-    .class_count = (uint64_t)(uintptr_t)&VM.numClasses,
-    .process_fp = offsetof(Process, fp),
-    .process_stack_base = offsetof(Process, stackBase),
-    .frame_caller = offsetof(Frame, caller),
-    .frame_method = offsetof(Frame, method),
-    .frame_ip = offsetof(Frame, ip),
-    .frame_self = offsetof(Frame, self),
-    .frame_closure = offsetof(Frame, closure),
-    .method_selector = offsetof(Method, selector),
-    .method_holder = offsetof(Method, holder),
-    .method_print_name = offsetof(Method, printName),
-    .method_flags = offsetof(Method, flags),
-    .method_code = offsetof(Method, code),
-    .method_lines = offsetof(Method, lines),
-    .method_line = offsetof(Method, line),
-    .method_source_path = offsetof(Method, sourcePath),
-    .class_name = offsetof(ClassInfo, name),
-    .class_index = offsetof(ClassInfo, index),
-    .header_class_mask = HDR_CLASS_MASK,
-    .string_length = offsetof(Obj, slots),
-    .string_bytes = offsetof(Obj, slots) + sizeof(Value),
-    .method_flag_block = MF_BLOCK,
-    .value_tag_mask = VALUE_TAG_MASK,
-    .value_int_mask = 1,
-    .value_float_tag = FLOAT_TAG,
-    .class_integer = CLS_INTEGER,
-    .class_double = CLS_DOUBLE,
-    .process_stack_limit = offsetof(Process, stackEnd), /* frames may use the reserve beyond stackLimit */
-    .method_code_len = offsetof(Method, codeLen),
-    .counters = (uint64_t)(uintptr_t)&vm_counters,
-    .gc_top = (uint64_t)(uintptr_t)&gc_top,
-    .gc_eden = (uint64_t)(uintptr_t)&gc_eden,
-    .gc_bytes_allocated = (uint64_t)(uintptr_t)&gc_stats_data.bytesAllocated,
-    .gc_young_count = (uint64_t)(uintptr_t)&gc_stats_data.youngCount,
-    .gc_full_count = (uint64_t)(uintptr_t)&gc_stats_data.fullCount,
-    .gc_young_pause_ns = (uint64_t)(uintptr_t)&gc_stats_data.youngPauseNs,
-    .gc_full_pause_ns = (uint64_t)(uintptr_t)&gc_stats_data.fullPauseNs,
-    .process_obj = offsetof(Process, obj),
-    .process_id = offsetof(Process, id),
-    .process_is_main = offsetof(Process, isMain),
-    .process_name = offsetof(Obj, slots) + PROC_NAME * sizeof(Value),
-    .class_nil = CLS_NIL,
-    .class_string = CLS_STRING,
-    .class_symbol = CLS_SYMBOL,
-    .alloc_sample_bytes = (uint64_t)(uintptr_t)&sampleMean,
-    .process_all = (uint64_t)(uintptr_t)&sched_all,
-    .gc_running = (uint64_t)(uintptr_t)&gc_running,
-    .process_all_next = offsetof(Process, allNext),
-    .process_state = offsetof(Process, state),
-    .process_request_pending = offsetof(Process, requestPending),
-    .process_trace_hi = offsetof(Process, trace.traceHi),
-    .process_trace_lo = offsetof(Process, trace.traceLo),
-    .process_trace_parent = offsetof(Process, trace.parent),
-    .process_trace_span = offsetof(Process, trace.span),
-    .process_waiting_on = offsetof(Process, waitingOn),
-    .state_running = PS_RUNNING,
-    .state_ready = PS_READY,
-    .state_waiting = PS_WAITING,
-    .state_io = PS_IO,
-    .state_suspended = PS_SUSPENDED,
-    .state_terminated = PS_TERMINATED,
-};
+extern const SqDebugOffsets sqvm_debug_offsets; /* debug_offsets.c: vm__start hands it out */
 
 #if SQVM_PROBES
 
@@ -119,22 +53,23 @@ static void batch_call(uint32_t kind, Frame *f, uint32_t depth)
 {
     Method *m = f->method;
     Frame *caller = f->caller;
-    SqEventRecord *r = batch_add(kind);
-    r->arg = depth;
-    r->call.recv_cls = (uintptr_t)receiver_class_name(f);
-    r->call.selector = (uintptr_t)sym_cstr(m->selector);
-    r->call.def_cls = (uintptr_t)m->holder->name;
-    r->call.frame = (uintptr_t)f;
-    r->call.caller = caller && caller->method ? (uintptr_t)caller : 0;
-    r->call.method = (uintptr_t)m;
-    r->call.caller_method = caller ? (uintptr_t)caller->method : 0;
+    SqEvCall c = {
+        .recv_cls = (uintptr_t)receiver_class_name(f),
+        .selector = (uintptr_t)sym_cstr(m->selector),
+        .def_cls = (uintptr_t)m->holder->name,
+        .frame = (uintptr_t)f,
+        .caller = caller && caller->method ? (uintptr_t)caller : 0,
+        .method = (uintptr_t)m,
+        .caller_method = caller ? (uintptr_t)caller->method : 0,
+    };
+    record_call(kind, depth, &c);
 }
 
 void probe_method_entry(Frame *f, uint32_t depth)
 {
     if (interp_current && !interp_current->ran) return; /* a new process: fires when it runs */
     Method *m = f->method;
-    if (SQ_ENABLED(CALL_BATCH)) batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_ENTRY : SQ_EV_METHOD_ENTRY, f, depth);
+    batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_ENTRY : SQ_EV_METHOD_ENTRY, f, depth);
     const char *sel = sym_cstr(m->selector);
     if (m->flags & MF_BLOCK) {
         if (SQ_ENABLED(BLOCK_ENTRY))
@@ -147,7 +82,7 @@ void probe_method_entry(Frame *f, uint32_t depth)
 void probe_method_return(Frame *f, uint32_t depth)
 {
     Method *m = f->method;
-    if (SQ_ENABLED(CALL_BATCH)) batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_RETURN : SQ_EV_METHOD_RETURN, f, depth);
+    batch_call(m->flags & MF_BLOCK ? SQ_EV_BLOCK_RETURN : SQ_EV_METHOD_RETURN, f, depth);
     const char *sel = sym_cstr(m->selector);
     if (m->flags & MF_BLOCK) {
         if (SQ_ENABLED(BLOCK_RETURN))
@@ -177,13 +112,8 @@ void probe_object_alloc(Obj *o)
     const char *name = VM.classes[obj_class_index(o)]->name, *acls, *asel;
     uint64_t bytes = (uint64_t)obj_alloc_bytes(obj_num_slots(o));
     allocating_method(&acls, &asel);
-    if (SQ_ENABLED(ALLOC_BATCH)) {
-        SqEventRecord *r = batch_add(SQ_EV_ALLOC);
-        r->alloc.cls = (uintptr_t)name;
-        r->alloc.bytes = bytes;
-        r->alloc.alloc_cls = (uintptr_t)acls;
-        r->alloc.alloc_sel = (uintptr_t)asel;
-    }
+    SqEvAlloc a = { .cls = (uintptr_t)name, .bytes = bytes, .alloc_cls = (uintptr_t)acls, .alloc_sel = (uintptr_t)asel };
+    record_alloc(&a);
     if (SQ_ENABLED(OBJECT_ALLOC)) SQUEAK_OBJECT_ALLOC(name, bytes, acls, asel);
 }
 
@@ -196,46 +126,23 @@ static void alloc_totals(SqEvAllocs *t)
     t->bytes = gc_stats_data.bytesAllocated + (uint64_t)(gc_top - gc_eden);
 }
 
-/* The scheduler's events of p as records (sched__batch; SqEvProcess): r, of its kind
- * and time. A wait's caller fills in its kind's words, zero here. */
-static SqEventRecord *process_fill(SqEventRecord *r, uint32_t arg, Process *p)
+/* p as its records name it (record.h). (A process's name is read only for a record or
+ * probe that takes it: it is in the Smalltalk Process object, which the scheduler does
+ * not otherwise touch.) */
+static RecordProcess record_process_of(Process *p)
 {
-    r->arg = arg;
-    r->process.id = p->id;
-    r->process.fd = 0;
-    r->process.timeout = 0;
-    r->process.name = (uint64_t)(uintptr_t)sched_process_name(p);
-    alloc_totals(&r->process.allocs);
+    RecordProcess r = { .id = p->id, .name = sched_process_name(p), .requestOpen = p->requestsOpen != 0,
+                        .pending = &p->requestPending };
     return r;
 }
 
-static SqEventRecord *process_record(uint32_t kind, uint32_t arg, Process *p)
+/* A scheduler event of p, for a record (w: a wait's words): its time, 0 if none. */
+static uint64_t process_record(uint32_t kind, uint32_t arg, Process *p, const SqEvProcess *w, uint64_t siteNs)
 {
-    return process_fill(batch_add(kind), arg, p);
-}
-
-/* The requests' events as records (req__batch; SqEvRequest): r, of its kind and time. */
-static SqEventRecord *request_fill(SqEventRecord *r, int status, uint64_t id, const char *route, Process *owner)
-{
-    r->arg = (uint32_t)status;
-    r->req.id = id;
-    r->req.route = (uint64_t)(uintptr_t)route;
-    r->req.process = owner->id;
-    r->req.began = 0;
-    alloc_totals(&r->req.allocs);
-    return r;
-}
-
-static void req_release(Process *p);
-
-/* Whether a scheduler event of p is a record: sched__batch takes every one; req__batch
- * (squeak.d) those of a process with a request open, the others' time being no
- * request's. A request's begin record held back (below) goes first. */
-static bool sched_recorded(Process *p)
-{
-    if (!SQ_ENABLED(SCHED_BATCH) && !(SQ_ENABLED(REQ_BATCH) && p->requestsOpen)) return false;
-    req_release(p);
-    return true;
+    RecordProcess who = record_process_of(p);
+    SqEvAllocs totals;
+    alloc_totals(&totals);
+    return record_process(kind, arg, &who, &totals, w, siteNs);
 }
 
 /* A process switch (call__batch's consumers time calls without the time their process
@@ -244,15 +151,15 @@ static bool sched_recorded(Process *p)
  * may have stopped without a record of its own: suspended). */
 void probe_batch_activate(Process *to, Process *from)
 {
-    if (from) req_release(from); /* before the switch's record, whoever takes it */
-    if (SQ_ENABLED(CALL_BATCH) || sched_recorded(to) || (from && sched_recorded(from)))
-        process_record(SQ_EV_PROCESS_ACTIVATE, (uint32_t)to->priority, to);
-    else
-        batch_hold_ns(0); /* a time held for this switch is no later record's */
+    RecordProcess who = record_process_of(to);
+    RecordProcess was = { .id = from ? from->id : 0, .requestOpen = from && from->requestsOpen != 0 };
+    SqEvAllocs totals;
+    alloc_totals(&totals);
+    record_activate(&who, (uint32_t)to->priority, from ? &was : NULL, &totals);
 }
 
 /* The sampler: the gap to the next sample is exponentially distributed with mean
- * sampleMean bytes (as in tcmalloc and Go), so every byte has the same chance of
+ * probes_sample_mean bytes (as in tcmalloc and Go), so every byte has the same chance of
  * being sampled and a sample's weight (the bytes since the previous one) makes the
  * sums per class unbiased estimates of the bytes allocated. It runs while its
  * probe's semaphore is set, which it sees each time the collector asks for a
@@ -271,7 +178,7 @@ static uint64_t next_gap(void)
 {
     rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
     double u = ((double)(rng >> 11) + 0.5) / 9007199254740992.0; /* (0,1) */
-    double gap = -log(u) * (double)sampleMean;
+    double gap = -log(u) * (double)probes_sample_mean;
     return gap < 1 ? 1 : (uint64_t)gap;
 }
 
@@ -315,7 +222,7 @@ void probe_alloc_sample(Obj *o, size_t bytes)
 
 void probes_init(uint64_t allocSampleBytes)
 {
-    if (allocSampleBytes) sampleMean = allocSampleBytes;
+    if (allocSampleBytes) probes_sample_mean = allocSampleBytes;
 }
 
 /* ---- Collections ---- */
@@ -357,58 +264,38 @@ void probe_exception_signal(Value exception, const Method *signaller)
                             signaller ? sym_cstr(signaller->selector) : "");
 }
 
-/* A wait's record: the method the running process waits in (its innermost frame's). */
-static void record_wait_method(SqEventRecord *r)
+/* The method the running process waits in (its innermost frame's), for a wait's record. */
+static uint64_t waiting_method(void)
 {
     Frame *f = interp_current ? interp_current->fp : NULL;
-    r->process.method = (uint64_t)(uintptr_t)(f ? f->method : NULL);
-    batch_hold_time(r); /* the switch to the next process follows (or a flush point) */
+    return (uint64_t)(uintptr_t)(f ? f->method : NULL);
 }
 
-/* (A process's name is read only for a record or probe that takes it: it is in the
- * Smalltalk Process object, which the scheduler does not otherwise touch.) */
 void probe_process(int what, Process *p)
 {
     uint64_t id = p->id;
     int priority = p->priority;
-    if (what == PROBE_PROCESS_CREATE) { /* no request's yet: sched__batch's alone */
-        if (SQ_ENABLED(SCHED_BATCH)) process_record(SQ_EV_PROCESS_CREATE, (uint32_t)priority, p);
+    if (what == PROBE_PROCESS_CREATE) {
+        process_record(SQ_EV_PROCESS_CREATE, (uint32_t)priority, p, NULL, 0);
         if (SQ_ENABLED(PROCESS_CREATE)) SQUEAK_PROCESS_CREATE(id, sched_process_name(p), priority);
     } else if (what == PROBE_PROCESS_ACTIVATE) { /* its record: probe_batch_activate */
         if (SQ_ENABLED(PROCESS_ACTIVATE)) SQUEAK_PROCESS_ACTIVATE(id, sched_process_name(p), priority);
     } else if (what == PROBE_PROCESS_EXIT) {
-        if (sched_recorded(p)) process_record(SQ_EV_PROCESS_EXIT, 0, p);
+        process_record(SQ_EV_PROCESS_EXIT, 0, p, NULL, 0);
         if (SQ_ENABLED(PROCESS_EXIT)) SQUEAK_PROCESS_EXIT(id, sched_process_name(p));
     }
 }
 
 void probe_process_ready(Process *p, int reason)
 {
-    if (sched_recorded(p)) process_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p);
+    process_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p, NULL, 0);
     if (SQ_ENABLED(PROCESS_READY)) SQUEAK_PROCESS_READY(p->id, sched_process_name(p), reason);
-}
-
-/* A time the scheduler read for a wait's deadline (vm_now_ns, the same clock; 0: none),
- * for the wait's record: one clock read fewer. A fuzz build's clock is its own (vm.c). */
-static uint64_t deadline_clock(uint64_t now)
-{
-#ifndef SQVM_FUZZ
-    return now;
-#else
-    (void)now;
-    return 0;
-#endif
 }
 
 void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now, uint32_t holder)
 {
-    if (sched_recorded(p)) {
-        batch_hold_ns(deadline_clock(now));
-        SqEventRecord *r = process_record(SQ_EV_PROCESS_WAIT, holder, p);
-        r->process.semaphore = semaphore;
-        r->process.timeout = timeoutNs;
-        record_wait_method(r);
-    }
+    SqEvProcess w = { .semaphore = semaphore, .timeout = timeoutNs, .method = waiting_method() };
+    process_record(SQ_EV_PROCESS_WAIT, holder, p, &w, now);
     if (SQ_ENABLED(PROCESS_WAIT)) SQUEAK_PROCESS_WAIT(p->id, sched_process_name(p), semaphore, timeoutNs);
 }
 
@@ -428,17 +315,6 @@ static int stack_methods(Frame *f, uint64_t *m)
 
 _Static_assert(sizeof(((Process *)0)->ioWaitMethods) == SQ_EV_IO_DEPTH * sizeof(uint64_t), "a wait's Methods");
 
-/* The SQ_EV_IO_FRAMES record r: Methods m[from..SQ_EV_IO_DEPTH), then zeros (from is a
- * constant: the copies are a few moves). */
-static inline void io_frames(SqEventRecord *r, uint64_t ts, const uint64_t *m, int from, int kind)
-{
-    r->kind = SQ_EV_IO_FRAMES;
-    r->arg = SQ_EV_IO_ARG(from, kind);
-    r->ts = ts;
-    memcpy(r->frames.methods, m + from, (SQ_EV_IO_DEPTH - from) * sizeof(uint64_t));
-    memset(r->word + (SQ_EV_IO_DEPTH - from), 0, (SQ_EV_WORDS - (SQ_EV_IO_DEPTH - from)) * sizeof(uint64_t));
-}
-
 /* The kind of descriptor of a call (SQ_IO_KIND_OF_OP): a failed open's is a file's (a
  * path's); a connect's, a socket the VM made; accept's, the listener's (a connection
  * accepted from a TCP listener is TCP). */
@@ -454,7 +330,7 @@ static int io_call_kind(int op, int fd, int64_t result)
  * reader skips the record, bpf/sqbatch.bpf.h.) */
 static uint64_t ioCallStart;
 
-void probe_io_start(void) { ioCallStart = batch_clock(); }
+void probe_io_start(void) { ioCallStart = record_clock(); }
 
 /* SQ_IO_END (probes.h): the call that began at ioCallStart ended now. errno stays as
  * the call left it (the primitive reads it next). */
@@ -465,21 +341,18 @@ void probe_io_call(int op, int fd, int64_t result, int kind)
     if (!start) return; /* io__batch was enabled during the call */
     int err = errno;
     if (result < 0) result = -(int64_t)err;
-    uint64_t now = batch_clock();
+    uint64_t now = record_clock();
     if (kind < 0) kind = io_call_kind(op, fd, result);
     if ((op == SQ_IO_OPEN || op == SQ_IO_ACCEPT) && result >= 0) fd = (int)result;
     uint64_t m[SQ_EV_IO_DEPTH];
-    bool more = stack_methods(interp_current ? interp_current->fp : NULL, m) > SQ_EV_IO_METHODS;
-    SqEventRecord *r = batch_reserve(more ? 2 : 1, now);
-    r->kind = SQ_EV_IO;
-    r->arg = SQ_EV_IO_ARG(op, kind);
-    r->ts = start;
-    r->io.process = interp_current ? interp_current->id : 0;
-    r->io.fd = (uint64_t)(int64_t)fd;
-    r->io.result = (uint64_t)result;
-    r->io.ns = now - start;
-    memcpy(r->io.methods, m, sizeof(r->io.methods));
-    if (more) io_frames(r + 1, start, m, SQ_EV_IO_METHODS, kind);
+    int depth = stack_methods(interp_current ? interp_current->fp : NULL, m);
+    SqEvIo io = {
+        .process = interp_current ? interp_current->id : 0,
+        .fd = (uint64_t)(int64_t)fd,
+        .result = (uint64_t)result,
+        .ns = now - start,
+    };
+    record_io(SQ_EV_IO_ARG(op, kind), start, now, &io, m, depth);
     errno = err;
 }
 
@@ -489,18 +362,12 @@ void probe_io_call(int op, int fd, int64_t result, int kind)
  * has waited costs cache misses. */
 void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs, uint64_t clockNs)
 {
-    uint64_t now = deadline_clock(clockNs);
-    if (sched_recorded(p)) {
-        batch_hold_ns(now);
-        SqEventRecord *r = process_record(SQ_EV_IO_WAIT, (uint32_t)op, p);
-        r->process.fd = (uint64_t)(int64_t)fd;
-        r->process.timeout = timeoutNs;
-        record_wait_method(r);
-        now = r->ts;
-    }
+    SqEvProcess w = { .fd = (uint64_t)(int64_t)fd, .timeout = timeoutNs, .method = waiting_method() };
+    uint64_t now = process_record(SQ_EV_IO_WAIT, (uint32_t)op, p, &w, clockNs);
+    if (!now) now = record_site_time(clockNs); /* no record took a time */
     p->ioWaitNs = 0;
-    if (SQ_ENABLED(IO_BATCH)) {
-        p->ioWaitNs = now ? now : batch_clock();
+    if (record_takes(SQ_EV_IO_READY, false)) { /* what its io__ready's record will hold */
+        p->ioWaitNs = now ? now : record_clock();
         p->ioKind = io_fd_kind(fd);
         stack_methods(p->fp, p->ioWaitMethods);
     }
@@ -515,18 +382,11 @@ void probe_io_ready(Process *p, int timedOut)
 {
     uint64_t began = p->ioWaitNs;
     p->ioWaitNs = 0;
-    if (SQ_ENABLED(IO_BATCH)) {
-        bool frames = began != 0;
-        uint64_t now = batch_round_time();
-        SqEventRecord *r = batch_reserve(frames ? 2 : 1, now);
-        r->kind = SQ_EV_IO_READY;
-        r->ts = now;
-        process_fill(r, (uint32_t)p->ioOp, p);
-        r->process.fd = (uint64_t)(int64_t)p->ioFd;
-        r->process.timedout = (uint64_t)timedOut;
-        r->process.wait_began = frames ? began : 0;
-        if (frames) io_frames(r + 1, now, p->ioWaitMethods, 0, p->ioKind);
-    }
+    RecordProcess who = record_process_of(p);
+    SqEvAllocs totals;
+    SqEvProcess w = { .fd = (uint64_t)(int64_t)p->ioFd, .timedout = (uint64_t)timedOut, .wait_began = began };
+    alloc_totals(&totals);
+    record_io_ready((uint32_t)p->ioOp, &who, &totals, &w, p->ioWaitMethods, p->ioKind);
     if (SQ_ENABLED(IO_READY)) SQUEAK_IO_READY(p->id, sched_process_name(p), p->ioFd, p->ioOp, timedOut);
 }
 
@@ -536,79 +396,17 @@ void probe_user(const char *name, int64_t arg, const char *str)
     else if (SQ_ENABLED(USER_PROBE)) SQUEAK_USER_PROBE(name, arg);
 }
 
-/* ---- Requests (req__batch) ----
- * A request's begin record waits while its process runs: most requests end in the run
- * that began them (a /hello reads, answers and ends before its process waits again),
- * and such a request is then one record at its end, SQ_EV_REQUEST_RUN, instead of a
- * begin and an end. The begin record is written, with its own time and allocation
- * totals, before anything else a tool would charge to the request: the first scheduler
- * record of its process (it stops running: sched_recorded, probe_batch_activate), a
- * collection's probes (probe_request_gc), or the next request's begin. Only the running
- * process can begin one, so one waits at most. Its process's requestPending (the
- * request's id) lets a sampler (sqreq --slowest) see it. */
-static struct {
-    Process *owner; /* NULL: none waits */
-    uint64_t id, ns;
-    SqEvAllocs allocs;
-    const char *route;
-    bool traced;
-    TraceContext trace;
-} held;
+/* ---- Requests (req__batch: the recorder holds a begin back, record.h) ---- */
 
-/* A request's trace record (SQ_EV_REQUEST_TRACE), before its begin or run record. */
-static void trace_fill(SqEventRecord *r, uint64_t ns, uint64_t id, const TraceContext *t, const Process *owner)
-{
-    r->kind = SQ_EV_REQUEST_TRACE;
-    r->arg = t->flags;
-    r->ts = ns;
-    r->trace.id = id;
-    r->trace.trace_hi = t->traceHi;
-    r->trace.trace_lo = t->traceLo;
-    r->trace.parent = t->parent;
-    r->trace.span = t->span;
-    r->trace.process = owner->id;
-}
-
-/* No begin is held any more (its owner's requestPending says so too). */
-static void unhold(void)
-{
-    if (held.owner) held.owner->requestPending = 0;
-    held.owner = NULL;
-}
-
-/* The begin record of p's held request, if it has one, goes into the buffer. */
-static void req_release(Process *p)
-{
-    if (LIKELY(held.owner != p)) return;
-    unhold();
-    if (!SQ_ENABLED(REQ_BATCH)) return; /* the tool left */
-    /* reserved as of now: its own time may be older than the buffer's first record's
-     * (an empty buffer would take it as its first, and the next record flush it as aged) */
-    SqEventRecord *r = batch_reserve(held.traced ? 2 : 1, batch_round_time());
-    if (held.traced) trace_fill(r++, held.ns, held.id, &held.trace, p);
-    r->kind = SQ_EV_REQUEST_BEGIN;
-    r->ts = held.ns;
-    request_fill(r, 0, held.id, held.route, p);
-    r->req.allocs = held.allocs;
-}
-
-void probe_request_gc(void)
-{
-    if (held.owner) req_release(held.owner);
-}
+void probe_request_gc(void) { record_request_release_all(); }
 
 void probe_request_begin(uint64_t id, const char *route, Process *owner, const TraceContext *trace)
 {
     if (SQ_ENABLED(REQ_BATCH)) {
-        if (held.owner) req_release(held.owner); /* nested: the outer one's begin first */
-        held.owner = owner;
-        held.id = id;
-        held.route = route;
-        held.ns = batch_round_time();
-        held.traced = trace != NULL;
-        if (trace) held.trace = *trace;
-        alloc_totals(&held.allocs);
-        owner->requestPending = id;
+        RecordProcess who = record_process_of(owner);
+        SqEvAllocs totals;
+        alloc_totals(&totals);
+        record_request_begin(id, route, &who, &totals, trace);
     }
     if (SQ_ENABLED(REQUEST_BEGIN)) SQUEAK_REQUEST_BEGIN(id, route, owner->id);
     if (trace && SQ_ENABLED(REQUEST_TRACE))
@@ -617,67 +415,13 @@ void probe_request_begin(uint64_t id, const char *route, Process *owner, const T
 
 void probe_request_end(uint64_t id, const char *route, Process *owner, int status)
 {
-    if (held.owner && held.id == id) { /* it ran from its begin to here */
-        unhold();
-        if (SQ_ENABLED(REQ_BATCH)) {
-            if (held.traced) {
-                SqEventRecord *t = batch_add(SQ_EV_REQUEST_TRACE);
-                trace_fill(t, t->ts, id, &held.trace, owner);
-            }
-            SqEventRecord *r = request_fill(batch_add(SQ_EV_REQUEST_RUN), status, id, route, owner);
-            r->req.began = held.ns;
-            r->req.allocs.objects -= held.allocs.objects;
-            r->req.allocs.bytes -= held.allocs.bytes;
-        }
-    } else {
-        req_release(owner); /* ended by another process: the owner's held one is another */
-        if (SQ_ENABLED(REQ_BATCH))
-            request_fill(batch_add(SQ_EV_REQUEST_END), status, id, route, owner);
-    }
+    RecordProcess who = { .id = owner->id, .pending = &owner->requestPending };
+    SqEvAllocs totals;
+    alloc_totals(&totals);
+    record_request_end(id, route, &who, &totals, status);
     if (SQ_ENABLED(REQUEST_END)) SQUEAK_REQUEST_END(id, route, owner->id, status);
 }
 
-void probe_requests_dropped(void) { unhold(); }
-
-#else /* !SQVM_PROBES */
-
-void probe_method_entry(Frame *f, uint32_t depth) { (void)f; (void)depth; }
-void probe_method_return(Frame *f, uint32_t depth) { (void)f; (void)depth; }
-void probe_object_alloc(Obj *o) { (void)o; }
-void probe_batch_activate(Process *to, Process *from) { (void)to; (void)from; }
-void probe_alloc_sample(Obj *o, size_t bytes) { (void)o; (void)bytes; }
-void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes) { (void)kind; (void)seq; (void)youngBytes; (void)oldBytes; }
-void probe_gc_end(const GCEvent *e) { (void)e; }
-void probe_class_load(const char *name, const char *path) { (void)name; (void)path; }
-void probe_vm_start(void) {}
-void probe_vm_exit(int status) { (void)status; }
-void probe_dnu(Value receiver, Value selector) { (void)receiver; (void)selector; }
-void probe_primitive_fail(Value receiver, const char *primitive, const char *reason) { (void)receiver; (void)primitive; (void)reason; }
-void probe_exception_signal(Value exception, const Method *signaller) { (void)exception; (void)signaller; }
-void probe_process(int what, Process *p) { (void)what; (void)p; }
-void probe_process_ready(Process *p, int reason) { (void)p; (void)reason; }
-void probe_process_wait(Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now, uint32_t holder)
-{
-    (void)p; (void)semaphore; (void)timeoutNs; (void)now; (void)holder;
-}
-void probe_io_wait(Process *p, int fd, int op, uint64_t timeoutNs, uint64_t now)
-{
-    (void)p; (void)fd; (void)op; (void)timeoutNs; (void)now;
-}
-void probe_io_ready(Process *p, int timedOut) { (void)p; (void)timedOut; }
-void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
-void probe_io_start(void) {}
-void probe_io_call(int op, int fd, int64_t result, int kind) { (void)op; (void)fd; (void)result; (void)kind; }
-void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
-void probe_request_begin(uint64_t id, const char *route, Process *owner, const TraceContext *trace)
-{
-    (void)id; (void)route; (void)owner; (void)trace;
-}
-void probe_request_end(uint64_t id, const char *route, Process *owner, int status)
-{
-    (void)id; (void)route; (void)owner; (void)status;
-}
-void probe_request_gc(void) {}
-void probe_requests_dropped(void) {}
+void probe_requests_dropped(void) { record_requests_dropped(); }
 
 #endif

@@ -9,7 +9,7 @@
 #define SQVM_PROBES_H
 
 #include "common.h"
-#include "batch.h" /* batch_flush_pending: the flush points */
+#include "record.h" /* record_flush_pending: the flush points */
 
 #if SQVM_PROBES
 #include "squeak_probes.h"
@@ -41,12 +41,18 @@ struct Frame;
 struct GCEvent;
 struct Method;
 struct Obj;
+struct Process;
+struct TraceContext;
+/* process__activate's, __create's and __exit's events: probe_process's what. */
+enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
+/* process__ready's reasons (probes/squeak.d). */
+enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED = 3, READY_IO = 4 };
 
+#if SQVM_PROBES
 /* Out of line, cold: called only when a tracer is attached. */
 void probe_method_entry(struct Frame *f, uint32_t depth);
 void probe_method_return(struct Frame *f, uint32_t depth);
 void probe_object_alloc(struct Obj *o);
-struct Process;
 /* call__batch, sched__batch or req__batch is enabled: to runs now, after from */
 void probe_batch_activate(struct Process *to, struct Process *from);
 void probe_alloc_sample(struct Obj *o, size_t bytes);
@@ -65,9 +71,6 @@ void probe_exception_signal(Value exception, const struct Method *signaller);
  * req__batch a request's and those of a process with a request open (the site tests
  * SQ_SCHED_ENABLED or SQ_REQ_ENABLED). */
 void probe_process(int what, struct Process *p);
-enum { PROBE_PROCESS_CREATE, PROBE_PROCESS_ACTIVATE, PROBE_PROCESS_EXIT };
-/* process__ready's reasons (probes/squeak.d). */
-enum { READY_RESUMED = 0, READY_SIGNALLED = 1, READY_DELAY = 2, READY_PREEMPTED = 3, READY_IO = 4 };
 void probe_process_ready(struct Process *p, int reason);
 /* now: the clock (vm_now_ns) as the site read it for the wait's deadline, or 0: the
  * record takes it instead of reading the clock again. */
@@ -77,17 +80,64 @@ void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutN
 void probe_io_wait(struct Process *p, int fd, int op, uint64_t timeoutNs, uint64_t now);
 void probe_io_ready(struct Process *p, int timedOut); /* p: waiting on p->ioFd */
 void probe_user(const char *name, int64_t arg, const char *str);
-struct TraceContext;
 /* trace: the request's trace context (NULL: none), for request__trace and its record */
 void probe_request_begin(uint64_t id, const char *route, struct Process *owner, const struct TraceContext *trace);
 void probe_request_end(uint64_t id, const char *route, struct Process *owner, int status);
-/* A collection begins: a request's begin record held back (probes.c) goes before its
+/* A collection begins: a request's begin record held back (vm/record.c) goes before its
  * batch is flushed, so that a tool charges the pause to the request. */
 void probe_request_gc(void);
 /* No request's begin is held any more: the held one ended after its tool left, or the
  * open requests were dropped (the fuzzer's reset). */
 void probe_requests_dropped(void);
 void probes_init(uint64_t allocSampleBytes);
+#else
+/* Built with PROBES=0 no site calls them (their guards are 0): nothing, for the
+ * compiler to check the sites' arguments against. */
+static inline void probe_method_entry(struct Frame *f, uint32_t depth) { (void)f; (void)depth; }
+static inline void probe_method_return(struct Frame *f, uint32_t depth) { (void)f; (void)depth; }
+static inline void probe_object_alloc(struct Obj *o) { (void)o; }
+static inline void probe_batch_activate(struct Process *to, struct Process *from) { (void)to; (void)from; }
+static inline void probe_alloc_sample(struct Obj *o, size_t bytes) { (void)o; (void)bytes; }
+static inline void probe_gc_begin(int kind, uint64_t seq, size_t youngBytes, size_t oldBytes)
+{
+    (void)kind; (void)seq; (void)youngBytes; (void)oldBytes;
+}
+static inline void probe_gc_end(const struct GCEvent *e) { (void)e; }
+static inline void probe_class_load(const char *name, const char *path) { (void)name; (void)path; }
+static inline void probe_vm_start(void) {}
+static inline void probe_vm_exit(int status) { (void)status; }
+static inline void probe_dnu(Value receiver, Value selector) { (void)receiver; (void)selector; }
+static inline void probe_primitive_fail(Value receiver, const char *primitive, const char *reason)
+{
+    (void)receiver; (void)primitive; (void)reason;
+}
+static inline void probe_exception_signal(Value exception, const struct Method *signaller) { (void)exception; (void)signaller; }
+static inline void probe_process(int what, struct Process *p) { (void)what; (void)p; }
+static inline void probe_process_ready(struct Process *p, int reason) { (void)p; (void)reason; }
+static inline void probe_process_wait(struct Process *p, uint64_t semaphore, uint64_t timeoutNs, uint64_t now, uint32_t holder)
+{
+    (void)p; (void)semaphore; (void)timeoutNs; (void)now; (void)holder;
+}
+static inline void probe_io_wait(struct Process *p, int fd, int op, uint64_t timeoutNs, uint64_t now)
+{
+    (void)p; (void)fd; (void)op; (void)timeoutNs; (void)now;
+}
+static inline void probe_io_ready(struct Process *p, int timedOut) { (void)p; (void)timedOut; }
+static inline void probe_user(const char *name, int64_t arg, const char *str) { (void)name; (void)arg; (void)str; }
+static inline void probe_request_begin(uint64_t id, const char *route, struct Process *owner, const struct TraceContext *trace)
+{
+    (void)id; (void)route; (void)owner; (void)trace;
+}
+static inline void probe_request_end(uint64_t id, const char *route, struct Process *owner, int status)
+{
+    (void)id; (void)route; (void)owner; (void)status;
+}
+static inline void probe_request_gc(void) {}
+static inline void probe_requests_dropped(void) {}
+static inline void probes_init(uint64_t allocSampleBytes) { (void)allocSampleBytes; }
+#endif
+/* The allocation sampler's mean gap in bytes (the debug offsets point at it). */
+extern uint64_t probes_sample_mean;
 
 /* ---- A branch to cold code on a word in memory ----
  * On x86-64 a compare with memory and a jump (asm goto): reading the volatile
@@ -163,8 +213,13 @@ static inline uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes) { (voi
 #define SQ_IO_END(op, fd, result, kind) \
     do { if (SQ_ENABLED(IO_BATCH)) probe_io_call(op, fd, (int64_t)(result), kind); } while (0)
 #define SQ_IO_KIND_OF_OP (-1)
+#if SQVM_PROBES
 void probe_io_start(void);
 void probe_io_call(int op, int fd, int64_t result, int kind); /* result < 0: -errno is recorded */
+#else
+static inline void probe_io_start(void) {}
+static inline void probe_io_call(int op, int fd, int64_t result, int kind) { (void)op; (void)fd; (void)result; (void)kind; }
+#endif
 
 /* ---- Collections (gc.c) ---- */
 #define SQ_GC_BEGIN_ENABLED(kind) ((kind) == 0 ? SQ_ENABLED(GC_INCREMENTAL_BEGIN) : SQ_ENABLED(GC_FULL_BEGIN))

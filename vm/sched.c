@@ -353,7 +353,7 @@ static Process *pick_next(void)
             continue;
         }
 #endif
-        if (batch_pending()) {
+        if (record_pending()) {
             /* A tool's records wait: before a flush (a uprobe hit) and a sleep, a look
              * without blocking. On a busy server the next requests are often there
              * already, and the batch goes on filling instead of costing a hit a round. */
@@ -362,7 +362,7 @@ static Process *pick_next(void)
         }
         io_watch(WATCH_NONE);
         if (sched_state.numTimers) io_alarm_by(earliest_timer());
-        batch_flush_pending(); /* the VM sleeps: what it traced is out first */
+        record_flush_pending(); /* the VM sleeps: what it traced is out first */
         io_poll(true);
         interrupt_check();
         if (sched_state.numTimers) expire_timers(vm_now_ns());
@@ -399,7 +399,7 @@ static PrimResult ready_and_maybe_preempt(Process *p, Value *args, int why)
 bool sched_poll(void)
 {
     sched_attention = 0;
-    batch_flush_pending(); /* the batch ticker may have asked (vm/batch.c) */
+    record_flush_pending(); /* the batch ticker may have asked (vm/record.c) */
     interrupt_check();
     io_watch_rearm();
     check_events();

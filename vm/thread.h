@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* thread.h - the VM's helper thread: the event loop's watcher (io.c), started with every
  * signal blocked. The interpreter runs on one thread; the watcher only watches and sets
- * flags. (The batch ticker, batch.c, is a timer signal, not a thread.) */
+ * flags. (The batch ticker, record.c, is a timer signal, not a thread.) */
 #ifndef SQVM_THREAD_H
 #define SQVM_THREAD_H
 
