@@ -20,6 +20,7 @@ rq_run() {
     rm -f "$go"
     "$RQ_TMP/sqvm" -cp "$RQ_DIR" "$RQ_DIR/$workload.som" "$go" "${RQ_VM_ARGS[@]}" >"$RQ_TMP/vm.out" 2>&1 </dev/null &
     vm=$!
+    wait_exec "$vm"
     start_bg "$RQ_TMP/out" "$RQ_TMP/err" "$RQ_TIMEOUT" "$RQ_TOOLS/$tool" "$@" -p "$vm"
     RQ_TOOL=$BG_PID
     wait_line "$RQ_TMP/out" "$RQ_TMP/err" '^Tracing ' "$RQ_TOOL"
@@ -92,12 +93,8 @@ rq_sqreq() {
     # with a malformed one have none.
     rm -f "$RQ_TMP/trace.go"
     "$RQ_TMP/sqvm" -cp tests/probes tests/probes/RequestTrace.som "$RQ_TMP/trace.go" >"$RQ_TMP/vm.out" 2>&1 </dev/null &
-    local vm=$! i
-    # the background job is bash until it has exec'ed the VM: sqreq given it then refuses it
-    for ((i = 0; i < 500; i++)); do
-        [[ "$(readlink "/proc/$vm/exe" 2>/dev/null)" == */sqvm ]] && break
-        sleep 0.01
-    done
+    local vm=$!
+    wait_exec "$vm"
     start_bg "$RQ_TMP/out" "$RQ_TMP/err" "$RQ_TIMEOUT" "$RQ_TOOLS/sqreq" -j --slowest 10 -p "$vm"
     wait_line "$RQ_TMP/out" "$RQ_TMP/err" '^Tracing ' "$BG_PID"
     touch "$RQ_TMP/trace.go"

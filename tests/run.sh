@@ -74,6 +74,18 @@ fail() {
 }
 skip() { SKIPPED=$((SKIPPED + 1)); echo "skip $1: $2"; }
 
+# wait_exec PID: until the background job PID has exec'ed the VM (until then it is a
+# bash, which a tool given its PID rightly refuses); at most 5 s.
+wait_exec() {
+    local i
+    for ((i = 0; i < 500; i++)); do
+        [[ "$(readlink "/proc/$1/exe" 2>/dev/null)" == */sqvm ]] && return 0
+        kill -0 "$1" 2>/dev/null || return 1
+        sleep 0.01
+    done
+    return 1
+}
+
 # The tool tiers' way of running a tool beside a VM (tools, attach, family, faults, sqprof).
 # start_bg OUT ERR TIMEOUT CMD...: starts CMD in the background under a SIGKILL timeout,
 # stdout and stderr to files emptied here (not by the background job's redirections, which
