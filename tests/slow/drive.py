@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+# tests/slow/drive.py VM DIR ROUNDS EVERY CONNS BALLAST [--midflight]: runs
+# tests/slow/SlowService.som under load over real sockets on 127.0.0.1 and seeds its
+# faults on a fixed schedule (tests/slow.sh).
+#
+# It listens as the service's upstream first (a line in, "y" out 30 ms later), starts
+# the VM (VM, on SlowService.som), writes its PID to DIR/pid and waits for DIR/go.
+# Then ROUNDS rounds on CONNS keep-alive connections: round k, every EVERY-th, is one
+# seeded request alone (sem, gc, io in turn) once every connection has its answer; the
+# others are a "fast" request on every connection at once. With --midflight the fast
+# rounds start before DIR/go exists and go on until it does (a busy server that a tool
+# attaches to), and only the rounds after it count.
+#
+# It prints "seeded ID KIND" for each seeded request, "fast N" (the fast requests after
+# the go), and "first ID" (the first request id after the go); exits 1 unless every
+# answer came, in order.
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+vm, d, rounds, every, conns, ballast = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
+midflight = "--midflight" in sys.argv[7:]
+here = os.path.dirname(os.path.abspath(__file__))
+
+up = socket.socket()
+up.bind(("127.0.0.1", 0))
+up.listen(1)
+
+
+def upstream():
+    c, _ = up.accept()
+    f = c.makefile("rb")
+    for _ in f:
+        time.sleep(0.030)
+        c.sendall(b"y\n")
+
+
+threading.Thread(target=upstream, daemon=True).start()
+proc = subprocess.Popen([vm, os.path.join(here, "SlowService.som"), str(up.getsockname()[1]), str(ballast)],
+                        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+line = proc.stdout.readline().decode()
+if not line.startswith("listening on 127.0.0.1:"):
+    sys.exit(f"drive.py: the service said {line!r}")
+port = int(line.rsplit(":", 1)[1])
+with open(os.path.join(d, "pid.tmp"), "w") as f:
+    f.write(f"{proc.pid}\n")
+os.rename(os.path.join(d, "pid.tmp"), os.path.join(d, "pid"))
+
+socks = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(conns)]
+files = [s.makefile("rb") for s in socks]
+
+
+def answer(i, kind):
+    got = files[i].readline().decode().split()
+    if len(got) != 2 or got[1] != kind:
+        sys.exit(f"drive.py: asked {kind}, got {got!r}")
+    return int(got[0])
+
+
+def fast_round():
+    for s in socks:
+        s.sendall(b"fast\n")
+    return [answer(i, "fast") for i in range(conns)]
+
+
+go = os.path.join(d, "go")
+deadline = time.time() + 30
+if midflight:
+    while not os.path.exists(go) and time.time() < deadline:
+        fast_round()
+while not os.path.exists(go):
+    if time.time() > deadline:
+        sys.exit("drive.py: no go file")
+    time.sleep(0.01)
+
+kinds = ["sem", "gc", "io"]
+seeded, fast, first = [], 0, None
+for k in range(1, rounds + 1):
+    if k % every == 0:
+        kind = kinds[(k // every - 1) % 3]
+        socks[0].sendall(kind.encode() + b"\n")
+        ids = [answer(0, kind)]
+        seeded.append((ids[0], kind))
+    else:
+        ids = fast_round()
+        fast += len(ids)
+    if first is None:
+        first = min(ids)
+for i, kind in seeded:
+    print(f"seeded {i} {kind}")
+print(f"fast {fast}")
+print(f"first {first}")
+sys.stdout.flush()
+# the last answers' records reach the tool before the service ends
+time.sleep(0.5)
+for s in socks:
+    s.close()
+proc.kill()
+proc.wait()
