@@ -14,7 +14,7 @@ HO_FAKE=$HO_O/hostile/fakevm
 [ -x "$HO_FAKE" ] || HO_FAKE=build/hostile/fakevm
 HO_TMP="$TMP/hostile"
 HO_LIMIT=2 # seconds a tool may run before SIGINT; SIGKILL 4 s after that
-HO_TOOLLIST="sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqstack"
+HO_TOOLLIST="sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqslow sqstack"
 # sqdoctor runs those tools on the fake too (and escapes what they report): in the modes
 # whose lies reach its report, the names and the records
 HO_DOCTOR_MODES="loop-chain names batches"
@@ -42,6 +42,7 @@ ho_judge() { # mode tool pid
     local mode=$1 tool=$2 pid=$3 out="$HO_TMP/$1.$2" rc args
     case $tool in
         sqstack) args="-p $pid" ;;
+        sqslow) args="-p $pid --out $HO_TMP" ;;	# its captures, of what the fake's records say
         *) args="-p $pid" ;;
     esac
     timeout -s INT -k 4 "$HO_LIMIT" "$HO_TOOLS/$tool" $args >"$out" 2>"$out.err" </dev/null

@@ -43,6 +43,11 @@
 #define WINDOW_MAX_BYTES (16u << 20)
 /* How often the window is trimmed to its age, in the records' time. */
 #define TRIM_EVERY_NS 50000000ULL
+/* History kept beyond W: the newest event seen may be later than a request's end by as
+ * much as a batch arrives late (a sample is sent at once, a record when its batch is
+ * flushed: probes/README.md, at most about 130 ms), and the window must still hold W
+ * before the request's end. */
+#define TRIM_SLACK_NS 250000000ULL
 
 static struct env {
 	struct sq_common c;
@@ -424,11 +429,12 @@ static void on_gc(void *ctx, __u32 pid, __u64 process, __u64 method, bool full, 
 /* The window                                                            */
 /* ===================================================================== */
 
-/* Drops what is older than W before the newest event, but nothing a request still open
+/* Drops what is older than W (and the slack) before the newest event, but nothing a request still open
  * began after (its capture must hold it whole, bytes allowing). */
 static void trim(void)
 {
-	__u64 keep = newest_ns > env.window_ns ? newest_ns - env.window_ns : 0, open = sqslow_replay_oldest_open(live);
+	__u64 back = env.window_ns + TRIM_SLACK_NS, keep = newest_ns > back ? newest_ns - back : 0,
+	      open = sqslow_replay_oldest_open(live);
 
 	if (open < keep)
 		keep = open;
@@ -488,15 +494,19 @@ static int report(void *ctx, bool last)
 	if (!last)
 		return 0;
 	if (env.c.verbose)
-		fprintf(stderr, "sqslow: messages: %llu batches, %llu collections, %llu samples, %llu allocations\n",
+		fprintf(stderr, "sqslow: messages: %llu batches, %llu collections, %llu samples, %llu allocations; "
+			"%llu records out of order, %llu malformed\n",
 			(unsigned long long)nmsgs[SQSLOW_BATCH], (unsigned long long)nmsgs[SQSLOW_GC],
-			(unsigned long long)nmsgs[SQSLOW_SAMPLE], (unsigned long long)nmsgs[SQSLOW_ALLOC]);
+			(unsigned long long)nmsgs[SQSLOW_SAMPLE], (unsigned long long)nmsgs[SQSLOW_ALLOC],
+			(unsigned long long)sqslow_replay_reordered(live), (unsigned long long)sqslow_replay_malformed(live));
 	if (env.c.format == SQ_FORMAT_JSON) {
 		printf("{\"type\":\"summary\",\"slow\":%llu,\"captured\":%llu,\"not_written\":%llu,\"lost\":%llu,"
-		       "\"unreadable\":%llu,\"not_followed\":%llu,\"window_cut_for_bytes\":%llu}\n",
+		       "\"unreadable\":%llu,\"not_followed\":%llu,\"reordered\":%llu,\"malformed\":%llu,"
+		       "\"window_cut_for_bytes\":%llu}\n",
 		       (unsigned long long)slow_count, (unsigned long long)captured, (unsigned long long)not_written,
 		       (unsigned long long)lost, (unsigned long long)unreadable,
-		       (unsigned long long)sqslow_replay_unseen(live), (unsigned long long)window.cut_for_bytes);
+		       (unsigned long long)sqslow_replay_unseen(live), (unsigned long long)sqslow_replay_reordered(live),
+		       (unsigned long long)sqslow_replay_malformed(live), (unsigned long long)window.cut_for_bytes);
 	} else {
 		fprintf(stderr, "sqslow: %llu slow requests, %llu captures written", (unsigned long long)slow_count,
 			(unsigned long long)captured);

@@ -10,6 +10,8 @@
 
 #define BUCKETS 4096
 #define MAX_VMS 64
+/* Processes followed at most (a VM that lies could name any number). */
+#define MAX_PROCS 65536
 
 /* process__ready's reason when a Semaphore's signal readied it (probes/README.md). */
 #define READY_SIGNALLED 1
@@ -38,7 +40,8 @@ struct sqslow_replay {
 	struct proc *buckets[BUCKETS];
 	struct vm vms[MAX_VMS];
 	int nvms;
-	__u64 unseen, malformed;
+	size_t nprocs;
+	__u64 unseen, malformed, reordered;
 };
 
 static unsigned bucket(__u32 pid, __u64 id)
@@ -56,8 +59,9 @@ static struct proc *find(struct sqslow_replay *r, __u32 pid, __u64 id, bool make
 	for (p = r->buckets[b]; p; p = p->next)
 		if (p->pid == pid && p->id == id)
 			return p;
-	if (!make || !(p = calloc(1, sizeof(*p))))
+	if (!make || r->nprocs >= MAX_PROCS || !(p = calloc(1, sizeof(*p))))
 		return NULL;
+	r->nprocs++;
 	p->pid = pid;
 	p->id = id;
 	p->next = r->buckets[b];
@@ -74,6 +78,7 @@ static void forget(struct sqslow_replay *r, struct proc *gone)
 			*pp = gone->next;
 			free(gone->req);
 			free(gone);
+			r->nprocs--;
 			return;
 		}
 }
@@ -154,6 +159,13 @@ static void charge(struct sqslow_replay *r, struct proc *p, __u64 now)
  * slice, and its request's. */
 static void move(struct sqslow_replay *r, struct proc *p, __u32 to, __u64 now)
 {
+	/* A record older than the process's last transition (they come from different
+	 * places in the VM, each with its own time) takes effect at that transition: its
+	 * slices then never overlap. */
+	if (now < p->since) {
+		r->reordered++;
+		now = p->since;
+	}
 	charge(r, p, now);
 	if (p->state != SQ_GREEN_UNKNOWN && p->state < SQ_GREEN_NSTATES && r->sink.slice && now >= p->since)
 		r->sink.slice(r->sink.ctx, p->pid, p->id, p->state, p->since, now, &p->wait);
@@ -220,7 +232,7 @@ static void on_end(struct sqslow_replay *r, struct vm *v, const SqEventRecord *e
 	struct proc *p = find(r, v->pid, e->req.process, false);
 	struct sqslow_request *q = p ? p->req : NULL;
 
-	if (!q || q->id != e->req.id) {
+	if (!q || q->id != e->req.id || e->ts < q->begin_ns) {
 		r->unseen++;
 		return;
 	}
@@ -435,6 +447,11 @@ __u64 sqslow_replay_unseen(const struct sqslow_replay *r)
 __u64 sqslow_replay_malformed(const struct sqslow_replay *r)
 {
 	return r->malformed;
+}
+
+__u64 sqslow_replay_reordered(const struct sqslow_replay *r)
+{
+	return r->reordered;
 }
 
 void sqslow_replay_free(struct sqslow_replay *r)

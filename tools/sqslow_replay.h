@@ -87,6 +87,8 @@ void sqslow_replay_close(struct sqslow_replay *r, __u64 ts);
  * malformed messages. */
 __u64 sqslow_replay_unseen(const struct sqslow_replay *r);
 __u64 sqslow_replay_malformed(const struct sqslow_replay *r);
+/* Records older than their process's last transition (applied at its time). */
+__u64 sqslow_replay_reordered(const struct sqslow_replay *r);
 void sqslow_replay_free(struct sqslow_replay *r);
 
 #endif

@@ -328,8 +328,12 @@ long sqslow_trace_write(FILE *out, const struct sqslow_window *win, const struct
 		fprintf(out, ",\"summary\":");
 		sq_json_str(out, c->summary);
 	}
-	fprintf(out, ",\"window_ms\":\"%.3f\",\"window_begin_ms_before_end\":\"%.3f\",\"events\":\"%ld\"}}\n",
-		c->window_ns / 1e6, (end - w.base) / 1e6, w.events);
+	/* how far back the window goes, and whether it was ever cut (before the tool has been
+	 * attached W, it holds all there is) */
+	fprintf(out, ",\"window_ms\":\"%.3f\",\"window_begin_ms_before_end\":\"%.3f\",\"attached_ms_before_end\":\"%.3f\","
+		"\"window_dropped\":\"%llu\",\"window_cut_for_bytes\":\"%llu\",\"events\":\"%ld\"}}\n",
+		c->window_ns / 1e6, (end - w.base) / 1e6, (end - c->since_ns) / 1e6, (unsigned long long)win->dropped,
+		(unsigned long long)win->cut_for_bytes, w.events);
 	sqslow_replay_free(r);
 	free(w.seen);
 	return w.oom ? -1 : w.events;

@@ -25,6 +25,7 @@ static void drop_oldest(struct sqslow_window *w)
 	m->data = NULL;
 	w->head = (w->head + 1) % w->cap;
 	w->n--;
+	w->dropped++;
 }
 
 static bool grow(struct sqslow_window *w)
@@ -64,7 +65,9 @@ bool sqslow_window_add(struct sqslow_window *w, const void *data, size_t size, _
 
 void sqslow_window_trim(struct sqslow_window *w, __u64 ns)
 {
-	while (w->n && w->msgs[w->head].ts < ns)
+	/* the last message before ns stays: it says what happened up to the first one after
+	 * (a collection's pause, a quiet server), so that the window knows ns itself */
+	while (w->n > 1 && w->msgs[(w->head + 1) % w->cap].ts < ns)
 		drop_oldest(w);
 }
 

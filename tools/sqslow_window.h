@@ -20,13 +20,14 @@ struct sqslow_window {
 	size_t head, n, cap;
 	size_t bytes, max_bytes;	/* held now, and at most */
 	__u64 cut_for_bytes;		/* messages dropped young, for max_bytes */
+	__u64 dropped;			/* messages dropped, for their age or their bytes */
 };
 
 void sqslow_window_init(struct sqslow_window *w, size_t max_bytes);
 /* Keeps a copy of data (size bytes, newest event at ts); older messages go if the
  * bytes would pass max_bytes. false: out of memory (nothing kept). */
 bool sqslow_window_add(struct sqslow_window *w, const void *data, size_t size, __u64 ts);
-/* Drops the messages whose events all happened before ns. */
+/* Drops the messages whose events all happened before ns, but the last of them. */
 void sqslow_window_trim(struct sqslow_window *w, __u64 ns);
 /* Message i (0: the oldest held). */
 const struct sqslow_msg *sqslow_window_at(const struct sqslow_window *w, size_t i);
