@@ -38,6 +38,7 @@
 #define OPT_WAIT_OVER 0x2005
 #define OPT_WINDOW 0x2006
 #define OPT_CAPTURES 0x2007
+#define OPT_NO_IO_CALLS 0x2008
 
 /* The window's bytes, at most (the bound: 16 MiB). */
 #define WINDOW_MAX_BYTES (16u << 20)
@@ -59,25 +60,27 @@ static struct env {
 	__u64 wait_over_ns;	/* --wait-over (0: off) */
 	long hz;		/* -F */
 	long captures;		/* --captures: files at most */
+	bool no_io_calls;	/* --no-io-calls */
 } env = { .over_ns = 50000000ULL, .window_ns = 2000000000ULL, .out = ".", .hz = 199, .captures = 1000 };
 
 const char *argp_program_version = "sqslow (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
-"A flight recorder per request: keep the last seconds of an sqvm process's history\n"
-"(green processes' states, requests, collections, I/O calls, stack and allocation\n"
-"samples) and, for each request slower than the threshold, print where its time\n"
-"went and write the window as a Trace Event Format file (Perfetto, speedscope).\n"
-"SIGUSR1 writes the window now.\n"
+"A flight recorder per request: keep the last seconds of an sqvm process's\n"
+"history (green processes' states, requests, collections, I/O calls, stack\n"
+"and allocation samples) and, for each request slower than the threshold,\n"
+"print where its time went and write the window as a Trace Event Format file\n"
+"(Perfetto, speedscope). SIGUSR1 writes the window now.\n"
 "\n"
-"USAGE: sqslow [-h] [-p PID] [--vm PATH] [--over T] [-w W] [--out DIR] [--route R]\n"
-"              [--gc-over T] [--wait-over T] [-F HZ] [-d DURATION] [-j] [-v]\n"
+"USAGE: sqslow [-h] [-p PID] [--vm PATH] [--over T] [-w W] [--out DIR]\n"
+"              [--route R] [--gc-over T] [--wait-over T] [-F HZ]\n"
+"              [--captures N] [--no-io-calls] [-d DURATION] [-j] [-v]\n"
 "\n"
 "EXAMPLES:\n"
-"    sqslow -p 185                 # requests over 50 ms, captures in .\n"
+"    sqslow -p 185                # requests over 50 ms, captures in .\n"
 "    sqslow -p 185 --over 20ms --out /var/tmp/slow\n"
 "    sqslow -p 185 --route 'GET /kv' --over 100ms\n"
-"    sqslow -p 185 --gc-over 10ms  # also a capture for every pause over 10 ms\n"
-"    kill -USR1 $(pgrep sqslow)    # write the current window\n";
+"    sqslow -p 185 --gc-over 10ms # and every pause over 10 ms\n"
+"    kill -USR1 $(pgrep sqslow)   # write the current window\n";
 
 static const struct argp_option opts[] = {
 	SQ_COMMON_OPTIONS,
@@ -89,6 +92,7 @@ static const struct argp_option opts[] = {
 	{ "wait-over", OPT_WAIT_OVER, "T", 0, "Capture a Semaphore or I/O wait over T too", 0 },
 	{ "frequency", 'F', "HZ", 0, "Stack samples per second (default 199)", 0 },
 	{ "captures", OPT_CAPTURES, "N", 0, "Write at most N capture files (default 1000)", 0 },
+	{ "no-io-calls", OPT_NO_IO_CALLS, NULL, 0, "Keep no I/O calls (io__batch): I/O waits only, at less cost", 0 },
 	{},
 };
 
@@ -126,6 +130,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'F':
 		if (sq_parse_long(arg, 1, 10000, &env.hz))
 			argp_error(state, "invalid frequency '%s' (1 to 10000 Hz)", arg);
+		break;
+	case OPT_NO_IO_CALLS:
+		env.no_io_calls = true;
 		break;
 	case OPT_CAPTURES:
 		if (sq_parse_long(arg, 0, 1000000, &env.captures))
@@ -557,6 +564,8 @@ static int attach_all(void)
 			if (!live)
 				return -ENOMEM;
 		}
+		if (env.no_io_calls && !strcmp(order[i].probe, "io__batch"))
+			continue;
 		err = sq_attach(&env.c, progs[order[i].prog], order[i].probe);
 	}
 	return err ? err : sq_attach_perf(skel->progs.cpu_sample, &attr);
