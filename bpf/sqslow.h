@@ -13,6 +13,9 @@
 #define SQSLOW_DEPTH 32
 /* Bytes of a green process's name kept (longer ones are cut). */
 #define SQSLOW_NAME_LEN 32
+/* How often user space drains the ring buffer (ms): messages wake it only in bulk
+ * (bpf/sqslow.bpf.c), so this bounds how late a slow request is told. */
+#define SQSLOW_POLL_MS 50
 /* Process names kept (an LRU map: the oldest processes' go first). */
 #define SQSLOW_MAX_NAMES 16384
 

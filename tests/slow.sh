@@ -122,10 +122,18 @@ $out"
 
 sl_whole() {
     local d="$SL_TMP/whole" f dom window out=""
-    if ! sl_run whole "$SL_ROUNDS" "" --over 20ms -w "${SL_WINDOW_MS}ms"; then
+    if ! sl_run whole "$SL_ROUNDS" "" --over 20ms -w "${SL_WINDOW_MS}ms" --io-calls; then
         fail "slow/whole: a run" "$SL_ERR"; return
     fi
     sl_exact whole whole
+    # --io-calls: the upstream's calls in each of its captures, by the method that made them
+    f=$(awk '$2 ~ /-[0-9]+-/ { print $2 }' "$d/files" | while read -r c; do
+        jq -e '.otherData.summary | test("^GET /io ")' "$c" >/dev/null && echo "$c"; done)
+    if [ -n "$f" ] && (for c in $f; do
+        jq -e '[.traceEvents[] | select(.cat == "io" and .name == "read" and .args.method == "IOHandle>>read:timeout:" and .args.kind == "tcp")] | length > 0' "$c" >/dev/null || exit 1
+        done); then
+        pass "slow/--io-calls: every capture of the upstream's requests ($(wc -w <<<"$f")) holds their reads, by method and descriptor kind"
+    else fail "slow/--io-calls" "$f"; fi
     # SIGUSR1: the window, now
     window=$(awk '/^window -> / { print $3 }' "$d/out")
     if [ -n "$window" ] && out=$(python3 tests/slow/check_capture.py "$window" 0 "$SL_WINDOW_MS" 2>&1) &&

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -38,7 +39,7 @@
 #define OPT_WAIT_OVER 0x2005
 #define OPT_WINDOW 0x2006
 #define OPT_CAPTURES 0x2007
-#define OPT_NO_IO_CALLS 0x2008
+#define OPT_IO_CALLS 0x2008
 
 /* The window's bytes, at most (the bound: 16 MiB). */
 #define WINDOW_MAX_BYTES (16u << 20)
@@ -60,20 +61,20 @@ static struct env {
 	__u64 wait_over_ns;	/* --wait-over (0: off) */
 	long hz;		/* -F */
 	long captures;		/* --captures: files at most */
-	bool no_io_calls;	/* --no-io-calls */
+	bool io_calls;		/* --io-calls */
 } env = { .over_ns = 50000000ULL, .window_ns = 2000000000ULL, .out = ".", .hz = 199, .captures = 1000 };
 
 const char *argp_program_version = "sqslow (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
 "A flight recorder per request: keep the last seconds of an sqvm process's\n"
-"history (green processes' states, requests, collections, I/O calls, stack\n"
-"and allocation samples) and, for each request slower than the threshold,\n"
-"print where its time went and write the window as a Trace Event Format file\n"
-"(Perfetto, speedscope). SIGUSR1 writes the window now.\n"
+"history (green processes' states, requests, collections, stack and\n"
+"allocation samples; I/O calls with --io-calls) and, for each request slower\n"
+"than the threshold, print where its time went and write the window as a\n"
+"Trace Event Format file (Perfetto, speedscope). SIGUSR1 writes the window.\n"
 "\n"
 "USAGE: sqslow [-h] [-p PID] [--vm PATH] [--over T] [-w W] [--out DIR]\n"
 "              [--route R] [--gc-over T] [--wait-over T] [-F HZ]\n"
-"              [--captures N] [--no-io-calls] [-d DURATION] [-j] [-v]\n"
+"              [--captures N] [--io-calls] [-d DURATION] [-j] [-v]\n"
 "\n"
 "EXAMPLES:\n"
 "    sqslow -p 185                # requests over 50 ms, captures in .\n"
@@ -92,7 +93,7 @@ static const struct argp_option opts[] = {
 	{ "wait-over", OPT_WAIT_OVER, "T", 0, "Capture a Semaphore or I/O wait over T too", 0 },
 	{ "frequency", 'F', "HZ", 0, "Stack samples per second (default 199)", 0 },
 	{ "captures", OPT_CAPTURES, "N", 0, "Write at most N capture files (default 1000)", 0 },
-	{ "no-io-calls", OPT_NO_IO_CALLS, NULL, 0, "Keep no I/O calls (io__batch): I/O waits only, at less cost", 0 },
+	{ "io-calls", OPT_IO_CALLS, NULL, 0, "Keep every I/O call too (io__batch: its method, bytes, time), at a cost", 0 },
 	{},
 };
 
@@ -131,8 +132,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (sq_parse_long(arg, 1, 10000, &env.hz))
 			argp_error(state, "invalid frequency '%s' (1 to 10000 Hz)", arg);
 		break;
-	case OPT_NO_IO_CALLS:
-		env.no_io_calls = true;
+	case OPT_IO_CALLS:
+		env.io_calls = true;
 		break;
 	case OPT_CAPTURES:
 		if (sq_parse_long(arg, 0, 1000000, &env.captures))
@@ -494,6 +495,17 @@ static int on_usr1(void *ctx)
 	return 0;
 }
 
+/* The drain's clock: its wake-up is all it takes (the loop consumes the ring buffer at
+ * every wake-up). */
+static int on_poll(void *ctx)
+{
+	__u64 expirations;
+
+	if (read(*(int *)ctx, &expirations, sizeof(expirations)) < 0)
+		return 0;
+	return 0;
+}
+
 static int report(void *ctx, bool last)
 {
 	__u64 lost = sq_take(&skel->bss->lost), unreadable = sq_take(&skel->bss->unreadable);
@@ -564,7 +576,7 @@ static int attach_all(void)
 			if (!live)
 				return -ENOMEM;
 		}
-		if (env.no_io_calls && !strcmp(order[i].probe, "io__batch"))
+		if (!env.io_calls && !strcmp(order[i].probe, "io__batch"))
 			continue;
 		err = sq_attach(&env.c, progs[order[i].prog], order[i].probe);
 	}
@@ -578,7 +590,9 @@ int main(int argc, char **argv)
 	struct sq_loop loop = SQ_LOOP_INIT;
 	struct stat st;
 	sigset_t usr1;
-	int err, usr1_fd = -1;
+	int err, usr1_fd = -1, poll_fd = -1;
+	struct itimerspec poll_every = { .it_interval = { .tv_nsec = SQSLOW_POLL_MS * 1000000L },
+					 .it_value = { .tv_nsec = SQSLOW_POLL_MS * 1000000L } };
 
 	err = sq_start(&env.c, "sqslow", &argp, argc, argv, &open_opts);
 	if (err)
@@ -610,11 +624,18 @@ int main(int argc, char **argv)
 		sq_error("SIGUSR1: %s", strerror(errno));
 		goto cleanup;
 	}
+	poll_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (poll_fd < 0 || timerfd_settime(poll_fd, 0, &poll_every, NULL)) {
+		err = -errno;
+		sq_error("the drain's timer: %s", strerror(errno));
+		goto cleanup;
+	}
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;
 	if ((err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_msg, NULL)) ||
-	    (err = sq_loop_watch(&loop, usr1_fd, on_usr1, &usr1_fd)))
+	    (err = sq_loop_watch(&loop, usr1_fd, on_usr1, &usr1_fd)) ||
+	    (err = sq_loop_watch(&loop, poll_fd, on_poll, &poll_fd)))
 		goto cleanup;
 	err = attach_all();
 	if (err)
@@ -630,6 +651,8 @@ cleanup:
 	sq_loop_close(&loop);
 	if (usr1_fd >= 0)
 		close(usr1_fd);
+	if (poll_fd >= 0)
+		close(poll_fd);
 	sqslow_bpf__destroy(skel);
 	sqslow_replay_free(live);
 	sqslow_window_free(&window);

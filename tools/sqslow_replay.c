@@ -259,8 +259,11 @@ static void on_run(struct sqslow_replay *r, struct vm *v, const SqEventRecord *e
 	}
 	activate(r, v, e->req.process, e->req.began);
 	if ((p = find(r, v->pid, e->req.process, true)) && p->state == SQ_GREEN_UNKNOWN) {
-		p->state = SQ_GREEN_RUNNING;	/* it ran from the request's begin at least */
-		p->since = e->req.began;
+		/* it ran from the request's begin at least (not before what was last seen of
+		 * it: its slices never overlap) */
+		p->state = SQ_GREEN_RUNNING;
+		if (e->req.began > p->since)
+			p->since = e->req.began;
 	}
 	q.state_ns[SQ_GREEN_RUNNING] = e->ts - e->req.began;
 	if (r->sink.request)

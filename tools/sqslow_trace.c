@@ -33,8 +33,10 @@ struct writer {
 		__u32 pid;
 		__u64 id;
 		unsigned tracks;	/* bit per TRACK_* */
+		__u64 states_end;	/* where its last state slice ended */
 	} *seen;
 	size_t nseen, capseen;
+	__u64 clamped;		/* state slices that began before the last one ended */
 	bool gc_track, oom;
 };
 
@@ -53,25 +55,27 @@ static __u64 tid_of(__u64 id, int track)
 	return id * 4 + track;
 }
 
-/* Remembers that process id has a track (named at the end). */
-static void seen(struct writer *w, __u32 pid, __u64 id, int track)
+/* Remembers that process id has a track (named at the end); its entry (NULL: out of
+ * memory). */
+static struct seen *seen(struct writer *w, __u32 pid, __u64 id, int track)
 {
 	for (size_t i = w->nseen; i-- > 0;)
 		if (w->seen[i].pid == pid && w->seen[i].id == id) {
 			w->seen[i].tracks |= 1u << track;
-			return;
+			return &w->seen[i];
 		}
 	if (w->nseen == w->capseen) {
 		size_t cap = w->capseen ? w->capseen * 2 : 64;
 		struct seen *s = realloc(w->seen, cap * sizeof(*s));
 		if (!s) {
 			w->oom = true;
-			return;
+			return NULL;
 		}
 		w->seen = s;
 		w->capseen = cap;
 	}
-	w->seen[w->nseen++] = (struct seen){ .pid = pid, .id = id, .tracks = 1u << track };
+	w->seen[w->nseen] = (struct seen){ .pid = pid, .id = id, .tracks = 1u << track };
+	return &w->seen[w->nseen++];
 }
 
 /* The head of an event: {"name":NAME,"cat":CAT,"ph":PH,"ts":..,"pid":..,"tid":.. */
@@ -86,8 +90,13 @@ static void head(struct writer *w, const char *name, const char *cat, const char
 	w->events++;
 }
 
+/* A slice's duration from its begin as written: a begin before the trace's time 0 (a
+ * state the replay dates from a request's begin, older than the window) is written as
+ * 0, and the slice as what lies after it. */
 static void dur(struct writer *w, __u64 begin, __u64 end)
 {
+	if (begin < w->base)
+		begin = w->base;
 	fprintf(w->out, ",\"dur\":");
 	write_us(w->out, end > begin ? end - begin : 0);
 }
@@ -111,8 +120,19 @@ static void on_slice(void *ctx, __u32 pid, __u64 process, __u32 state, __u64 beg
 {
 	struct writer *w = ctx;
 	bool wait = state == SQ_GREEN_SEMAPHORE || state == SQ_GREEN_DELAY || state == SQ_GREEN_IO;
+	struct seen *p = seen(w, pid, process, TRACK_STATES);
 
-	seen(w, pid, process, TRACK_STATES);
+	/* A process's states follow one another: one that the records place before the end
+	 * of the last (the replay's clock of a process can begin before the window, at a
+	 * request's begin) starts where that one ended, so that the track stays balanced. */
+	if (p && begin < p->states_end) {
+		w->clamped++;
+		begin = p->states_end;
+	}
+	if (p && end > p->states_end)
+		p->states_end = end;
+	if (end <= begin && p)
+		return;
 	head(w, sqslow_state_names[state], "state", "X", begin, pid, tid_of(process, TRACK_STATES));
 	dur(w, begin, end);
 	if (wait) {
@@ -331,9 +351,9 @@ long sqslow_trace_write(FILE *out, const struct sqslow_window *win, const struct
 	/* how far back the window goes, and whether it was ever cut (before the tool has been
 	 * attached W, it holds all there is) */
 	fprintf(out, ",\"window_ms\":\"%.3f\",\"window_begin_ms_before_end\":\"%.3f\",\"attached_ms_before_end\":\"%.3f\","
-		"\"window_dropped\":\"%llu\",\"window_cut_for_bytes\":\"%llu\",\"events\":\"%ld\"}}\n",
+		"\"window_dropped\":\"%llu\",\"window_cut_for_bytes\":\"%llu\",\"clamped_slices\":\"%llu\",\"events\":\"%ld\"}}\n",
 		c->window_ns / 1e6, (end - w.base) / 1e6, (end - c->since_ns) / 1e6, (unsigned long long)win->dropped,
-		(unsigned long long)win->cut_for_bytes, w.events);
+		(unsigned long long)win->cut_for_bytes, (unsigned long long)w.clamped, w.events);
 	sqslow_replay_free(r);
 	free(w.seen);
 	return w.oom ? -1 : w.events;
