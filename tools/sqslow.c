@@ -62,7 +62,7 @@ static struct env {
 	long hz;		/* -F */
 	long captures;		/* --captures: files at most */
 	bool io_calls;		/* --io-calls */
-} env = { .over_ns = 50000000ULL, .window_ns = 2000000000ULL, .out = ".", .hz = 199, .captures = 1000 };
+} env = { .over_ns = 50000000ULL, .window_ns = 2000000000ULL, .out = ".", .hz = 199, .captures = 100 };
 
 const char *argp_program_version = "sqslow (sqvm tools) " SQTOOLS_VERSION;
 static const char doc[] =
@@ -92,7 +92,7 @@ static const struct argp_option opts[] = {
 	{ "gc-over", OPT_GC_OVER, "T", 0, "Capture a collection pause over T too", 0 },
 	{ "wait-over", OPT_WAIT_OVER, "T", 0, "Capture a Semaphore or I/O wait over T too", 0 },
 	{ "frequency", 'F', "HZ", 0, "Stack samples per second (default 199)", 0 },
-	{ "captures", OPT_CAPTURES, "N", 0, "Write at most N capture files (default 1000)", 0 },
+	{ "captures", OPT_CAPTURES, "N", 0, "Write at most N capture files (default 100)", 0 },
 	{ "io-calls", OPT_IO_CALLS, NULL, 0, "Keep every I/O call too (io__batch: its method, bytes, time), at a cost", 0 },
 	{},
 };
