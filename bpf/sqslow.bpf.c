@@ -8,10 +8,8 @@
  * collection may move and so are read while the batch is handled.
  *
  * Nothing is aggregated here: user space keeps the last seconds and replays them
- * (tools/sqslow_replay.c) when a request is slow. A batch costs one copy (the VM's records
- * read straight into the ring buffer, 18 KB at most: 0.34-0.40 us of BPF a request on
- * examples/http under make load's mix, against 0.46-0.59 through a per-CPU scratch and a
- * second copy out) and, for a process not named yet, one map lookup, instead of a state machine's
+ * (tools/sqslow_replay.c) when a request is slow. A batch costs one copy in and one out
+ * (18 KB at most) and one map lookup per activation, instead of a state machine's
  * lookups and updates per record (bpf/sqgreen.bpf.h, which sqreq runs in the kernel
  * because it keeps nothing but sums). */
 #include "sqvm.bpf.h"
@@ -37,6 +35,13 @@ struct batch_msg {
 	struct sqslow_batch b;
 	SqEventRecord rec[SQ_BATCH_MAX];
 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct batch_msg);
+} scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -79,24 +84,24 @@ struct {
 struct name_loop {
 	__u32 pid;
 	__u32 n;
-	struct batch_msg *m;	/* the message being filled, in the ring buffer */
 };
 
-/* Record i of the batch being sent: a process's first activation seen gets its name
- * kept. */
+/* Record i of the batch in this CPU's scratch: a process's first activation seen gets
+ * its name kept. */
 static long name_record(__u32 i, void *ctx)
 {
 	struct name_loop *l = ctx;
 	__u32 zero = 0;
+	struct batch_msg *m;
 	struct named *seen;
 	struct sqslow_name_key k = { .pid = l->pid };
 	struct sqslow_name *buf;
 	const SqEventRecord *r;
 	__u64 key;
 
-	if (i >= l->n)
+	if (i >= l->n || !(m = bpf_map_lookup_elem(&scratch, &zero)))
 		return 1;
-	r = &l->m->rec[i & (SQ_BATCH_MAX - 1)];
+	r = &m->rec[i & (SQ_BATCH_MAX - 1)];
 	if (r->kind != SQ_EV_PROCESS_ACTIVATE || !(seen = bpf_map_lookup_elem(&named, &zero)))
 		return 0;
 	k.id = r->process.id;
@@ -113,18 +118,15 @@ static long name_record(__u32 i, void *ctx)
 	return 0;
 }
 
-/* squeak:sched__batch: the records, as they are, read straight into a message of the
- * ring buffer (room for a whole batch is reserved: a reservation's size is a constant;
- * user space keeps only the records it holds). */
+/* squeak:sched__batch: the records, as they are, into the ring buffer. */
 SEC("usdt")
 int BPF_USDT(sched_batch, __u64 records, __u32 count)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct name_loop nl = { .pid = pid };
-	struct batch_msg *m;
+	__u32 zero = 0, pid = bpf_get_current_pid_tgid() >> 32;
+	struct batch_msg *m = bpf_map_lookup_elem(&scratch, &zero);
 	__u64 size;
 
-	if (!count)
+	if (!m || !count)
 		return 0;
 	if (count > SQ_BATCH_MAX)
 		count = SQ_BATCH_MAX;
@@ -132,24 +134,23 @@ int BPF_USDT(sched_batch, __u64 records, __u32 count)
 	barrier_var(size);	/* the verifier checks the bound on the register the call gets */
 	if (size > sizeof(m->rec))
 		return 0;
-	m = bpf_ringbuf_reserve(&rb, sizeof(*m), 0);
-	if (!m) {
-		__sync_fetch_and_add(&lost, 1);
-		return 0;
-	}
 	if (bpf_probe_read_user(m->rec, size, (void *)records)) {
 		__sync_fetch_and_add(&unreadable, 1);
-		bpf_ringbuf_discard(m, BPF_RB_NO_WAKEUP);
 		return 0;
 	}
 	m->b.h.kind = SQSLOW_BATCH;
 	m->b.h.pid = pid;
 	m->b.n = count;
 	m->b.pad = 0;
-	nl.n = count;
-	nl.m = m;
+	struct name_loop nl = { .pid = pid, .n = count };
+
 	bpf_loop(count, name_record, &nl, 0);
-	bpf_ringbuf_submit(m, wake_flags());
+	size += sizeof(m->b);
+	barrier_var(size);
+	if (size > sizeof(*m))
+		return 0;
+	if (bpf_ringbuf_output(&rb, m, size, wake_flags()))
+		__sync_fetch_and_add(&lost, 1);
 	return 0;
 }
 

@@ -20,8 +20,7 @@
 #define SQSLOW_MAX_NAMES 16384
 
 enum sqslow_kind {
-	SQSLOW_BATCH = 1,	/* struct sqslow_batch, then n SqEventRecords (and room for
-				 * SQ_BATCH_MAX of them: what follows the n-th is not theirs) */
+	SQSLOW_BATCH = 1,	/* struct sqslow_batch, then n SqEventRecords */
 	SQSLOW_GC,		/* struct sqslow_gc */
 	SQSLOW_SAMPLE,		/* struct sqslow_sample */
 	SQSLOW_ALLOC,		/* struct sqslow_alloc */

@@ -461,9 +461,6 @@ static int handle_msg(void *ctx, void *data, size_t size)
 
 	if (!ts)
 		return 0;
-	/* a batch's message has room for a whole batch: only its records are kept */
-	if (((struct sqslow_head *)data)->kind == SQSLOW_BATCH)
-		size = sizeof(struct sqslow_batch) + ((struct sqslow_batch *)data)->n * sizeof(SqEventRecord);
 	if (ts > newest_ns)
 		newest_ns = ts;
 	sqslow_window_add(&window, data, size, ts);
