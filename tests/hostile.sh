@@ -14,7 +14,7 @@ HO_FAKE=$HO_O/hostile/fakevm
 [ -x "$HO_FAKE" ] || HO_FAKE=build/hostile/fakevm
 HO_TMP="$TMP/hostile"
 HO_LIMIT=2 # seconds a tool may run before SIGINT; SIGKILL 4 s after that
-HO_TOOLLIST="sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqstack"
+HO_TOOLLIST="sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqslow sqstack"
 # sqdoctor runs those tools on the fake too (and escapes what they report): in the modes
 # whose lies reach its report, the names and the records
 HO_DOCTOR_MODES="loop-chain names batches"
@@ -44,6 +44,7 @@ ho_judge() { # mode tool pid
         sqstack) args="-p $pid" ;;
         # with pprof output the sampler also reads each process's trace context
         sqprof) args="-p $pid --pprof $out.pb.gz" ;;
+        sqslow) args="-p $pid --out $HO_TMP" ;;	# its captures, of what the fake's records say
         *) args="-p $pid" ;;
     esac
     timeout -s INT -k 4 "$HO_LIMIT" "$HO_TOOLS/$tool" $args >"$out" 2>"$out.err" </dev/null

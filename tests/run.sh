@@ -112,6 +112,33 @@ chrome_unnested() {
         END { print bad + 0 }'
     [ "${PIPESTATUS[0]}" = 0 ] || echo x
 }
+# speedscope_dom FILE NAME: the DOM of npm's speedscope (scripts/deps.sh puts it in
+# build/deps/) in headless Chromium once it has opened FILE, served as NAME, in its
+# Sandwich view (sqprof's and sqslow's tiers). Status 2 (the reason on stdout) when
+# speedscope or a headless Chromium is not there.
+speedscope_dom() {
+    local app=build/deps/speedscope/node_modules/speedscope/dist/release dir port srv
+    if [ ! -f "$app/index.html" ]; then
+        echo "npm's speedscope is not in build/deps (scripts/deps.sh installs it)"; return 2
+    fi
+    if ! command -v chromium >/dev/null || ! timeout 30 chromium --headless --no-sandbox --disable-gpu \
+        --disable-dev-shm-usage --dump-dom about:blank >/dev/null 2>&1; then
+        echo "headless Chromium cannot run here"; return 2
+    fi
+    dir=$(mktemp -d)
+    cp -r "$app"/. "$dir/"
+    cp "$1" "$dir/$2"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    (cd "$dir" && exec python3 -m http.server "$port" --bind 127.0.0.1) >/dev/null 2>&1 &
+    srv=$!
+    for _ in $(seq 50); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break; sleep 0.1; done
+    timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+        --virtual-time-budget=10000 --dump-dom "http://127.0.0.1:$port/index.html#profileURL=/$2&view=sandwich" 2>/dev/null
+    kill "$srv" 2>/dev/null
+    wait "$srv" 2>/dev/null
+    rm -rf "$dir"
+    return 0
+}
 # wait_line OUT ERR PATTERN PID: until PATTERN is in OUT or ERR (a tool's "Tracing" line is
 # on stderr when its output is JSON): 0; or until PID has died, or 10 s: 1.
 wait_line() {
@@ -239,7 +266,7 @@ if [ -z "$ONLY_TIER" ]; then
     compiler_tier
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
-for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/perfetto.sh tests/browser.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/exemplars.sh tests/monitoring.sh tests/faults.sh tests/doctor.sh tests/names.sh tests/hostile.sh tests/verifier.sh tests/sqprof.sh tests/bpftrace.sh tests/deb.sh}}; do
+for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/perfetto.sh tests/browser.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/exemplars.sh tests/monitoring.sh tests/faults.sh tests/doctor.sh tests/names.sh tests/hostile.sh tests/verifier.sh tests/sqprof.sh tests/slow.sh tests/bpftrace.sh tests/deb.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
 done

@@ -111,26 +111,10 @@ SP_SPIN_CHAIN='System>>initialize:;ProfSpin>>run:;ProfSpin>>outer:;ProfSpin>>mid
 # Opens a speedscope file in speedscope in headless Chromium: the page must have taken the
 # profile's name as its title and list the expected frame in its Sandwich table.
 sp_viewer() { # file frame-as-html
-    local app=build/deps/speedscope/node_modules/speedscope/dist/release dir port srv dom
-    if [ ! -f "$app/index.html" ]; then
-        skip "sqprof/speedscope viewer" "npm's speedscope is not in build/deps (scripts/deps.sh installs it)"; return
+    local dom
+    if ! dom=$(speedscope_dom "$1" profile.json); then
+        skip "sqprof/speedscope viewer" "$dom"; return
     fi
-    if ! command -v chromium >/dev/null || ! timeout 30 chromium --headless --no-sandbox --disable-gpu \
-        --disable-dev-shm-usage --dump-dom about:blank >/dev/null 2>&1; then
-        skip "sqprof/speedscope viewer" "headless Chromium cannot run here"; return
-    fi
-    dir=$(mktemp -d)
-    cp -r "$app"/. "$dir/"
-    cp "$1" "$dir/profile.json"
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    (cd "$dir" && exec python3 -m http.server "$port" --bind 127.0.0.1) >/dev/null 2>&1 &
-    srv=$!
-    for _ in $(seq 50); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break; sleep 0.1; done
-    dom=$(timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
-        --virtual-time-budget=10000 --dump-dom "http://127.0.0.1:$port/index.html#profileURL=/profile.json&view=sandwich" 2>/dev/null)
-    kill "$srv" 2>/dev/null
-    wait "$srv" 2>/dev/null
-    rm -rf "$dir"
     if grep -q "<title>sqprof, PID [0-9]* - speedscope</title>" <<<"$dom" && grep -qF "$2" <<<"$dom"; then
         pass "sqprof/speedscope viewer: speedscope $(jq -r .version build/deps/speedscope/node_modules/speedscope/package.json) in headless Chromium opens the file and lists $2"
     else fail "sqprof/speedscope viewer" "$(head -c 800 <<<"$dom")"; fi

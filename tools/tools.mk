@@ -23,7 +23,7 @@
 # (build/gen/sqkernel.h); a tool running on that same kernel relocates against them, and
 # on any other kernel loads the kernel's own BTF as usual.
 
-TOOLS_BPF := sqalloc sqgc sqflow sqprof sqstat sqcalls sqsched sqreq sqio sqdoctor
+TOOLS_BPF := sqalloc sqgc sqflow sqprof sqstat sqcalls sqsched sqreq sqio sqdoctor sqslow
 TOOLS_NOBPF := sqstack
 TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.
@@ -35,6 +35,7 @@ sqdoctor_SRCS := sqdoctor_run.c sqdoctor_rules.c sqdoctor_mem.c sqdoctor_sched.c
 sqsched_SRCS := sqsched_sems.c
 sqstack_SRCS := sqstack_walk.c
 sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c sqintern.c
+sqslow_SRCS := sqslow_window.c sqslow_replay.c sqslow_trace.c
 
 TOOLS_DIR := build/tools
 TOOLS_OBJ := build/tools/obj

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/* sqslow.bpf.c - sqslow's flight recorder, the kernel's half: it forwards every batch of
+ * the VM's scheduler, request and I/O records (squeak:sched__batch, which io__batch's
+ * records share while io__batch is enabled too) whole into a ring buffer, one message a
+ * batch, and adds what the records do not hold: the collections (gc__*__begin, _end)
+ * with the process and method they stop, timer samples of the running process's stack,
+ * allocation samples (object__alloc__sample) and the processes' names, which a
+ * collection may move and so are read while the batch is handled.
+ *
+ * Nothing is aggregated here: user space keeps the last seconds and replays them
+ * (tools/sqslow_replay.c) when a request is slow. A batch costs one copy in and one out
+ * (18 KB at most) and, for a process not named yet, one map lookup, instead of a state machine's
+ * lookups and updates per record (bpf/sqgreen.bpf.h, which sqreq runs in the kernel
+ * because it keeps nothing but sums). */
+#include "sqvm.bpf.h"
+#include "event_batch.h"
+#include "sqslow.h"
+
+const volatile __u32 only_pid = 0;	/* -p: samples of this process only */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024);
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SQSLOW_MAX_NAMES);
+	__type(key, struct sqslow_name_key);
+	__type(value, struct sqslow_name);
+} pnames SEC(".maps");
+
+/* A batch as it is sent: the message's head, then the records as the VM wrote them. */
+struct batch_msg {
+	struct sqslow_batch b;
+	SqEventRecord rec[SQ_BATCH_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct batch_msg);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sqslow_name);
+} name_buf SEC(".maps");
+
+/* A message wakes sqslow only once this much waits in the ring buffer: a wake-up costs
+ * the traced process about 10 us (an irq_work and a task wake-up, in its own time:
+ * BPF run time per batch 33 us with a wake-up per message, on examples/http under
+ * make load's mix); user space drains the ring every SQSLOW_POLL_MS anyway. */
+#define WAKE_BYTES (1024 * 1024)
+
+static __always_inline __u64 wake_flags(void)
+{
+	return bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > WAKE_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+__u64 lost = 0;		/* messages that found the ring buffer full */
+__u64 unreadable = 0;	/* batches that could not be read */
+
+/* Which processes this CPU named last, direct-mapped by id: most activations are of a
+ * process named already, and a hit costs an array read where the names map's lookup
+ * costs a hash (BPF run time of a batch on examples/http under make load's mix: 18 us
+ * with a lookup per activation, 8 us with no names at all). */
+#define NAMED_SLOTS 1024
+
+struct named {
+	__u64 key[NAMED_SLOTS];		/* id ^ (pid << 40), 0: empty */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct named);
+} named SEC(".maps");
+
+struct name_loop {
+	__u32 pid;
+	__u32 n;
+};
+
+/* Record i of the batch in this CPU's scratch: a process's first activation seen gets
+ * its name kept. */
+static long name_record(__u32 i, void *ctx)
+{
+	struct name_loop *l = ctx;
+	__u32 zero = 0;
+	struct batch_msg *m;
+	struct named *seen;
+	struct sqslow_name_key k = { .pid = l->pid };
+	struct sqslow_name *buf;
+	const SqEventRecord *r;
+	__u64 key;
+
+	if (i >= l->n || !(m = bpf_map_lookup_elem(&scratch, &zero)))
+		return 1;
+	r = &m->rec[i & (SQ_BATCH_MAX - 1)];
+	if (r->kind != SQ_EV_PROCESS_ACTIVATE || !(seen = bpf_map_lookup_elem(&named, &zero)))
+		return 0;
+	k.id = r->process.id;
+	key = k.id ^ ((__u64)l->pid << 40);
+	if (seen->key[k.id & (NAMED_SLOTS - 1)] == key)
+		return 0;
+	seen->key[k.id & (NAMED_SLOTS - 1)] = key;
+	if (bpf_map_lookup_elem(&pnames, &k) || !(buf = bpf_map_lookup_elem(&name_buf, &zero)))
+		return 0;
+	__builtin_memset(buf->name, 0, sizeof(buf->name));
+	if (bpf_probe_read_user_str(buf->name, sizeof(buf->name), (void *)r->process.name) < 0)
+		buf->name[0] = 0;
+	bpf_map_update_elem(&pnames, &k, buf, BPF_NOEXIST);
+	return 0;
+}
+
+/* squeak:sched__batch: the records, as they are, into the ring buffer. Through this
+ * CPU's scratch and bpf_ringbuf_output, two copies, so that a message is the batch's
+ * size: reading the records straight into a reservation (whose size must be a constant:
+ * a whole batch's) cost less BPF time a batch under wrk's mix, but filled the ring
+ * buffer with 18 KB a batch, which woke a tool short of CPU far more often
+ * (tests/bench/service-side.sh 6 3 32 mix: +6.74% of the server's CPU a request, 1.61 us
+ * of BPF, against +4.34% and 1.20 us this way). */
+SEC("usdt")
+int BPF_USDT(sched_batch, __u64 records, __u32 count)
+{
+	__u32 zero = 0, pid = bpf_get_current_pid_tgid() >> 32;
+	struct batch_msg *m = bpf_map_lookup_elem(&scratch, &zero);
+	__u64 size;
+
+	if (!m || !count)
+		return 0;
+	if (count > SQ_BATCH_MAX)
+		count = SQ_BATCH_MAX;
+	size = (__u64)count * sizeof(SqEventRecord);
+	barrier_var(size);	/* the verifier checks the bound on the register the call gets */
+	if (size > sizeof(m->rec))
+		return 0;
+	if (bpf_probe_read_user(m->rec, size, (void *)records)) {
+		__sync_fetch_and_add(&unreadable, 1);
+		return 0;
+	}
+	m->b.h.kind = SQSLOW_BATCH;
+	m->b.h.pid = pid;
+	m->b.n = count;
+	m->b.pad = 0;
+	struct name_loop nl = { .pid = pid, .n = count };
+
+	bpf_loop(count, name_record, &nl, 0);
+	size += sizeof(m->b);
+	barrier_var(size);
+	if (size > sizeof(*m))
+		return 0;
+	if (bpf_ringbuf_output(&rb, m, size, wake_flags()))
+		__sync_fetch_and_add(&lost, 1);
+	return 0;
+}
+
+/* io__batch and req__batch enabled make the VM write their records (the I/O calls, the
+ * requests) into the same buffer, which sched__batch's program forwards: this one only
+ * holds those probes on. */
+SEC("usdt")
+int BPF_USDT(other_batch, __u64 records, __u32 count)
+{
+	return 0;
+}
+
+/* The running process of VM pid (its id), read from its memory; false: none. */
+static __always_inline bool running_now(const struct sq_vm_offsets *vm, __u64 *id)
+{
+	__u64 proc = 0;
+
+	*id = 0;
+	if (!vm->process_id || bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc)
+		return false;
+	return !bpf_probe_read_user(id, sizeof(*id), (void *)(proc + vm->process_id));
+}
+
+static __always_inline int gc_edge(bool begin, bool full, __u64 pause_ns)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
+	struct sqslow_gc *e;
+	__u64 m[1] = {};
+
+	if (!vm)
+		return 0;
+	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&lost, 1);
+		return 0;
+	}
+	e->h.kind = SQSLOW_GC;
+	e->h.pid = pid;
+	e->ts = bpf_ktime_get_ns();
+	e->begin = begin;
+	e->full = full;
+	running_now(vm, &e->process);
+	e->method = begin && sq_walk_methods(vm, m, 1, 1) ? m[0] : 0;
+	e->pause_ns = pause_ns;
+	bpf_ringbuf_submit(e, wake_flags());
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(gc_incremental_begin) { return gc_edge(true, false, 0); }
+
+SEC("usdt")
+int BPF_USDT(gc_full_begin) { return gc_edge(true, true, 0); }
+
+SEC("usdt")
+int BPF_USDT(gc_incremental_end, __u64 seq, __u64 pause_ns) { return gc_edge(false, false, pause_ns); }
+
+SEC("usdt")
+int BPF_USDT(gc_full_end, __u64 seq, __u64 pause_ns) { return gc_edge(false, true, pause_ns); }
+
+SEC("usdt")
+int BPF_USDT(vm_start, char *version, __u64 offsets)
+{
+	sq_learn_vm(offsets);
+	return 0;
+}
+
+/* A timer sample of a VM thread: the running process's innermost methods. */
+SEC("perf_event")
+int cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct sq_vm_offsets *vm;
+	struct sqslow_sample *e;
+	__u8 gc = 0;
+	__u64 id;
+
+	if ((only_pid && pid != only_pid) || !(vm = bpf_map_lookup_elem(&vms, &pid)) || !running_now(vm, &id))
+		return 0;
+	/* mid-collection the frames may be moving: the pause is in the GC messages */
+	if (vm->gc_running && !bpf_probe_read_user(&gc, sizeof(gc), (void *)vm->gc_running) && gc)
+		return 0;
+	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&lost, 1);
+		return 0;
+	}
+	e->h.kind = SQSLOW_SAMPLE;
+	e->h.pid = pid;
+	e->ts = bpf_ktime_get_ns();
+	e->process = id;
+	e->pad = 0;
+	e->n = sq_walk_methods(vm, e->methods, SQSLOW_DEPTH, SQSLOW_DEPTH);
+	bpf_ringbuf_submit(e, wake_flags());
+	return 0;
+}
+
+/* squeak:object__alloc__sample: one allocation in about every --alloc-sample bytes. */
+SEC("usdt")
+int BPF_USDT(alloc_sample, char *cls, __u64 bytes, char *alloc_class, char *alloc_sel, __u64 weight)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
+	struct sqslow_alloc *e;
+	__u64 m[1] = {};
+
+	if (!vm)
+		return 0;
+	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&lost, 1);
+		return 0;
+	}
+	e->h.kind = SQSLOW_ALLOC;
+	e->h.pid = pid;
+	e->ts = bpf_ktime_get_ns();
+	running_now(vm, &e->process);
+	e->cls = (__u64)cls;
+	e->bytes = bytes;
+	e->weight = weight;
+	e->method = sq_walk_methods(vm, m, 1, 1) ? m[0] : 0;
+	bpf_ringbuf_submit(e, wake_flags());
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* sqslow - a flight recorder per request: while attached it keeps the last W seconds of
+ * a VM's history (green processes' states, requests, collections, I/O calls, timer and
+ * allocation samples: tools/sqslow_window.c), and when a request ends slower than the
+ * threshold it prints one line naming where the time went (the dominant state, the
+ * method it was in, and for a Semaphore who held it and who signalled it) and writes
+ * the window as a Trace Event Format file, DIR/sqslow-PID-ID-TIME.json. Also on a long
+ * collection (--gc-over), a long wait (--wait-over) and on SIGUSR1. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+
+#include "sqattach.h"
+#include "sqbpf.h"
+#include "sqfile.h"
+#include "sqloop.h"
+#include "sqnames.h"
+#include "sqoutput.h"
+#include "sqslow.h"
+#include "sqslow.skel.h"
+#include "sqslow_replay.h"
+#include "sqslow_trace.h"
+#include "sqslow_window.h"
+
+#define OPT_OVER 0x2001
+#define OPT_OUT 0x2002
+#define OPT_ROUTE 0x2003
+#define OPT_GC_OVER 0x2004
+#define OPT_WAIT_OVER 0x2005
+#define OPT_WINDOW 0x2006
+#define OPT_CAPTURES 0x2007
+#define OPT_IO_CALLS 0x2008
+
+/* The window's bytes, at most (the issue's bound: 16 MiB). */
+#define WINDOW_MAX_BYTES (16u << 20)
+/* How often the window is trimmed to its age, in the records' time. */
+#define TRIM_EVERY_NS 50000000ULL
+/* History kept beyond W: the newest event seen may be later than a request's end by as
+ * much as a batch arrives late (a sample is sent at once, a record when its batch is
+ * flushed: probes/README.md, at most about 130 ms), and the window must still hold W
+ * before the request's end. */
+#define TRIM_SLACK_NS 250000000ULL
+
+static struct env {
+	struct sq_common c;
+	__u64 over_ns;		/* --over */
+	__u64 window_ns;	/* -w */
+	const char *out;	/* --out */
+	const char *route;	/* --route: a prefix */
+	__u64 gc_over_ns;	/* --gc-over (0: off) */
+	__u64 wait_over_ns;	/* --wait-over (0: off) */
+	long hz;		/* -F */
+	long captures;		/* --captures: files at most */
+	bool io_calls;		/* --io-calls */
+} env = { .over_ns = 50000000ULL, .window_ns = 2000000000ULL, .out = ".", .hz = 199, .captures = 100 };
+
+const char *argp_program_version = "sqslow (sqvm tools) " SQTOOLS_VERSION;
+static const char doc[] =
+"A flight recorder per request: keep the last seconds of an sqvm process's\n"
+"history (green processes' states, requests, collections, stack and\n"
+"allocation samples; I/O calls with --io-calls) and, for each request slower\n"
+"than the threshold, print where its time went and write the window as a\n"
+"Trace Event Format file (Perfetto, speedscope). SIGUSR1 writes the window.\n"
+"\n"
+"USAGE: sqslow [-h] [-p PID] [--vm PATH] [--over T] [-w W] [--out DIR]\n"
+"              [--route R] [--gc-over T] [--wait-over T] [-F HZ]\n"
+"              [--captures N] [--io-calls] [-d DURATION] [-j] [-v]\n"
+"\n"
+"EXAMPLES:\n"
+"    sqslow -p 185                # requests over 50 ms, captures in .\n"
+"    sqslow -p 185 --over 20ms --out /var/tmp/slow\n"
+"    sqslow -p 185 --route 'GET /kv' --over 100ms\n"
+"    sqslow -p 185 --gc-over 10ms # and every pause over 10 ms\n"
+"    kill -USR1 $(pgrep sqslow)   # write the current window\n";
+
+static const struct argp_option opts[] = {
+	SQ_COMMON_OPTIONS,
+	{ "over", OPT_OVER, "T", 0, "A request slower than T is captured (default 50ms)", 0 },
+	{ "window", 'w', "W", 0, "Keep the last W of history (default 2s; at most 16 MiB)", 0 },
+	{ "out", OPT_OUT, "DIR", 0, "Write the captures into DIR (default .)", 0 },
+	{ "route", OPT_ROUTE, "R", 0, "Only the requests whose route begins with R", 0 },
+	{ "gc-over", OPT_GC_OVER, "T", 0, "Capture a collection pause over T too", 0 },
+	{ "wait-over", OPT_WAIT_OVER, "T", 0, "Capture a Semaphore or I/O wait over T too", 0 },
+	{ "frequency", 'F', "HZ", 0, "Stack samples per second (default 199)", 0 },
+	{ "captures", OPT_CAPTURES, "N", 0, "Write at most N capture files (default 100)", 0 },
+	{ "io-calls", OPT_IO_CALLS, NULL, 0, "Keep every I/O call too (io__batch: its method, bytes, time), at a cost", 0 },
+	{},
+};
+
+static int parse_time(const char *arg, __u64 *ns, struct argp_state *state, const char *what)
+{
+	if (sq_parse_duration(arg, 1000000000ULL, ns) || !*ns)
+		argp_error(state, "invalid %s '%s' (a duration: 50ms, 2s...)", what, arg);
+	return 0;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	int ret = sq_parse_common_opt(key, arg, state, &env.c);
+
+	if (ret != ARGP_ERR_UNKNOWN)
+		return ret;
+	switch (key) {
+	case OPT_OVER:
+		return parse_time(arg, &env.over_ns, state, "threshold");
+	case 'w':
+		parse_time(arg, &env.window_ns, state, "window");
+		if (env.window_ns > 600000000000ULL)
+			argp_error(state, "window '%s' too long (at most 10m)", arg);
+		return 0;
+	case OPT_GC_OVER:
+		return parse_time(arg, &env.gc_over_ns, state, "pause");
+	case OPT_WAIT_OVER:
+		return parse_time(arg, &env.wait_over_ns, state, "wait");
+	case OPT_OUT:
+		env.out = arg;
+		break;
+	case OPT_ROUTE:
+		env.route = arg;
+		break;
+	case 'F':
+		if (sq_parse_long(arg, 1, 10000, &env.hz))
+			argp_error(state, "invalid frequency '%s' (1 to 10000 Hz)", arg);
+		break;
+	case OPT_IO_CALLS:
+		env.io_calls = true;
+		break;
+	case OPT_CAPTURES:
+		if (sq_parse_long(arg, 0, 1000000, &env.captures))
+			argp_error(state, "invalid number of captures '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ===================================================================== */
+/* Names                                                                 */
+/* ===================================================================== */
+
+static struct sqslow_bpf *skel;
+
+static const char *process_name(void *ctx, __u32 pid, __u64 id)
+{
+	static char buf[4][SQSLOW_NAME_LEN + 24];
+	static int turn;
+	struct sqslow_name_key k = { .pid = pid, .id = id };
+	struct sqslow_name n;
+	char *b = buf[turn++ % 4];
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.pnames), &k, &n) && n.name[0]) {
+		n.name[sizeof(n.name) - 1] = 0;
+		snprintf(b, sizeof(buf[0]), "%s", n.name);
+	} else {
+		snprintf(b, sizeof(buf[0]), "process %llu", (unsigned long long)id);
+	}
+	return b;
+}
+
+static const char *method_name(void *ctx, __u32 pid, __u64 m)
+{
+	const char *n = sq_map_method_name(bpf_map__fd(skel->maps.names), bpf_map__fd(skel->maps.vms), pid, m, NULL);
+
+	return n ? n : "?";
+}
+
+static const char *addr_name(void *ctx, __u32 pid, __u64 addr)
+{
+	const char *n = sq_name(pid, addr, NULL, 0, NULL);
+
+	return n ? n : "?";
+}
+
+static const struct sqslow_names names = { .process = process_name, .method = method_name, .name = addr_name };
+
+/* ===================================================================== */
+/* Captures                                                              */
+/* ===================================================================== */
+
+static struct sqslow_window window;
+static struct sqslow_replay *live;
+static __u64 since_ns, newest_ns, trimmed_at_ns;
+static __u64 slow_count, captured, not_written;
+
+struct capture_job {
+	const struct sqslow_capture *c;
+	long events;
+};
+
+static int write_capture(FILE *f, void *ctx)
+{
+	struct capture_job *j = ctx;
+
+	j->events = sqslow_trace_write(f, &window, j->c, &names);
+	return j->events < 0 ? -ENOMEM : 0;
+}
+
+/* Writes the window as DIR/sqslow-PID-WHAT-TIME.json into path; false if not. */
+static bool capture(struct sqslow_capture *c, const char *what, char *path, size_t len)
+{
+	struct capture_job j = { .c = c };
+	char time[48];
+
+	if (captured >= (__u64)env.captures) {
+		not_written++;
+		return false;
+	}
+	c->since_ns = since_ns;
+	c->window_ns = env.window_ns;
+	sq_format_iso_time(time, sizeof(time), c->end_ns);
+	snprintf(path, len, "%s/sqslow-%u-%s-%s.json", env.out, c->pid, what, time);
+	if (sq_file_replace(path, 0644, write_capture, &j))
+		return false;
+	captured++;
+	return true;
+}
+
+/* ===================================================================== */
+/* The line                                                              */
+/* ===================================================================== */
+
+static const char *const heads[SQ_GREEN_NSTATES] = { "OTHER", "CPU", "RUNQ", "SEM", "DELAY", "IO", "GC" };
+static const char *const keys[SQ_GREEN_NSTATES] = { "other", "cpu", "runq", "sem", "delay", "io", "gc" };
+
+/* The innermost method of most of the request's timer samples (0: none). */
+static __u64 top_sampled(const struct sqslow_request *q)
+{
+	struct { __u64 m, n; } top[16] = {};
+	__u64 best = 0, most = 0;
+
+	for (size_t i = 0; i < window.n; i++) {
+		const struct sqslow_msg *m = sqslow_window_at(&window, i);
+		const struct sqslow_sample *s = m->data;
+		if (s->h.kind != SQSLOW_SAMPLE || s->h.pid != q->pid || s->process != q->process || !s->n ||
+		    s->ts < q->begin_ns || s->ts > q->end_ns)
+			continue;
+		for (int k = 0; k < 16; k++)
+			if (!top[k].n || top[k].m == s->methods[0]) {
+				top[k].m = s->methods[0];
+				if (++top[k].n > most) {
+					most = top[k].n;
+					best = top[k].m;
+				}
+				break;
+			}
+	}
+	return best;
+}
+
+/* The method of the largest share of state in q (0: none). */
+static __u64 top_share(const struct sqslow_request *q, __u32 state)
+{
+	__u64 best = 0, ns = 0;
+
+	for (int i = 0; i < SQSLOW_SHARES; i++)
+		if (q->shares[i].state == state && q->shares[i].ns > ns) {
+			ns = q->shares[i].ns;
+			best = q->shares[i].method;
+		}
+	return best;
+}
+
+static __u32 dominant(const struct sqslow_request *q)
+{
+	__u32 d = SQ_GREEN_RUNNING;
+
+	for (__u32 s = 1; s < SQ_GREEN_NSTATES; s++)
+		if (q->state_ns[s] > q->state_ns[d])
+			d = s;
+	return d;
+}
+
+/* "ROUTE id ID 31.2 ms: SEM 30.4 ms in M (held by H, woken by W), CPU 0.5 ms" into buf. */
+static void format_line(const struct sqslow_request *q, __u32 d, __u64 method, char *buf, size_t len)
+{
+	size_t n;
+	bool done[SQ_GREEN_NSTATES] = {};
+
+	n = snprintf(buf, len, "%s id %llu %.1f ms: %s %.1f ms", sq_printable(addr_name(NULL, q->pid, q->route)),
+		     (unsigned long long)q->id, (q->end_ns - q->begin_ns) / 1e6, heads[d], q->state_ns[d] / 1e6);
+	if (method && n < len)
+		n += snprintf(buf + n, len - n, " in %s", sq_printable(method_name(NULL, q->pid, method)));
+	if (d == SQ_GREEN_GC && n < len)
+		n += snprintf(buf + n, len - n, " (%s)", q->gc_full ? "full" : "young");
+	if (d == SQ_GREEN_SEMAPHORE && (q->sem_holder || q->sem_waker) && n < len) {
+		n += snprintf(buf + n, len - n, " (");
+		if (q->sem_holder && n < len)
+			n += snprintf(buf + n, len - n, "held by %s", sq_printable(process_name(NULL, q->pid, q->sem_holder)));
+		if (q->sem_waker && n < len)
+			n += snprintf(buf + n, len - n, "%swoken by %s", q->sem_holder ? ", " : "",
+				      sq_printable(process_name(NULL, q->pid, q->sem_waker)));
+		if (n < len)
+			n += snprintf(buf + n, len - n, ")");
+	}
+	done[d] = true;
+	/* the other states, largest first, from 0.05 ms */
+	for (;;) {
+		__u32 next = 0;
+		for (__u32 s = 1; s < SQ_GREEN_NSTATES; s++)
+			if (!done[s] && q->state_ns[s] >= 50000 && (!next || q->state_ns[s] > q->state_ns[next]))
+				next = s;
+		if (!next || n >= len)
+			break;
+		done[next] = true;
+		n += snprintf(buf + n, len - n, ", %s %.1f ms", heads[next], q->state_ns[next] / 1e6);
+	}
+}
+
+static void print_json(const struct sqslow_request *q, __u32 d, __u64 method, const char *path)
+{
+	printf("{\"type\":\"slow_request\",\"pid\":%u,\"id\":%llu,\"route\":", q->pid, (unsigned long long)q->id);
+	sq_json_str(stdout, addr_name(NULL, q->pid, q->route));
+	printf(",\"status\":%d,\"latency_ms\":%.6f,\"cause\":\"%s\",\"method\":", q->status,
+	       (q->end_ns - q->begin_ns) / 1e6, keys[d]);
+	if (method)
+		sq_json_str(stdout, method_name(NULL, q->pid, method));
+	else
+		printf("null");
+	if (d == SQ_GREEN_SEMAPHORE) {
+		printf(",\"held_by\":");
+		if (q->sem_holder)
+			sq_json_str(stdout, process_name(NULL, q->pid, q->sem_holder));
+		else
+			printf("null");
+		printf(",\"held_by_id\":%llu,\"woken_by\":", (unsigned long long)q->sem_holder);
+		if (q->sem_waker)
+			sq_json_str(stdout, process_name(NULL, q->pid, q->sem_waker));
+		else
+			printf("null");
+		printf(",\"woken_by_id\":%llu", (unsigned long long)q->sem_waker);
+	}
+	if (d == SQ_GREEN_GC)
+		printf(",\"gc\":\"%s\"", q->gc_full ? "full" : "young");
+	printf(",\"breakdown\":{");
+	for (int s = 1; s < SQ_GREEN_NSTATES; s++)
+		printf("%s\"%s_ms\":%.6f", s > 1 ? "," : "", keys[s], q->state_ns[s] / 1e6);
+	printf("},\"capture\":");
+	if (path)
+		sq_json_str(stdout, path);
+	else
+		printf("null");
+	printf("}\n");
+}
+
+/* A request ended (the live replay): a slow one is told and captured. */
+static void on_request(void *ctx, const struct sqslow_request *q)
+{
+	char line[1024], path[4096], what[32];
+	struct sqslow_capture c = { .trigger = "request", .req = q, .summary = line, .end_ns = q->end_ns,
+				    .pid = q->pid };
+	__u32 d;
+	__u64 method;
+	bool ok;
+
+	if (q->end_ns - q->begin_ns <= env.over_ns)
+		return;
+	if (env.route && !sq_has_name_prefix(addr_name(NULL, q->pid, q->route), env.route))
+		return;
+	slow_count++;
+	d = dominant(q);
+	method = d == SQ_GREEN_RUNNING ? top_sampled(q) : top_share(q, d);
+	format_line(q, d, method, line, sizeof(line));
+	snprintf(what, sizeof(what), "%llu", (unsigned long long)q->id);
+	ok = capture(&c, what, path, sizeof(path));
+	if (env.c.format == SQ_FORMAT_JSON)
+		print_json(q, d, method, ok ? path : NULL);
+	else
+		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
+	fflush(stdout);
+}
+
+/* --wait-over: a Semaphore or I/O wait that lasted longer (a Delay is asked for). */
+static void on_slice(void *ctx, __u32 pid, __u64 process, __u32 state, __u64 begin, __u64 end,
+		     const struct sqslow_wait *w)
+{
+	char line[512], path[4096];
+	struct sqslow_capture c = { .trigger = "wait", .summary = line, .end_ns = end, .pid = pid };
+	bool ok;
+
+	if (!env.wait_over_ns || (state != SQ_GREEN_SEMAPHORE && state != SQ_GREEN_IO) || end - begin <= env.wait_over_ns)
+		return;
+	snprintf(line, sizeof(line), "wait: %s (%llu) %s %.1f ms in %s", sq_printable(process_name(NULL, pid, process)),
+		 (unsigned long long)process, heads[state], (end - begin) / 1e6,
+		 w->method ? sq_printable(method_name(NULL, pid, w->method)) : "?");
+	ok = capture(&c, "wait", path, sizeof(path));
+	if (env.c.format == SQ_FORMAT_JSON) {
+		printf("{\"type\":\"slow_wait\",\"pid\":%u,\"process\":%llu,\"state\":\"%s\",\"ms\":%.6f,\"summary\":", pid,
+		       (unsigned long long)process, keys[state], (end - begin) / 1e6);
+		sq_json_str(stdout, line);
+		printf(",\"capture\":");
+		ok ? sq_json_str(stdout, path) : (void)printf("null");
+		printf("}\n");
+	} else {
+		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
+	}
+	fflush(stdout);
+}
+
+/* --gc-over: a long pause. */
+static void on_gc(void *ctx, __u32 pid, __u64 process, __u64 method, bool full, __u64 begin, __u64 end)
+{
+	char line[512], path[4096];
+	struct sqslow_capture c = { .trigger = "gc", .summary = line, .end_ns = end, .pid = pid };
+	bool ok;
+
+	if (!env.gc_over_ns || end - begin <= env.gc_over_ns)
+		return;
+	snprintf(line, sizeof(line), "gc: %s pause %.1f ms in %s of %s", full ? "full" : "young", (end - begin) / 1e6,
+		 method ? sq_printable(method_name(NULL, pid, method)) : "?",
+		 process ? sq_printable(process_name(NULL, pid, process)) : "?");
+	ok = capture(&c, "gc", path, sizeof(path));
+	if (env.c.format == SQ_FORMAT_JSON) {
+		printf("{\"type\":\"slow_gc\",\"pid\":%u,\"full\":%s,\"ms\":%.6f,\"summary\":", pid, full ? "true" : "false",
+		       (end - begin) / 1e6);
+		sq_json_str(stdout, line);
+		printf(",\"capture\":");
+		ok ? sq_json_str(stdout, path) : (void)printf("null");
+		printf("}\n");
+	} else {
+		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
+	}
+	fflush(stdout);
+}
+
+/* ===================================================================== */
+/* The window                                                            */
+/* ===================================================================== */
+
+/* Drops what is older than W (and the slack) before the newest event, but nothing a request still open
+ * began after (its capture must hold it whole, bytes allowing). */
+static void trim(void)
+{
+	__u64 back = env.window_ns + TRIM_SLACK_NS, keep = newest_ns > back ? newest_ns - back : 0,
+	      open = sqslow_replay_oldest_open(live);
+
+	if (open < keep)
+		keep = open;
+	sqslow_window_trim(&window, keep);
+	trimmed_at_ns = newest_ns;
+}
+
+static __u64 nmsgs[5];
+
+static int handle_msg(void *ctx, void *data, size_t size)
+{
+	__u64 ts = sqslow_msg_ts(data, size);
+
+	if (size >= 4 && *(__u32 *)data < 5)
+		nmsgs[*(__u32 *)data]++;
+
+	if (!ts)
+		return 0;
+	if (ts > newest_ns)
+		newest_ns = ts;
+	sqslow_window_add(&window, data, size, ts);
+	sqslow_replay_feed(live, data, size);
+	if (newest_ns - trimmed_at_ns > TRIM_EVERY_NS)
+		trim();
+	return sq_rb_yield();
+}
+
+/* SIGUSR1: the window now. */
+static int on_usr1(void *ctx)
+{
+	int fd = *(int *)ctx;
+	struct signalfd_siginfo si;
+	char path[4096], line[64];
+	struct sqslow_capture c = { .trigger = "signal", .summary = line, .pid = env.c.pid };
+	bool ok;
+
+	while (read(fd, &si, sizeof(si)) == sizeof(si))
+		;
+	c.end_ns = newest_ns ? newest_ns : sq_mono_ns();
+	snprintf(line, sizeof(line), "SIGUSR1: the window");
+	ok = capture(&c, "window", path, sizeof(path));
+	if (env.c.format == SQ_FORMAT_JSON) {
+		printf("{\"type\":\"window\",\"capture\":");
+		ok ? sq_json_str(stdout, path) : (void)printf("null");
+		printf("}\n");
+	} else {
+		printf("window%s%s\n", ok ? " -> " : ": not written", ok ? path : "");
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* The drain's clock: its wake-up is all it takes (the loop consumes the ring buffer at
+ * every wake-up). */
+static int on_poll(void *ctx)
+{
+	__u64 expirations;
+
+	if (read(*(int *)ctx, &expirations, sizeof(expirations)) < 0)
+		return 0;
+	return 0;
+}
+
+static int report(void *ctx, bool last)
+{
+	__u64 lost = sq_take(&skel->bss->lost), unreadable = sq_take(&skel->bss->unreadable);
+
+	if (!last)
+		return 0;
+	if (env.c.verbose)
+		fprintf(stderr, "sqslow: messages: %llu batches, %llu collections, %llu samples, %llu allocations; "
+			"%llu records out of order, %llu malformed\n",
+			(unsigned long long)nmsgs[SQSLOW_BATCH], (unsigned long long)nmsgs[SQSLOW_GC],
+			(unsigned long long)nmsgs[SQSLOW_SAMPLE], (unsigned long long)nmsgs[SQSLOW_ALLOC],
+			(unsigned long long)sqslow_replay_reordered(live), (unsigned long long)sqslow_replay_malformed(live));
+	if (env.c.format == SQ_FORMAT_JSON) {
+		printf("{\"type\":\"summary\",\"slow\":%llu,\"captured\":%llu,\"not_written\":%llu,\"lost\":%llu,"
+		       "\"unreadable\":%llu,\"not_followed\":%llu,\"reordered\":%llu,\"malformed\":%llu,"
+		       "\"window_cut_for_bytes\":%llu}\n",
+		       (unsigned long long)slow_count, (unsigned long long)captured, (unsigned long long)not_written,
+		       (unsigned long long)lost, (unsigned long long)unreadable,
+		       (unsigned long long)sqslow_replay_unseen(live), (unsigned long long)sqslow_replay_reordered(live),
+		       (unsigned long long)sqslow_replay_malformed(live), (unsigned long long)window.cut_for_bytes);
+	} else {
+		fprintf(stderr, "sqslow: %llu slow requests, %llu captures written", (unsigned long long)slow_count,
+			(unsigned long long)captured);
+		if (not_written)
+			fprintf(stderr, ", %llu not (--captures)", (unsigned long long)not_written);
+		fprintf(stderr, "\n");
+		if (lost || unreadable)
+			fprintf(stderr, "sqslow: lost %llu messages (the ring buffer was full), %llu batches unreadable\n",
+				(unsigned long long)lost, (unsigned long long)unreadable);
+		if (window.cut_for_bytes)
+			fprintf(stderr, "sqslow: the window was cut to 16 MiB %llu times\n",
+				(unsigned long long)window.cut_for_bytes);
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* ===================================================================== */
+/* Main                                                                  */
+/* ===================================================================== */
+
+static int attach_all(void)
+{
+	/* the ends of collections before their begins; the batches last, from now */
+	static const struct { const char *probe; int prog; } order[] = {
+		{ "gc__incremental__end", 0 }, { "gc__full__end", 1 }, { "gc__incremental__begin", 2 },
+		{ "gc__full__begin", 3 },      { "vm__start", 4 },      { "object__alloc__sample", 5 },
+		{ "io__batch", 6 },            { "req__batch", 6 },     { "sched__batch", 7 },
+	};
+	struct bpf_program *progs[] = { skel->progs.gc_incremental_end, skel->progs.gc_full_end,
+					skel->progs.gc_incremental_begin, skel->progs.gc_full_begin,
+					skel->progs.vm_start, skel->progs.alloc_sample, skel->progs.other_batch,
+					skel->progs.sched_batch };
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1000000000ULL / env.hz,
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && !err; i++) {
+		if (!strcmp(order[i].probe, "object__alloc__sample"))
+			sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), "naming its methods");
+		if (!strcmp(order[i].probe, "io__batch")) {
+			since_ns = sq_mono_ns();
+			live = sqslow_replay_new(since_ns, &(struct sqslow_sink){ .request = on_request, .slice = on_slice,
+										 .gc = on_gc });
+			if (!live)
+				return -ENOMEM;
+		}
+		if (!env.io_calls && !strcmp(order[i].probe, "io__batch"))
+			continue;
+		err = sq_attach(&env.c, progs[order[i].prog], order[i].probe);
+	}
+	return err ? err : sq_attach_perf(skel->progs.cpu_sample, &attr);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { opts, parse_arg, NULL, doc, NULL, NULL, NULL };
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct sq_loop loop = SQ_LOOP_INIT;
+	struct stat st;
+	sigset_t usr1;
+	int err, usr1_fd = -1, poll_fd = -1;
+	struct itimerspec poll_every = { .it_interval = { .tv_nsec = SQSLOW_POLL_MS * 1000000L },
+					 .it_value = { .tv_nsec = SQSLOW_POLL_MS * 1000000L } };
+
+	err = sq_start(&env.c, "sqslow", &argp, argc, argv, &open_opts);
+	if (err)
+		return err;
+	if (stat(env.out, &st) || !S_ISDIR(st.st_mode)) {
+		sq_error("--out %s: not a folder", env.out);
+		return SQ_EXIT_USAGE;
+	}
+	if ((err = sq_check_perf()))
+		return SQ_EXIT_ERROR;
+	sqslow_window_init(&window, WINDOW_MAX_BYTES);
+	skel = sqslow_bpf__open_opts(&open_opts);
+	if (!skel) {
+		sq_error("cannot open the BPF object: %s", strerror(errno));
+		return SQ_EXIT_ERROR;
+	}
+	sq_skip_unused_maps(skel->skeleton);
+	skel->rodata->only_pid = env.c.pid;
+	err = sqslow_bpf__load(skel);
+	if (err) {
+		sq_error("cannot load the BPF programs: %s", strerror(-err));
+		goto cleanup;
+	}
+	/* SIGUSR1 through a descriptor the loop watches, as SIGINT is */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &usr1, NULL) || (usr1_fd = signalfd(-1, &usr1, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+		err = -errno;
+		sq_error("SIGUSR1: %s", strerror(errno));
+		goto cleanup;
+	}
+	poll_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (poll_fd < 0 || timerfd_settime(poll_fd, 0, &poll_every, NULL)) {
+		err = -errno;
+		sq_error("the drain's timer: %s", strerror(errno));
+		goto cleanup;
+	}
+	err = sq_loop_open(&loop, &env.c);
+	if (err)
+		goto cleanup;
+	if ((err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_msg, NULL)) ||
+	    (err = sq_loop_watch(&loop, usr1_fd, on_usr1, &usr1_fd)) ||
+	    (err = sq_loop_watch(&loop, poll_fd, on_poll, &poll_fd)))
+		goto cleanup;
+	err = attach_all();
+	if (err)
+		goto cleanup;
+	err = sq_loop_restart_timer(&loop);
+	if (err)
+		goto cleanup;
+	sq_print_tracing(&env.c, "slow requests");
+	err = sq_loop_run(&loop, report, skel);
+
+cleanup:
+	sq_detach_all();
+	sq_loop_close(&loop);
+	if (usr1_fd >= 0)
+		close(usr1_fd);
+	if (poll_fd >= 0)
+		close(poll_fd);
+	sqslow_bpf__destroy(skel);
+	sqslow_replay_free(live);
+	sqslow_window_free(&window);
+	sq_names_free();
+	return err ? SQ_EXIT_ERROR : 0;
+}
