@@ -25,7 +25,10 @@ follows it. The test:
     slow request, and the latest exemplar Prometheus stored for each bucket is the one
     sqstat serves;
   - and sqreq --slowest 1 names the same request: the exemplar's request_id is the id
-    the VM's request records carry.
+    the VM's request records carry;
+  - and sqslow --over 200ms, attached beside them, captured that request and no other:
+    the slow bucket's exemplar, as Prometheus gives it back, names its capture file
+    (sqslow-PID-ID-TIME.json), whose request slice has that id.
 
 Prints one line per case: PASS name, FAIL name <TAB> detail, SKIP name <TAB> reason."""
 import argparse
@@ -277,6 +280,8 @@ def check_prometheus(prom, pid, ids, series, t_go):
           sorted(set(map(str, stored.items())) ^ set(map(str, want.items())))[:4])
     ups = prom.value(f'min_over_time(up{{job="sqstat"}}[60s])')
     check("prometheus: sqstat up at every scrape (each OpenMetrics exposition parsed)", ups == 1.0, ups)
+    # the request the slow bucket's exemplar names, as Prometheus gives it back
+    return exs[0]["labels"].get("request_id") if exs else None
 
 
 def check_sqreq(procs, ids, rq):
@@ -291,6 +296,29 @@ def check_sqreq(procs, ids, rq):
           "request_id is the id of the VM's request records", got == [(slow, "GET /kv")], got)
 
 
+def check_capture(procs, a, pid, request_id, sl):
+    """The capture that the exemplar's request_id names: one file, the only one."""
+    sl.send_signal(2)
+    try:
+        sl.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    caps = sorted(f for f in os.listdir(a.caps) if f.startswith("sqslow-"))
+    named = [f for f in caps if re.fullmatch(rf"sqslow-{pid}-{request_id}-\d{{4}}-\d\d-\d\dT[0-9:.]+Z?[+-0-9:]*\.json", f)]
+    slices = []
+    if len(named) == 1:
+        try:
+            ev = json.load(open(os.path.join(a.caps, named[0])))["traceEvents"]
+            slices = [e for e in ev if e.get("cat") == "request" and str(e.get("args", {}).get("request_id")) ==
+                      str(request_id)]
+        except (OSError, ValueError, KeyError) as e:
+            slices = [repr(e)]
+    check(f"sqslow: the slow bucket's exemplar (request_id {request_id}) names its capture, the only one, whose "
+          "request slice has that id", caps == named and len(named) == 1 and len(slices) == 1 and
+          isinstance(slices[0], dict) and slices[0]["dur"] >= 300000,
+          (caps, slices[:1], procs.text("sqslow")[-300:], procs.text("sqslow", "err")[-300:]))
+
+
 def run(procs, a):
     sq, a.port = start_sqstat(procs, a.sqstat, ["--vm", a.vm, "0.5"])
     prom = start_prometheus(procs, a.prometheus, a.tmp, {"sqstat": a.port},
@@ -299,6 +327,10 @@ def run(procs, a):
     vm = procs.start("exemplars", [a.vm, os.path.join(a.dir, "Exemplars.som"), go, stop])
     rq = procs.start("sqreq", [a.sqreq, "-j", "--slowest", "1", "-p", str(vm.pid)])
     wait_for("sqreq's Tracing line", lambda: "Tracing" in procs.text("sqreq") + procs.text("sqreq", "err"), 20)
+    a.caps = os.path.join(a.tmp, "captures")
+    os.makedirs(a.caps, exist_ok=True)
+    sl = procs.start("sqslow", [a.sqslow, "--over", "200ms", "-w", "1s", "--out", a.caps, "-p", str(vm.pid)])
+    wait_for("sqslow's Tracing line", lambda: "Tracing" in procs.text("sqslow") + procs.text("sqslow", "err"), 20)
     wait_for("Prometheus's first sample of the VM",
              lambda: prom.value(f'sqvm_info{{job="sqstat",pid="{vm.pid}"}}') is not None, 20)
     t_go = time.time()
@@ -319,15 +351,16 @@ def run(procs, a):
     series = check_exemplars(om, fams, vm.pid, ids, t_go, t_done)
     wait_for("Prometheus's samples after the end", lambda: (prom.value(
         f'timestamp(sqvm_info{{job="sqstat",pid="{vm.pid}"}})') or 0) > t_done + 0.5, 15)
-    check_prometheus(prom, vm.pid, ids, series, t_go)
+    exemplar = check_prometheus(prom, vm.pid, ids, series, t_go)
     open(stop, "w").close()
     vm.wait(timeout=10)
     check_sqreq(procs, ids, rq)
+    check_capture(procs, a, vm.pid, exemplar, sl)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ("vm", "sqstat", "sqreq", "prometheus", "promtool", "dir", "tmp"):
+    for opt in ("vm", "sqstat", "sqreq", "sqslow", "prometheus", "promtool", "dir", "tmp"):
         ap.add_argument("--" + opt, required=True)
     a = ap.parse_args()
     drive("exemplars", a.tmp, lambda procs: run(procs, a))
