@@ -19,6 +19,7 @@ at_start_busy() {
     rm -f "$AT_STOP"
     "$AT_TMP/sqvm" -cp "$AT_DIR" "$AT_DIR/Busy.som" "$AT_STOP" >"$AT_TMP/busy.out" 2>&1 </dev/null &
     AT_BUSY=$!
+    wait_exec "$AT_BUSY"
 }
 
 at_stop_busy() {

@@ -33,6 +33,7 @@ fa_start_vm() { # workload [args]: FA_VM (pid), FA_STOP (stop file)
     rm -f "$FA_STOP"
     "$FA_TMP/sqvm" -cp "$FA_DIR" "$FA_DIR/$1.som" "$FA_STOP" >"$FA_TMP/$1.out" 2>&1 </dev/null &
     FA_VM=$!
+    wait_exec "$FA_VM"
 }
 
 # ---- sqstat ----------------------------------------------------------------------

@@ -140,6 +140,7 @@ ft_many_tracks() {
     local go="$FT_TMP/mt.go.$RANDOM" vm got
     "$FT_TMP/sqvm" "$FT_DIR/ManyTracks.som" "$go" >"$FT_TMP/mt.vm" 2>&1 </dev/null &
     vm=$!
+    wait_exec "$vm"
     ft_start_tool m "$FT_TMP/mt" sqflow -p "$vm" --format=chrome -M enter:
     touch "$go"
     wait "$vm"; wait "$FT_PID_m"

@@ -48,6 +48,7 @@ verifier_tier() {
     fi
     "$VF_TMP/sqvm" -cp tests/attach tests/attach/Busy.som "$VF_TMP/stop" >"$VF_TMP/busy.out" 2>&1 </dev/null &
     VF_VM=$!
+    wait_exec "$VF_VM"
     for t in sqalloc sqgc sqflow sqprof sqcalls sqstat sqsched sqreq sqio sqslow; do
         vf_check "$t" "$t"
     done
