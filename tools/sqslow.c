@@ -345,7 +345,15 @@ static void print_json(const struct sqslow_request *q, __u32 d, __u64 method, co
 	printf(",\"breakdown\":{");
 	for (int s = 1; s < SQ_GREEN_NSTATES; s++)
 		printf("%s\"%s_ms\":%.6f", s > 1 ? "," : "", keys[s], q->state_ns[s] / 1e6);
-	printf("},\"capture\":");
+	printf("}");
+	/* its W3C trace context, as sqreq -j writes it: null without one */
+	if (q->span)
+		printf(",\"trace_id\":\"%016llx%016llx\",\"span_id\":\"%016llx\",\"parent_span_id\":\"%016llx\"",
+		       (unsigned long long)q->trace_hi, (unsigned long long)q->trace_lo, (unsigned long long)q->span,
+		       (unsigned long long)q->parent);
+	else
+		printf(",\"trace_id\":null,\"span_id\":null,\"parent_span_id\":null");
+	printf(",\"capture\":");
 	if (path)
 		sq_json_str(stdout, path);
 	else
