@@ -388,6 +388,16 @@ static void on_request(void *ctx, const struct sqslow_request *q)
 	fflush(stdout);
 }
 
+/* The end of a trigger's -j line (its head printed): the summary line and the capture's
+ * path (NULL: none written). */
+static void end_report(const char *line, const char *path)
+{
+	sq_json_str(stdout, line);
+	printf(",\"capture\":");
+	path ? sq_json_str(stdout, path) : (void)printf("null");
+	printf("}\n");
+}
+
 /* --wait-over: a Semaphore or I/O wait that lasted longer (a Delay is asked for). */
 static void on_slice(void *ctx, __u32 pid, __u64 process, __u32 state, __u64 begin, __u64 end,
 		     const struct sqslow_wait *w)
@@ -405,10 +415,7 @@ static void on_slice(void *ctx, __u32 pid, __u64 process, __u32 state, __u64 beg
 	if (env.c.format == SQ_FORMAT_JSON) {
 		printf("{\"type\":\"slow_wait\",\"pid\":%u,\"process\":%llu,\"state\":\"%s\",\"ms\":%.6f,\"summary\":", pid,
 		       (unsigned long long)process, keys[state], (end - begin) / 1e6);
-		sq_json_str(stdout, line);
-		printf(",\"capture\":");
-		ok ? sq_json_str(stdout, path) : (void)printf("null");
-		printf("}\n");
+		end_report(line, ok ? path : NULL);
 	} else {
 		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
 	}
@@ -431,10 +438,7 @@ static void on_gc(void *ctx, __u32 pid, __u64 process, __u64 method, bool full, 
 	if (env.c.format == SQ_FORMAT_JSON) {
 		printf("{\"type\":\"slow_gc\",\"pid\":%u,\"full\":%s,\"ms\":%.6f,\"summary\":", pid, full ? "true" : "false",
 		       (end - begin) / 1e6);
-		sq_json_str(stdout, line);
-		printf(",\"capture\":");
-		ok ? sq_json_str(stdout, path) : (void)printf("null");
-		printf("}\n");
+		end_report(line, ok ? path : NULL);
 	} else {
 		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
 	}
