@@ -610,7 +610,8 @@ static inline uint16_t read_u16(const uint8_t *p)
 /* Two immediate Doubles a and b, combined into the slot that replaces pops
  * operands. (Decoding and encoding in the SSE registers instead, loading and
  * storing them directly, measured 10% slower on Mandelbrot: the scalar path it is.) */
-#define FLOAT_ARITH(pops, bytes, dop) SHAPE_RESULT(pops, bytes, double_new(float_val(a) dop float_val(b)))
+#define FLOAT_ARITH(pops, bytes, dop) \
+    do { facc = float_val(a) dop float_val(b); ip += (bytes) + 2; sp -= (pops); goto float_chain; } while (0)
 #define RESULT(v) do { sp[-2] = (v); sp--; ip += 2; DISPATCH(); } while (0)
 
 /* The shapes' fast paths, inline: two small integers or two immediate Doubles,
@@ -635,7 +636,7 @@ static inline uint16_t read_u16(const uint8_t *p)
         else if (LIKELY(BOTH_FLOATS(a, b))) FLOAT_ARITH(2, 0, dop);      \
         else {                                                           \
             double x, y;                                                 \
-            if (double_operands(a, b, &x, &y)) RESULT(double_new(x dop y)); \
+            if (double_operands(a, b, &x, &y)) { facc = x dop y; sp -= 2; ip += 2; goto float_chain; } \
         }                                                                \
         goto send;                                                       \
     }
@@ -700,6 +701,7 @@ static Value run(Process *p)
     Method *m;
     Value result;
     SendSite *site;
+    double facc; /* a Double result on its way through float_chain */
 
 
 #if SQVM_COMPUTED_GOTO
@@ -866,6 +868,44 @@ static Value run(Process *p)
     COMPARE(SEND_NE, !=)
     /* SEND_ADD_L, SEND_ADD_LL, SEND_ADD_I, ... and their miss_ handlers */
     SHAPE_LIST(SHAPE_HANDLERS)
+
+    /* A Double that +, - or * answered, in facc, with ip past its instruction and its
+     * operands popped. While the next instruction is another of them that would take
+     * this result as its receiver (an _L shape: result op local) or its argument (the
+     * plain opcode: value below op result), and its other operand is an immediate
+     * Double, that instruction is done here too, on the unencoded Double: in
+     * "zr * zi * 2.0 + ci" only the last result is encoded and stored. An expression's
+     * chain of Double operations is what bounds numeric loops (each result's encoding,
+     * store, load and decoding lies on the path to the next), not the instructions.
+     * The results are the same: the same IEEE operations in the same order. An
+     * instruction routed elsewhere (its selector redefined) is left to its route. */
+    float_chain:
+        for (;;) {
+            unsigned k = (unsigned)*ip - OP_SEND_ADD_L; /* ADD_L, ADD_LL, ADD_I, SUB_L, ..., MUL_I */
+            if (k < 9 && ((0x49u >> k) & 1) && route[*ip] == (uint8_t)*ip) {
+                Value b = FRAME_SLOT(fp, ip[1]);
+                if (!is_float(b)) break;
+                double y = float_val(b);
+                facc = k == 0 ? facc + y : k == 3 ? facc - y : facc * y;
+                ip += 4;
+                continue;
+            }
+            k = (unsigned)*ip - OP_SEND_ADD; /* ADD, SUB, MUL */
+            if (k < 3 && route[*ip] == (uint8_t)*ip) {
+                Value a = sp[-1];
+                if (!is_float(a)) break;
+                double x = float_val(a);
+                facc = k == 0 ? x + facc : k == 1 ? x - facc : x * facc;
+                sp--;
+                ip += 3;
+                continue;
+            }
+            break;
+        }
+        result = double_new(facc);
+        if (*ip == OP_POP_LOCAL) { fp->locals[ip[1]] = result; ip += 2; DISPATCH(); }
+        *sp++ = result;
+        DISPATCH();
 
 
     INT_FAST(SEND_BITAND, { sp[-2] = a & b; sp--; ip += 2; DISPATCH(); })
