@@ -106,16 +106,20 @@ static __attribute__((cold, noinline)) void stack_overflow(Value *top)
  * its safe point (ACTIVATION_SAFE_POINT), everybody else with activate(). */
 static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Method *m, Value *args, uint32_t nargs, Value closure)
 {
+    /* nil and the method's sizes in registers: the stores into the new frame could
+     * alias VM.nil or m's fields for all gcc knows, which reloaded them per local */
+    Value nil = VM.nil;
+    uint32_t nlocals = m->nlocals;
     Frame *caller = p->fp;
     Value *base = args + nargs + 1;
     caller->sp = base;
     Frame *f = (Frame *)base;
-    if (UNLIKELY(f->locals + m->nlocals + m->maxStack > p->stackLimit)) stack_overflow(f->locals + m->nlocals + m->maxStack);
+    if (UNLIKELY(f->locals + nlocals + m->maxStack > p->stackLimit)) stack_overflow(f->locals + nlocals + m->maxStack);
     f->caller = caller;
     f->method = m;
     f->ip = m->code;
     f->args = args;
-    if (closure == VM.nil) {
+    if (closure == nil) {
         f->self = args[0];
         f->ctx = VM.nil;
     } else {
@@ -124,9 +128,8 @@ static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Metho
     }
     f->closure = closure;
     f->serial = ++vm_counters.activations; /* unique: every activation counts */
-    Value nil = VM.nil;
-    for (uint32_t i = 0; i < m->nlocals; i++) f->locals[i] = nil;
-    f->sp = f->locals + m->nlocals;
+    for (uint32_t i = 0; i < nlocals; i++) f->locals[i] = nil;
+    f->sp = f->locals + nlocals;
     if (m->flags & MF_HAS_CTX) {
         Obj *ctx = obj_alloc(CLS_CONTEXT, FMT_FIXED, 1u + m->ctxSize, false);
         ctx->slots[CTX_OUTER] = f->ctx;
@@ -851,8 +854,12 @@ static Value run(Process *p)
             if (!m->code) { prim_fail(args, "no fallback"); }
         }
         SAVE();
-        push_frame(p, m, args, nargs, VM.nil);
-        LOAD();
+        /* the new frame's state from the registers it was made from, not reloaded
+         * through p->fp from the stores push_frame just made (LOAD) */
+        fp = push_frame(p, m, args, nargs, VM.nil);
+        method = m;
+        ip = m->code;
+        sp = fp->locals + m->nlocals;
         ACTIVATION_SAFE_POINT();
         DISPATCH();
 
