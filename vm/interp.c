@@ -676,6 +676,38 @@ static inline uint16_t read_u16(const uint8_t *p)
 #define SEND_EQ_FAST(pops, bytes) CMP_FAST(==, pops, bytes)
 #define SEND_NE_FAST(pops, bytes) CMP_FAST(!=, pops, bytes)
 
+/* FOR_NEXT and FOR_PREV: local i := i + step (1 or -1); jump back while i <= limit (>=
+ * for -1). Small integers inline; Doubles and large integers through the number
+ * primitives, with the same step and test. */
+#define FOR_STEP(opname, step, cmp, numStep, numTest, what)                                  \
+    CASE(opname) {                                                                           \
+        Value *v = &fp->locals[ip[0]];                                                       \
+        Value limit = fp->locals[ip[1]];                                                     \
+        uint16_t off = (uint16_t)(ip[2] | (ip[3] << 8));                                     \
+        intptr_t r;                                                                          \
+        if (LIKELY(is_int(*v) & is_int(limit)) && !__builtin_add_overflow((intptr_t)*v, (intptr_t)(2 * (step)), &r)) { \
+            *v = (Value)r;                                                                   \
+            if ((intptr_t)r cmp (intptr_t)limit) {                                           \
+                ip += 4 - off;                                                               \
+                LOOP_SAFE_POINT();                                                           \
+            } else {                                                                         \
+                ip += 4;                                                                     \
+            }                                                                                \
+            DISPATCH();                                                                      \
+        }                                                                                    \
+        SAVE();                                                                              \
+        Value go;                                                                            \
+        if (!num_binop(numStep, *v, int_value(1), v) || !num_binop(numTest, *v, limit, &go)) \
+            interp_error(what " needs numbers (got a %s)", class_of(*v)->name);              \
+        if (go == VM.trueObj) {                                                              \
+            ip += 4 - off;                                                                   \
+            LOOP_SAFE_POINT(); /* a loop over large integers or Doubles is a loop too */     \
+        } else {                                                                             \
+            ip += 4;                                                                         \
+        }                                                                                    \
+        DISPATCH();                                                                          \
+    }
+
 /* An Integer-only special send (%, /, &, <<, ...): no Double path. */
 #define INT_FAST(opname, ...)                                        \
     CASE(opname) {                                                   \
@@ -986,34 +1018,8 @@ static Value run(Process *p)
     }
     CASE(JUMP_IF_NIL) { uint16_t off = READ16(); if (*--sp == VM.nil) ip += off; DISPATCH(); }
     CASE(JUMP_IF_NOT_NIL) { uint16_t off = READ16(); if (*--sp != VM.nil) ip += off; DISPATCH(); }
-    CASE(FOR_NEXT) {
-        Value *v = &fp->locals[ip[0]];
-        Value limit = fp->locals[ip[1]];
-        uint16_t off = (uint16_t)(ip[2] | (ip[3] << 8));
-        intptr_t r;
-        if (LIKELY(is_int(*v) & is_int(limit)) && !__builtin_add_overflow((intptr_t)*v, (intptr_t)2, &r)) {
-            *v = (Value)r;
-            if ((intptr_t)r <= (intptr_t)limit) {
-                ip += 4 - off;
-                LOOP_SAFE_POINT();
-            } else {
-                ip += 4;
-            }
-            DISPATCH();
-        }
-        /* Doubles or large integers: the same step and test through the number primitives */
-        SAVE();
-        Value le;
-        if (!num_binop(NUM_ADD, *v, int_value(1), v) || !num_binop(NUM_LE, *v, limit, &le))
-            interp_error("to:do: needs numbers (got a %s)", class_of(*v)->name);
-        if (le == VM.trueObj) {
-            ip += 4 - off;
-            LOOP_SAFE_POINT(); /* a loop over large integers or Doubles is a loop too */
-        } else {
-            ip += 4;
-        }
-        DISPATCH();
-    }
+    FOR_STEP(FOR_NEXT, 1, <=, NUM_ADD, NUM_LE, "to:do:")
+    FOR_STEP(FOR_PREV, -1, >=, NUM_SUB, NUM_GE, "downTo:do:")
 
     /* Returns. In traced mode the return opcodes are routed to their traced_
      * handlers, which enter at do_return_traced: it fires the return probe of the
@@ -1095,6 +1101,7 @@ static Value run(Process *p)
 #undef COMPARE
 #undef DISPATCH
 #undef FLOAT_ARITH
+#undef FOR_STEP
 #undef FALLS_INTO_NEXT_HANDLER
 #undef HANDLER
 #undef INT_ADD

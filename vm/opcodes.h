@@ -117,6 +117,9 @@ OPCODE(JUMP_IF_NOT_NIL, 2, -1, JUMP)
 /* FOR_NEXT i8 limit8 off16: local i := i + 1; if i <= local limit, jump back off16 (a safe
  * point). The step and test of an inlined to:do: or timesRepeat: loop in one dispatch. */
 OPCODE(FOR_NEXT, 4, 0, FOR)
+/* FOR_PREV i8 limit8 off16: local i := i - 1; if i >= local limit, jump back off16 (a safe
+ * point). The same for an inlined downTo:do:. */
+OPCODE(FOR_PREV, 4, 0, FOR)
 /* RETURN_LOCAL: v -> (return v from this activation to its caller) */
 OPCODE(RETURN_LOCAL, 0, -1, NONE)
 /* RETURN_SELF: return the receiver from a method */
