@@ -662,17 +662,17 @@ static bool small_int(Node *n)
 static bool gen_special_variant(Compiler *c, Fn *fn, Node *n, Opcode op)
 {
     if (op < OP_SEND_ADD || op > OP_SEND_NE) return false;
-    Opcode base = (Opcode)(OP_SEND_ADD_L + 3 * (op - OP_SEND_ADD));
+    Opcode base = (Opcode)(OP_SEND_ADD_L + 4 * (op - OP_SEND_ADD)); /* _L, _LL, _I, _LI */
     Node *arg = n->args[0];
     int ra = frame_slot(fn, n->recv), rb = frame_slot(fn, arg);
     uint32_t site;
-    if (ra != NO_SLOT && rb != NO_SLOT) { /* (n->recv is not NULL, so not in a cascade) */
+    if (ra != NO_SLOT && (rb != NO_SLOT || small_int(arg))) { /* (n->recv is not NULL, so not in a cascade) */
         site = add_site(c, fn, n->lit, 1);
         fn->line = n->line;
-        emit_op(fn, (Opcode)(base + 1), 2); /* a miss pushes both operands */
+        emit_op(fn, (Opcode)(base + (rb != NO_SLOT ? 1 : 3)), 2); /* a miss pushes both operands */
         adjust(fn, -1);
         emit_byte(fn, (uint8_t)(int8_t)ra);
-        emit_byte(fn, (uint8_t)(int8_t)rb);
+        emit_byte(fn, rb != NO_SLOT ? (uint8_t)(int8_t)rb : (uint8_t)(int8_t)int_val(arg->lit));
     } else if (rb != NO_SLOT || small_int(arg)) {
         if (n->recv) gen(c, fn, n->recv); /* a cascade's message: the receiver is on the stack */
         site = add_site(c, fn, n->lit, 1);

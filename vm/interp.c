@@ -286,16 +286,16 @@ void interp_trace_unwind(Frame *top, Frame *to)
  * test anything; the switch build switches on route[op]. */
 
 /* The operand shapes (opcodes.h): X(shape, its plain opcode, where its operands are) */
-#define SHAPE_LIST(X)                                                                         \
-    X(SEND_ADD_L, SEND_ADD, L) X(SEND_ADD_LL, SEND_ADD, LL) X(SEND_ADD_I, SEND_ADD, I)       \
-    X(SEND_SUB_L, SEND_SUB, L) X(SEND_SUB_LL, SEND_SUB, LL) X(SEND_SUB_I, SEND_SUB, I)       \
-    X(SEND_MUL_L, SEND_MUL, L) X(SEND_MUL_LL, SEND_MUL, LL) X(SEND_MUL_I, SEND_MUL, I)       \
-    X(SEND_LT_L, SEND_LT, L) X(SEND_LT_LL, SEND_LT, LL) X(SEND_LT_I, SEND_LT, I)             \
-    X(SEND_GT_L, SEND_GT, L) X(SEND_GT_LL, SEND_GT, LL) X(SEND_GT_I, SEND_GT, I)             \
-    X(SEND_LE_L, SEND_LE, L) X(SEND_LE_LL, SEND_LE, LL) X(SEND_LE_I, SEND_LE, I)             \
-    X(SEND_GE_L, SEND_GE, L) X(SEND_GE_LL, SEND_GE, LL) X(SEND_GE_I, SEND_GE, I)             \
-    X(SEND_EQ_L, SEND_EQ, L) X(SEND_EQ_LL, SEND_EQ, LL) X(SEND_EQ_I, SEND_EQ, I)             \
-    X(SEND_NE_L, SEND_NE, L) X(SEND_NE_LL, SEND_NE, LL) X(SEND_NE_I, SEND_NE, I)
+#define SHAPE_LIST(X)                                                                                               \
+    X(SEND_ADD_L, SEND_ADD, L) X(SEND_ADD_LL, SEND_ADD, LL) X(SEND_ADD_I, SEND_ADD, I) X(SEND_ADD_LI, SEND_ADD, LI) \
+    X(SEND_SUB_L, SEND_SUB, L) X(SEND_SUB_LL, SEND_SUB, LL) X(SEND_SUB_I, SEND_SUB, I) X(SEND_SUB_LI, SEND_SUB, LI) \
+    X(SEND_MUL_L, SEND_MUL, L) X(SEND_MUL_LL, SEND_MUL, LL) X(SEND_MUL_I, SEND_MUL, I) X(SEND_MUL_LI, SEND_MUL, LI) \
+    X(SEND_LT_L, SEND_LT, L) X(SEND_LT_LL, SEND_LT, LL) X(SEND_LT_I, SEND_LT, I) X(SEND_LT_LI, SEND_LT, LI)         \
+    X(SEND_GT_L, SEND_GT, L) X(SEND_GT_LL, SEND_GT, LL) X(SEND_GT_I, SEND_GT, I) X(SEND_GT_LI, SEND_GT, LI)         \
+    X(SEND_LE_L, SEND_LE, L) X(SEND_LE_LL, SEND_LE, LL) X(SEND_LE_I, SEND_LE, I) X(SEND_LE_LI, SEND_LE, LI)         \
+    X(SEND_GE_L, SEND_GE, L) X(SEND_GE_LL, SEND_GE, LL) X(SEND_GE_I, SEND_GE, I) X(SEND_GE_LI, SEND_GE, LI)         \
+    X(SEND_EQ_L, SEND_EQ, L) X(SEND_EQ_LL, SEND_EQ, LL) X(SEND_EQ_I, SEND_EQ, I) X(SEND_EQ_LI, SEND_EQ, LI)         \
+    X(SEND_NE_L, SEND_NE, L) X(SEND_NE_LL, SEND_NE, LL) X(SEND_NE_I, SEND_NE, I) X(SEND_NE_LI, SEND_NE, LI)
 
 /* Handlers: the opcodes' own, in opcode order (so H_op_NAME == OP_NAME), then the rest. */
 typedef enum {
@@ -581,6 +581,13 @@ static inline uint16_t read_u16(const uint8_t *p)
     }                                                                             \
     FALLS_INTO_NEXT_HANDLER                                                       \
     HANDLER(miss_##shape) *sp++ = int_value((int8_t)ip[0]); ip += 1; TO_ROUTE(OP_##plain);
+#define SHAPE_LI(shape, plain)                                                    \
+    CASE(shape) {                                                                 \
+        Value a = FRAME_SLOT(fp, ip[0]), b = int_value((int8_t)ip[1]);            \
+        plain##_FAST(0, 2);                                                       \
+    }                                                                             \
+    FALLS_INTO_NEXT_HANDLER                                                       \
+    HANDLER(miss_##shape) sp[0] = FRAME_SLOT(fp, ip[0]); sp[1] = int_value((int8_t)ip[1]); sp += 2; ip += 2; TO_ROUTE(OP_##plain);
 #define SHAPE_HANDLERS(shape, plain, kind) SHAPE_##kind(shape, plain)
 
 /* A comparison whose next instruction is a conditional jump branches directly
@@ -920,12 +927,12 @@ static Value run(Process *p)
      * instruction routed elsewhere (its selector redefined) is left to its route. */
     float_chain:
         for (;;) {
-            unsigned k = (unsigned)*ip - OP_SEND_ADD_L; /* ADD_L, ADD_LL, ADD_I, SUB_L, ..., MUL_I */
-            if (k < 9 && ((0x49u >> k) & 1) && route[*ip] == (uint8_t)*ip) {
+            unsigned k = (unsigned)*ip - OP_SEND_ADD_L; /* ADD_L, ADD_LL, ADD_I, ADD_LI, SUB_L, ..., MUL_LI */
+            if (k < 12 && ((0x111u >> k) & 1) && route[*ip] == (uint8_t)*ip) {
                 Value b = FRAME_SLOT(fp, ip[1]);
                 if (!is_float(b)) break;
                 double y = float_val(b);
-                facc = k == 0 ? facc + y : k == 3 ? facc - y : facc * y;
+                facc = k == 0 ? facc + y : k == 4 ? facc - y : facc * y;
                 ip += 4;
                 continue;
             }
@@ -1128,6 +1135,7 @@ static Value run(Process *p)
 #undef SHAPE_HANDLERS
 #undef SHAPE_I
 #undef SHAPE_L
+#undef SHAPE_LI
 #undef SHAPE_LL
 #undef SHAPE_RESULT
 #undef TO_ROUTE

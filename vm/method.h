@@ -16,7 +16,7 @@ typedef enum {
 /* How an opcode's operands are printed (opcodes.h's fourth column). */
 typedef enum {
     OPF_NONE, OPF_INT8, OPF_LIT, OPF_INDEX, OPF_CTX, OPF_GLOBAL, OPF_SITE, OPF_JUMP, OPF_JUMP_BACK,
-    OPF_FOR, OPF_SLOT_SITE, OPF_SLOT2_SITE, OPF_INT8_SITE
+    OPF_FOR, OPF_SLOT_SITE, OPF_SLOT2_SITE, OPF_INT8_SITE, OPF_SLOT_INT8_SITE
 } OperandFormat;
 
 extern const char *const opcode_names[];
