@@ -851,9 +851,13 @@ static Value run(Process *p)
         uint32_t cls = class_index_of(args[0]);
         if (LIKELY(site->cachedClass == cls)) {
             m = site->cachedMethod;
+        } else if (site->cachedClass2 == cls) {
+            m = site->cachedMethod2;
         } else {
             m = interp_lookup(VM.classes[cls], site->selector);
             if (UNLIKELY(!m)) { SAVE(); m = prepare_dnu(args, &nargs, site->selector); sp = args + nargs + 1; goto invoke; }
+            site->cachedClass2 = site->cachedClass;
+            site->cachedMethod2 = site->cachedMethod;
             site->cachedClass = cls;
             site->cachedMethod = m;
         }
