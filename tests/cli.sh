@@ -62,6 +62,8 @@ cli_case gc-stats 0 "gc: " -- "$VM" --gc-stats -e 'system fullGC'
 cli_case kernel-class-from-class-path 0 "42" -- "$VM" -cp tests/cli -e '1 + 2'
 # the operand shapes of + (a local and a literal, two locals, a local argument) give way too
 cli_case kernel-class-operand-shapes 0 "42" -- "$VM" -cp tests/cli -e '| a b | a := 1. b := 2. (a + 2) + (a + b) + (b + a)'
+# a chain of Double steps (interp.c's float_chain) stops at a step whose selector Double redefined
+cli_case kernel-class-double-chain 0 $'42\n43\n42' -- "$VM" -cp tests/cli/double -e '| a b c | a := 1.5. b := 2.5. c := 0.5. (a * b + c) println. (c - (a * b)) println. (a * b) + (a * c)'
 cli_case disassemble 0 "PUSH_FIELD" -- "$VM" -cp examples --disassemble Point
 cli_case disassemble-missing 1 "class Nope not found" -- "$VM" --disassemble Nope
 

@@ -178,6 +178,38 @@ sl_triggers() {
     else fail "slow/--gc-over, --wait-over" "want $want_gc $want_sem $want_io, got $gcs $sems $ios: $(head -c 1500 "$d/out")"; fi
 }
 
+# W3C trace context and --route (tests/probes/RequestTrace.som, the probes tier's workload):
+# of its seven requests only GET /slow (a 1 ms Delay, traceparent parent 00000000000000a1)
+# is both of the route and over 1 ms: its line and its capture carry the trace id, its
+# parent and a span of its own
+sl_trace() {
+    local d="$SL_TMP/trace" vm got cap
+    rm -rf "$d"
+    mkdir -p "$d/cap"
+    # the VM waits for its stop file: sqslow reads the routes' names from it as it reports
+    "$VM" -cp tests/probes tests/probes/RequestTrace.som "$d/go" "$d/stop" >"$d/vm.out" 2>&1 </dev/null &
+    vm=$!
+    wait_exec "$vm"
+    start_bg "$d/out" "$d/err" 60 "$SL_TOOLS/sqslow" -j --route 'GET /s' --over 1ms --out "$d/cap" -p "$vm"
+    wait_line "$d/out" "$d/err" '^Tracing ' "$BG_PID"
+    touch "$d/go"
+    wait_line "$d/out" "$d/err" '"slow_request"' "$BG_PID"
+    touch "$d/stop"
+    wait "$vm"
+    kill -INT "$BG_PID" 2>/dev/null
+    wait "$BG_PID"
+    got=$(jq -r 'select(.type == "slow_request") | "\(.id) \(.cause) \(.trace_id) \(.parent_span_id) \(.span_id | length)"' \
+        "$d/out" 2>&1 | tr '\n' ' ')
+    cap=$(ls "$d/cap"/sqslow-"$vm"-3-*.json 2>/dev/null)
+    if [ "$got" = "3 delay 4bf92f3577b34da6a3ce929d0e0e4736 00000000000000a1 16 " ] && [ -n "$cap" ] &&
+        [ "$(jq -r --arg span "$(jq -r 'select(.type == "slow_request") | .span_id' "$d/out")" \
+            '[.traceEvents[] | select(.cat == "request" and .args.captured) |
+              "\(.args.trace_id) \(.args.parent_span_id) \(.args.span_id == $span)"] | join(",")' "$cap")" = \
+            "4bf92f3577b34da6a3ce929d0e0e4736 00000000000000a1 true" ]; then
+        pass "slow/trace context, --route: GET /slow alone, its trace id, parent and own span in its line and capture"
+    else fail "slow/trace context" "got '$got', capture '$cap': $(head -c 600 "$d/out") $(head -c 300 "$d/err")"; fi
+}
+
 # --filter TEXT: the parts whose "slow/NAME" holds it
 sl_selected() { [ -z "${FILTER:-}" ] || [[ "slow/$1" == *"$FILTER"* ]]; }
 
@@ -188,4 +220,5 @@ else
     sl_selected whole && sl_whole
     sl_selected midflight && sl_midflight
     sl_selected triggers && sl_triggers
+    sl_selected trace && sl_trace
 fi

@@ -345,7 +345,15 @@ static void print_json(const struct sqslow_request *q, __u32 d, __u64 method, co
 	printf(",\"breakdown\":{");
 	for (int s = 1; s < SQ_GREEN_NSTATES; s++)
 		printf("%s\"%s_ms\":%.6f", s > 1 ? "," : "", keys[s], q->state_ns[s] / 1e6);
-	printf("},\"capture\":");
+	printf("}");
+	/* its W3C trace context, as sqreq -j writes it: null without one */
+	if (q->span)
+		printf(",\"trace_id\":\"%016llx%016llx\",\"span_id\":\"%016llx\",\"parent_span_id\":\"%016llx\"",
+		       (unsigned long long)q->trace_hi, (unsigned long long)q->trace_lo, (unsigned long long)q->span,
+		       (unsigned long long)q->parent);
+	else
+		printf(",\"trace_id\":null,\"span_id\":null,\"parent_span_id\":null");
+	printf(",\"capture\":");
 	if (path)
 		sq_json_str(stdout, path);
 	else
@@ -380,6 +388,16 @@ static void on_request(void *ctx, const struct sqslow_request *q)
 	fflush(stdout);
 }
 
+/* The end of a trigger's -j line (its head printed): the summary line and the capture's
+ * path (NULL: none written). */
+static void end_report(const char *line, const char *path)
+{
+	sq_json_str(stdout, line);
+	printf(",\"capture\":");
+	path ? sq_json_str(stdout, path) : (void)printf("null");
+	printf("}\n");
+}
+
 /* --wait-over: a Semaphore or I/O wait that lasted longer (a Delay is asked for). */
 static void on_slice(void *ctx, __u32 pid, __u64 process, __u32 state, __u64 begin, __u64 end,
 		     const struct sqslow_wait *w)
@@ -397,10 +415,7 @@ static void on_slice(void *ctx, __u32 pid, __u64 process, __u32 state, __u64 beg
 	if (env.c.format == SQ_FORMAT_JSON) {
 		printf("{\"type\":\"slow_wait\",\"pid\":%u,\"process\":%llu,\"state\":\"%s\",\"ms\":%.6f,\"summary\":", pid,
 		       (unsigned long long)process, keys[state], (end - begin) / 1e6);
-		sq_json_str(stdout, line);
-		printf(",\"capture\":");
-		ok ? sq_json_str(stdout, path) : (void)printf("null");
-		printf("}\n");
+		end_report(line, ok ? path : NULL);
 	} else {
 		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
 	}
@@ -423,10 +438,7 @@ static void on_gc(void *ctx, __u32 pid, __u64 process, __u64 method, bool full, 
 	if (env.c.format == SQ_FORMAT_JSON) {
 		printf("{\"type\":\"slow_gc\",\"pid\":%u,\"full\":%s,\"ms\":%.6f,\"summary\":", pid, full ? "true" : "false",
 		       (end - begin) / 1e6);
-		sq_json_str(stdout, line);
-		printf(",\"capture\":");
-		ok ? sq_json_str(stdout, path) : (void)printf("null");
-		printf("}\n");
+		end_report(line, ok ? path : NULL);
 	} else {
 		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
 	}

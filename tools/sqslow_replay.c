@@ -23,6 +23,8 @@ struct proc {
 	__u64 id, since;
 	struct sqslow_wait wait;	/* the wait it is in (or was in last) */
 	struct sqslow_request *req;	/* its open request, or NULL */
+	SqEvTrace trace;		/* the trace context of its next request (the VM writes it
+					 * before the request's begin or run record) */
 };
 
 /* A VM: the process its thread runs, and the collection under way. */
@@ -202,6 +204,18 @@ static void activate(struct sqslow_replay *r, struct vm *v, __u64 id, __u64 now)
 	v->known = true;
 }
 
+/* The trace context p was given for request id, if any, into q (and forgotten). */
+static void take_trace(struct proc *p, __u64 id, struct sqslow_request *q)
+{
+	if (!p || !p->trace.span || p->trace.id != id)
+		return;
+	q->trace_hi = p->trace.trace_hi;
+	q->trace_lo = p->trace.trace_lo;
+	q->parent = p->trace.parent;
+	q->span = p->trace.span;
+	p->trace = (SqEvTrace){ 0 };
+}
+
 /* request__begin: a process has at most one request open. */
 static void on_begin(struct sqslow_replay *r, struct vm *v, const SqEventRecord *e)
 {
@@ -224,6 +238,7 @@ static void on_begin(struct sqslow_replay *r, struct vm *v, const SqEventRecord 
 	q->route = e->req.route;
 	q->process = e->req.process;
 	q->begin_ns = e->ts;
+	take_trace(p, q->id, q);
 	p->req = q;
 }
 
@@ -265,6 +280,7 @@ static void on_run(struct sqslow_replay *r, struct vm *v, const SqEventRecord *e
 		if (e->req.began > p->since)
 			p->since = e->req.began;
 	}
+	take_trace(p, q.id, &q);
 	q.state_ns[SQ_GREEN_RUNNING] = e->ts - e->req.began;
 	if (r->sink.request)
 		r->sink.request(r->sink.ctx, &q);
@@ -320,6 +336,10 @@ static void on_record(struct sqslow_replay *r, struct vm *v, const SqEventRecord
 		break;
 	case SQ_EV_REQUEST_RUN:
 		on_run(r, v, e);
+		break;
+	case SQ_EV_REQUEST_TRACE:
+		if ((p = find(r, v->pid, e->trace.process, true)))
+			p->trace = e->trace;
 		break;
 	case SQ_EV_IO:
 		if (r->sink.io)

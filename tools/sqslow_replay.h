@@ -43,6 +43,8 @@ struct sqslow_request {
 	__s32 status;
 	__u64 id, route, process;
 	__u64 begin_ns, end_ns;
+	/* Its W3C trace context (SQ_EV_REQUEST_TRACE): all 0 without one */
+	__u64 trace_hi, trace_lo, parent, span;
 	__u64 state_ns[SQ_GREEN_NSTATES];
 	struct sqslow_share shares[SQSLOW_SHARES];
 	/* Its longest Semaphore wait: who held the Semaphore, who signalled it */

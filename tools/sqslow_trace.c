@@ -178,6 +178,10 @@ static void write_request(struct writer *w, const struct sqslow_request *q, bool
 	fprintf(w->out, ",\"args\":{");
 	arg_str(w, "route", route, true);
 	fprintf(w->out, ",\"request_id\":%llu,\"status\":%d", (unsigned long long)q->id, q->status);
+	if (q->span)	/* lower-case hex, as in traceparent and sqflow's request slices */
+		fprintf(w->out, ",\"trace_id\":\"%016llx%016llx\",\"span_id\":\"%016llx\",\"parent_span_id\":\"%016llx\"",
+			(unsigned long long)q->trace_hi, (unsigned long long)q->trace_lo, (unsigned long long)q->span,
+			(unsigned long long)q->parent);
 	for (int s = 1; s < SQ_GREEN_NSTATES; s++)
 		fprintf(w->out, ",\"%s_ms\":%.3f", sqslow_state_names[s], q->state_ns[s] / 1e6);
 	if (captured)

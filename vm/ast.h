@@ -46,12 +46,13 @@ typedef enum { REF_UNRESOLVED, REF_VAR, REF_FIELD, REF_GLOBAL } RefKind;
     X("whileFalse:",     INLINE_WHILE_FALSE,  0, 0, -1)  \
     X("whileFalse",      INLINE_WHILE_FALSE,  0, -1, -1) \
     X("to:do:",          INLINE_TO_DO,        -1, -1, 1) \
+    X("downTo:do:",      INLINE_DOWN_TO_DO,   -1, -1, 1) \
     X("timesRepeat:",    INLINE_TIMES_REPEAT, -1, 0, -1)
 
 typedef enum {
     INLINE_NONE,          /* an ordinary send */
     INLINE_IF_TRUE, INLINE_IF_FALSE, INLINE_AND, INLINE_OR, INLINE_IF_NIL, INLINE_IF_NOT_NIL,
-    INLINE_WHILE_TRUE, INLINE_WHILE_FALSE, INLINE_TO_DO, INLINE_TIMES_REPEAT
+    INLINE_WHILE_TRUE, INLINE_WHILE_FALSE, INLINE_TO_DO, INLINE_DOWN_TO_DO, INLINE_TIMES_REPEAT
 } InlineForm;
 
 typedef struct Node Node;

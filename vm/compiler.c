@@ -273,10 +273,10 @@ static int ctx_depth(Scope *from, Scope *to)
     return d;
 }
 
-/* FOR_NEXT i limit back-to-body: the loop's step, test and backward jump. */
-static void emit_for_next(Compiler *c, Fn *fn, int local, int limit, uint32_t body)
+/* FOR_NEXT (FOR_PREV) i limit back-to-body: the loop's step, test and backward jump. */
+static void emit_for_step(Compiler *c, Fn *fn, Opcode op, int local, int limit, uint32_t body)
 {
-    emit_op(fn, OP_FOR_NEXT, 0);
+    emit_op(fn, op, 0);
     emit_byte(fn, (uint8_t)local);
     emit_byte(fn, (uint8_t)limit);
     uint32_t off = fn->len + 2 - body;
@@ -323,7 +323,7 @@ static int new_temp(Fn *fn) { return fn->numLocals++; }
 
 /* ---- Inlined control structures ----
  * ifTrue: and friends, and:/or: (and &&/|| with a literal block), the ifNil:
- * family, whileTrue:/whileFalse:, to:do: and timesRepeat: with literal blocks
+ * family, whileTrue:/whileFalse:, to:do:, downTo:do: and timesRepeat: with literal blocks
  * become jumps. Each is compiled for its context: for its value, or as a
  * statement (its value dropped: no nil pushed for a missing branch, no copy
  * of an assignment's value). A condition is compiled in test context
@@ -518,30 +518,31 @@ static void gen_while(Compiler *c, Fn *fn, Node *n, bool whileTrue, bool value)
     if (value) emit_op(fn, OP_PUSH_NIL, 1);
 }
 
-/* A loop's first test, "local <= local", as one SEND_LE_LL (or a plain SEND_LE when the
- * locals are too far for slots). */
-static void emit_le_locals(Compiler *c, Fn *fn, int a, int b)
+/* A loop's first test, "local <= local" (or >= for a loop down), as one SEND_LE_LL
+ * (SEND_GE_LL), or a plain SEND_LE (SEND_GE) when the locals are too far for slots. */
+static void emit_cmp_locals(Compiler *c, Fn *fn, bool down, int a, int b)
 {
-    uint32_t site = add_site(c, fn, SYM.le, 1);
+    uint32_t site = add_site(c, fn, down ? SYM.ge : SYM.le, 1);
     int sa = FRAME_SLOT_OF_LOCAL(a), sb = FRAME_SLOT_OF_LOCAL(b);
     if (sa > 127 || sb > 127) {
         emit_op(fn, OP_PUSH_LOCAL, 1);
         emit_byte(fn, (uint8_t)a);
         emit_op(fn, OP_PUSH_LOCAL, 1);
         emit_byte(fn, (uint8_t)b);
-        emit_op(fn, OP_SEND_LE, -1);
+        emit_op(fn, down ? OP_SEND_GE : OP_SEND_LE, -1);
         emit_u16(fn, site);
         return;
     }
-    emit_op(fn, OP_SEND_LE_LL, 2);
+    emit_op(fn, down ? OP_SEND_GE_LL : OP_SEND_LE_LL, 2);
     adjust(fn, -1);
     emit_byte(fn, (uint8_t)sa);
     emit_byte(fn, (uint8_t)sb);
     emit_u16(fn, site);
 }
 
-/* "a to: b do: [:i | ...]": i counts up from a while i <= b; the value is a. */
-static void gen_to_do(Compiler *c, Fn *fn, Node *n, bool value)
+/* "a to: b do: [:i | ...]": i counts up from a while i <= b; the value is a.
+ * "a downTo: b do: [:i | ...]" (down): i counts down from a while i >= b. */
+static void gen_to_do(Compiler *c, Fn *fn, Node *n, bool value, bool down)
 {
     Node *blk = n->args[1];
     Var *iv = blk->scope->vars[0];
@@ -555,24 +556,24 @@ static void gen_to_do(Compiler *c, Fn *fn, Node *n, bool value)
     emit_byte(fn, (uint8_t)limit);
     uint32_t top = fn->len;
     if (!iv->captured) {
-        emit_le_locals(c, fn, iv->slot, limit);
+        emit_cmp_locals(c, fn, down, iv->slot, limit);
     } else {
         gen_var_access(c, fn, &ivar, false);
         emit_op(fn, OP_PUSH_LOCAL, 1);
         emit_byte(fn, (uint8_t)limit);
-        emit_op(fn, OP_SEND_LE, -1);
-        emit_u16(fn, add_site(c, fn, SYM.le, 1));
+        emit_op(fn, down ? OP_SEND_GE : OP_SEND_LE, -1);
+        emit_u16(fn, add_site(c, fn, down ? SYM.ge : SYM.le, 1));
     }
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
     uint32_t body = fn->len;
     gen_inline_block(c, fn, blk, false);
     if (!iv->captured) {
-        emit_for_next(c, fn, iv->slot, limit, body);
+        emit_for_step(c, fn, down ? OP_FOR_PREV : OP_FOR_NEXT, iv->slot, limit, body);
     } else {
         gen_var_access(c, fn, &ivar, false);
         emit_op(fn, OP_PUSH_1, 1);
-        emit_op(fn, OP_SEND_ADD, -1);
-        emit_u16(fn, add_site(c, fn, SYM.plus, 1));
+        emit_op(fn, down ? OP_SEND_SUB : OP_SEND_ADD, -1);
+        emit_u16(fn, add_site(c, fn, down ? SYM.minus : SYM.plus, 1));
         gen_var_access(c, fn, &ivar, true);
         emit_jump_back(c, fn, top);
     }
@@ -590,11 +591,11 @@ static void gen_times_repeat(Compiler *c, Fn *fn, Node *n, bool value)
     emit_op(fn, OP_PUSH_1, 1);
     emit_op(fn, OP_POP_LOCAL, -1);
     emit_byte(fn, (uint8_t)count);
-    emit_le_locals(c, fn, count, limit);
+    emit_cmp_locals(c, fn, false, count, limit);
     uint32_t exit = emit_jump(fn, OP_JUMP_IF_FALSE, -1);
     uint32_t body = fn->len;
     gen_inline_block(c, fn, n->args[0], false);
-    emit_for_next(c, fn, count, limit, body);
+    emit_for_step(c, fn, OP_FOR_NEXT, count, limit, body);
     patch_jump(c, fn, exit);
 }
 
@@ -609,7 +610,8 @@ static void gen_inlined_send(Compiler *c, Fn *fn, Node *n, bool value)
     case INLINE_IF_NOT_NIL: gen_if_nil(c, fn, n, false, value); break;
     case INLINE_WHILE_TRUE: gen_while(c, fn, n, true, value); break;
     case INLINE_WHILE_FALSE: gen_while(c, fn, n, false, value); break;
-    case INLINE_TO_DO: gen_to_do(c, fn, n, value); break;
+    case INLINE_TO_DO: gen_to_do(c, fn, n, value, false); break;
+    case INLINE_DOWN_TO_DO: gen_to_do(c, fn, n, value, true); break;
     case INLINE_TIMES_REPEAT: gen_times_repeat(c, fn, n, value); break;
     case INLINE_NONE: cfail(c, n, "internal: unknown inlined selector");
     }
@@ -660,17 +662,17 @@ static bool small_int(Node *n)
 static bool gen_special_variant(Compiler *c, Fn *fn, Node *n, Opcode op)
 {
     if (op < OP_SEND_ADD || op > OP_SEND_NE) return false;
-    Opcode base = (Opcode)(OP_SEND_ADD_L + 3 * (op - OP_SEND_ADD));
+    Opcode base = (Opcode)(OP_SEND_ADD_L + 4 * (op - OP_SEND_ADD)); /* _L, _LL, _I, _LI */
     Node *arg = n->args[0];
     int ra = frame_slot(fn, n->recv), rb = frame_slot(fn, arg);
     uint32_t site;
-    if (ra != NO_SLOT && rb != NO_SLOT) { /* (n->recv is not NULL, so not in a cascade) */
+    if (ra != NO_SLOT && (rb != NO_SLOT || small_int(arg))) { /* (n->recv is not NULL, so not in a cascade) */
         site = add_site(c, fn, n->lit, 1);
         fn->line = n->line;
-        emit_op(fn, (Opcode)(base + 1), 2); /* a miss pushes both operands */
+        emit_op(fn, (Opcode)(base + (rb != NO_SLOT ? 1 : 3)), 2); /* a miss pushes both operands */
         adjust(fn, -1);
         emit_byte(fn, (uint8_t)(int8_t)ra);
-        emit_byte(fn, (uint8_t)(int8_t)rb);
+        emit_byte(fn, rb != NO_SLOT ? (uint8_t)(int8_t)rb : (uint8_t)(int8_t)int_val(arg->lit));
     } else if (rb != NO_SLOT || small_int(arg)) {
         if (n->recv) gen(c, fn, n->recv); /* a cascade's message: the receiver is on the stack */
         site = add_site(c, fn, n->lit, 1);

@@ -46,6 +46,7 @@ static void print_operands(const Method *m, uint32_t pc, const uint8_t *o)
     case OPF_SLOT_SITE: print_slot(m, o[0]); print_site(m, o + 1); break;
     case OPF_SLOT2_SITE: print_slot(m, o[0]); print_slot(m, o[1]); print_site(m, o + 2); break;
     case OPF_INT8_SITE: printf(" %d", (int8_t)o[0]); print_site(m, o + 1); break;
+    case OPF_SLOT_INT8_SITE: print_slot(m, o[0]); printf(" %d", (int8_t)o[1]); print_site(m, o + 2); break;
     }
 }
 

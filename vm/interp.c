@@ -106,16 +106,20 @@ static __attribute__((cold, noinline)) void stack_overflow(Value *top)
  * its safe point (ACTIVATION_SAFE_POINT), everybody else with activate(). */
 static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Method *m, Value *args, uint32_t nargs, Value closure)
 {
+    /* nil and the method's sizes in registers: the stores into the new frame could
+     * alias VM.nil or m's fields for all gcc knows, which reloaded them per local */
+    Value nil = VM.nil;
+    uint32_t nlocals = m->nlocals;
     Frame *caller = p->fp;
     Value *base = args + nargs + 1;
     caller->sp = base;
     Frame *f = (Frame *)base;
-    if (UNLIKELY(f->locals + m->nlocals + m->maxStack > p->stackLimit)) stack_overflow(f->locals + m->nlocals + m->maxStack);
+    if (UNLIKELY(f->locals + nlocals + m->maxStack > p->stackLimit)) stack_overflow(f->locals + nlocals + m->maxStack);
     f->caller = caller;
     f->method = m;
     f->ip = m->code;
     f->args = args;
-    if (closure == VM.nil) {
+    if (closure == nil) {
         f->self = args[0];
         f->ctx = VM.nil;
     } else {
@@ -124,9 +128,8 @@ static inline __attribute__((always_inline)) Frame *push_frame(Process *p, Metho
     }
     f->closure = closure;
     f->serial = ++vm_counters.activations; /* unique: every activation counts */
-    Value nil = VM.nil;
-    for (uint32_t i = 0; i < m->nlocals; i++) f->locals[i] = nil;
-    f->sp = f->locals + m->nlocals;
+    for (uint32_t i = 0; i < nlocals; i++) f->locals[i] = nil;
+    f->sp = f->locals + nlocals;
     if (m->flags & MF_HAS_CTX) {
         Obj *ctx = obj_alloc(CLS_CONTEXT, FMT_FIXED, 1u + m->ctxSize, false);
         ctx->slots[CTX_OUTER] = f->ctx;
@@ -283,16 +286,16 @@ void interp_trace_unwind(Frame *top, Frame *to)
  * test anything; the switch build switches on route[op]. */
 
 /* The operand shapes (opcodes.h): X(shape, its plain opcode, where its operands are) */
-#define SHAPE_LIST(X)                                                                         \
-    X(SEND_ADD_L, SEND_ADD, L) X(SEND_ADD_LL, SEND_ADD, LL) X(SEND_ADD_I, SEND_ADD, I)       \
-    X(SEND_SUB_L, SEND_SUB, L) X(SEND_SUB_LL, SEND_SUB, LL) X(SEND_SUB_I, SEND_SUB, I)       \
-    X(SEND_MUL_L, SEND_MUL, L) X(SEND_MUL_LL, SEND_MUL, LL) X(SEND_MUL_I, SEND_MUL, I)       \
-    X(SEND_LT_L, SEND_LT, L) X(SEND_LT_LL, SEND_LT, LL) X(SEND_LT_I, SEND_LT, I)             \
-    X(SEND_GT_L, SEND_GT, L) X(SEND_GT_LL, SEND_GT, LL) X(SEND_GT_I, SEND_GT, I)             \
-    X(SEND_LE_L, SEND_LE, L) X(SEND_LE_LL, SEND_LE, LL) X(SEND_LE_I, SEND_LE, I)             \
-    X(SEND_GE_L, SEND_GE, L) X(SEND_GE_LL, SEND_GE, LL) X(SEND_GE_I, SEND_GE, I)             \
-    X(SEND_EQ_L, SEND_EQ, L) X(SEND_EQ_LL, SEND_EQ, LL) X(SEND_EQ_I, SEND_EQ, I)             \
-    X(SEND_NE_L, SEND_NE, L) X(SEND_NE_LL, SEND_NE, LL) X(SEND_NE_I, SEND_NE, I)
+#define SHAPE_LIST(X)                                                                                               \
+    X(SEND_ADD_L, SEND_ADD, L) X(SEND_ADD_LL, SEND_ADD, LL) X(SEND_ADD_I, SEND_ADD, I) X(SEND_ADD_LI, SEND_ADD, LI) \
+    X(SEND_SUB_L, SEND_SUB, L) X(SEND_SUB_LL, SEND_SUB, LL) X(SEND_SUB_I, SEND_SUB, I) X(SEND_SUB_LI, SEND_SUB, LI) \
+    X(SEND_MUL_L, SEND_MUL, L) X(SEND_MUL_LL, SEND_MUL, LL) X(SEND_MUL_I, SEND_MUL, I) X(SEND_MUL_LI, SEND_MUL, LI) \
+    X(SEND_LT_L, SEND_LT, L) X(SEND_LT_LL, SEND_LT, LL) X(SEND_LT_I, SEND_LT, I) X(SEND_LT_LI, SEND_LT, LI)         \
+    X(SEND_GT_L, SEND_GT, L) X(SEND_GT_LL, SEND_GT, LL) X(SEND_GT_I, SEND_GT, I) X(SEND_GT_LI, SEND_GT, LI)         \
+    X(SEND_LE_L, SEND_LE, L) X(SEND_LE_LL, SEND_LE, LL) X(SEND_LE_I, SEND_LE, I) X(SEND_LE_LI, SEND_LE, LI)         \
+    X(SEND_GE_L, SEND_GE, L) X(SEND_GE_LL, SEND_GE, LL) X(SEND_GE_I, SEND_GE, I) X(SEND_GE_LI, SEND_GE, LI)         \
+    X(SEND_EQ_L, SEND_EQ, L) X(SEND_EQ_LL, SEND_EQ, LL) X(SEND_EQ_I, SEND_EQ, I) X(SEND_EQ_LI, SEND_EQ, LI)         \
+    X(SEND_NE_L, SEND_NE, L) X(SEND_NE_LL, SEND_NE, LL) X(SEND_NE_I, SEND_NE, I) X(SEND_NE_LI, SEND_NE, LI)
 
 /* Handlers: the opcodes' own, in opcode order (so H_op_NAME == OP_NAME), then the rest. */
 typedef enum {
@@ -578,6 +581,13 @@ static inline uint16_t read_u16(const uint8_t *p)
     }                                                                             \
     FALLS_INTO_NEXT_HANDLER                                                       \
     HANDLER(miss_##shape) *sp++ = int_value((int8_t)ip[0]); ip += 1; TO_ROUTE(OP_##plain);
+#define SHAPE_LI(shape, plain)                                                    \
+    CASE(shape) {                                                                 \
+        Value a = FRAME_SLOT(fp, ip[0]), b = int_value((int8_t)ip[1]);            \
+        plain##_FAST(0, 2);                                                       \
+    }                                                                             \
+    FALLS_INTO_NEXT_HANDLER                                                       \
+    HANDLER(miss_##shape) sp[0] = FRAME_SLOT(fp, ip[0]); sp[1] = int_value((int8_t)ip[1]); sp += 2; ip += 2; TO_ROUTE(OP_##plain);
 #define SHAPE_HANDLERS(shape, plain, kind) SHAPE_##kind(shape, plain)
 
 /* A comparison whose next instruction is a conditional jump branches directly
@@ -610,7 +620,8 @@ static inline uint16_t read_u16(const uint8_t *p)
 /* Two immediate Doubles a and b, combined into the slot that replaces pops
  * operands. (Decoding and encoding in the SSE registers instead, loading and
  * storing them directly, measured 10% slower on Mandelbrot: the scalar path it is.) */
-#define FLOAT_ARITH(pops, bytes, dop) SHAPE_RESULT(pops, bytes, double_new(float_val(a) dop float_val(b)))
+#define FLOAT_ARITH(pops, bytes, dop) \
+    do { facc = float_val(a) dop float_val(b); ip += (bytes) + 2; sp -= (pops); goto float_chain; } while (0)
 #define RESULT(v) do { sp[-2] = (v); sp--; ip += 2; DISPATCH(); } while (0)
 
 /* The shapes' fast paths, inline: two small integers or two immediate Doubles,
@@ -635,7 +646,7 @@ static inline uint16_t read_u16(const uint8_t *p)
         else if (LIKELY(BOTH_FLOATS(a, b))) FLOAT_ARITH(2, 0, dop);      \
         else {                                                           \
             double x, y;                                                 \
-            if (double_operands(a, b, &x, &y)) RESULT(double_new(x dop y)); \
+            if (double_operands(a, b, &x, &y)) { facc = x dop y; sp -= 2; ip += 2; goto float_chain; } \
         }                                                                \
         goto send;                                                       \
     }
@@ -672,6 +683,38 @@ static inline uint16_t read_u16(const uint8_t *p)
 #define SEND_EQ_FAST(pops, bytes) CMP_FAST(==, pops, bytes)
 #define SEND_NE_FAST(pops, bytes) CMP_FAST(!=, pops, bytes)
 
+/* FOR_NEXT and FOR_PREV: local i := i + step (1 or -1); jump back while i <= limit (>=
+ * for -1). Small integers inline; Doubles and large integers through the number
+ * primitives, with the same step and test. */
+#define FOR_STEP(opname, step, cmp, numStep, numTest, what)                                  \
+    CASE(opname) {                                                                           \
+        Value *v = &fp->locals[ip[0]];                                                       \
+        Value limit = fp->locals[ip[1]];                                                     \
+        uint16_t off = (uint16_t)(ip[2] | (ip[3] << 8));                                     \
+        intptr_t r;                                                                          \
+        if (LIKELY(is_int(*v) & is_int(limit)) && !__builtin_add_overflow((intptr_t)*v, (intptr_t)(2 * (step)), &r)) { \
+            *v = (Value)r;                                                                   \
+            if ((intptr_t)r cmp (intptr_t)limit) {                                           \
+                ip += 4 - off;                                                               \
+                LOOP_SAFE_POINT();                                                           \
+            } else {                                                                         \
+                ip += 4;                                                                     \
+            }                                                                                \
+            DISPATCH();                                                                      \
+        }                                                                                    \
+        SAVE();                                                                              \
+        Value go;                                                                            \
+        if (!num_binop(numStep, *v, int_value(1), v) || !num_binop(numTest, *v, limit, &go)) \
+            interp_error(what " needs numbers (got a %s)", class_of(*v)->name);              \
+        if (go == VM.trueObj) {                                                              \
+            ip += 4 - off;                                                                   \
+            LOOP_SAFE_POINT(); /* a loop over large integers or Doubles is a loop too */     \
+        } else {                                                                             \
+            ip += 4;                                                                         \
+        }                                                                                    \
+        DISPATCH();                                                                          \
+    }
+
 /* An Integer-only special send (%, /, &, <<, ...): no Double path. */
 #define INT_FAST(opname, ...)                                        \
     CASE(opname) {                                                   \
@@ -700,6 +743,7 @@ static Value run(Process *p)
     Method *m;
     Value result;
     SendSite *site;
+    double facc; /* a Double result on its way through float_chain */
 
 
 #if SQVM_COMPUTED_GOTO
@@ -807,9 +851,13 @@ static Value run(Process *p)
         uint32_t cls = class_index_of(args[0]);
         if (LIKELY(site->cachedClass == cls)) {
             m = site->cachedMethod;
+        } else if (site->cachedClass2 == cls) {
+            m = site->cachedMethod2;
         } else {
             m = interp_lookup(VM.classes[cls], site->selector);
             if (UNLIKELY(!m)) { SAVE(); m = prepare_dnu(args, &nargs, site->selector); sp = args + nargs + 1; goto invoke; }
+            site->cachedClass2 = site->cachedClass;
+            site->cachedMethod2 = site->cachedMethod;
             site->cachedClass = cls;
             site->cachedMethod = m;
         }
@@ -849,8 +897,12 @@ static Value run(Process *p)
             if (!m->code) { prim_fail(args, "no fallback"); }
         }
         SAVE();
-        push_frame(p, m, args, nargs, VM.nil);
-        LOAD();
+        /* the new frame's state from the registers it was made from, not reloaded
+         * through p->fp from the stores push_frame just made (LOAD) */
+        fp = push_frame(p, m, args, nargs, VM.nil);
+        method = m;
+        ip = m->code;
+        sp = fp->locals + m->nlocals;
         ACTIVATION_SAFE_POINT();
         DISPATCH();
 
@@ -866,6 +918,44 @@ static Value run(Process *p)
     COMPARE(SEND_NE, !=)
     /* SEND_ADD_L, SEND_ADD_LL, SEND_ADD_I, ... and their miss_ handlers */
     SHAPE_LIST(SHAPE_HANDLERS)
+
+    /* A Double that +, - or * answered, in facc, with ip past its instruction and its
+     * operands popped. While the next instruction is another of them that would take
+     * this result as its receiver (an _L shape: result op local) or its argument (the
+     * plain opcode: value below op result), and its other operand is an immediate
+     * Double, that instruction is done here too, on the unencoded Double: in
+     * "zr * zi * 2.0 + ci" only the last result is encoded and stored. An expression's
+     * chain of Double operations is what bounds numeric loops (each result's encoding,
+     * store, load and decoding lies on the path to the next), not the instructions.
+     * The results are the same: the same IEEE operations in the same order. An
+     * instruction routed elsewhere (its selector redefined) is left to its route. */
+    float_chain:
+        for (;;) {
+            unsigned k = (unsigned)*ip - OP_SEND_ADD_L; /* ADD_L, ADD_LL, ADD_I, ADD_LI, SUB_L, ..., MUL_LI */
+            if (k < 12 && ((0x111u >> k) & 1) && route[*ip] == (uint8_t)*ip) {
+                Value b = FRAME_SLOT(fp, ip[1]);
+                if (!is_float(b)) break;
+                double y = float_val(b);
+                facc = k == 0 ? facc + y : k == 4 ? facc - y : facc * y;
+                ip += 4;
+                continue;
+            }
+            k = (unsigned)*ip - OP_SEND_ADD; /* ADD, SUB, MUL */
+            if (k < 3 && route[*ip] == (uint8_t)*ip) {
+                Value a = sp[-1];
+                if (!is_float(a)) break;
+                double x = float_val(a);
+                facc = k == 0 ? x + facc : k == 1 ? x - facc : x * facc;
+                sp--;
+                ip += 3;
+                continue;
+            }
+            break;
+        }
+        result = double_new(facc);
+        if (*ip == OP_POP_LOCAL) { fp->locals[ip[1]] = result; ip += 2; DISPATCH(); }
+        *sp++ = result;
+        DISPATCH();
 
 
     INT_FAST(SEND_BITAND, { sp[-2] = a & b; sp--; ip += 2; DISPATCH(); })
@@ -939,34 +1029,8 @@ static Value run(Process *p)
     }
     CASE(JUMP_IF_NIL) { uint16_t off = READ16(); if (*--sp == VM.nil) ip += off; DISPATCH(); }
     CASE(JUMP_IF_NOT_NIL) { uint16_t off = READ16(); if (*--sp != VM.nil) ip += off; DISPATCH(); }
-    CASE(FOR_NEXT) {
-        Value *v = &fp->locals[ip[0]];
-        Value limit = fp->locals[ip[1]];
-        uint16_t off = (uint16_t)(ip[2] | (ip[3] << 8));
-        intptr_t r;
-        if (LIKELY(is_int(*v) & is_int(limit)) && !__builtin_add_overflow((intptr_t)*v, (intptr_t)2, &r)) {
-            *v = (Value)r;
-            if ((intptr_t)r <= (intptr_t)limit) {
-                ip += 4 - off;
-                LOOP_SAFE_POINT();
-            } else {
-                ip += 4;
-            }
-            DISPATCH();
-        }
-        /* Doubles or large integers: the same step and test through the number primitives */
-        SAVE();
-        Value le;
-        if (!num_binop(NUM_ADD, *v, int_value(1), v) || !num_binop(NUM_LE, *v, limit, &le))
-            interp_error("to:do: needs numbers (got a %s)", class_of(*v)->name);
-        if (le == VM.trueObj) {
-            ip += 4 - off;
-            LOOP_SAFE_POINT(); /* a loop over large integers or Doubles is a loop too */
-        } else {
-            ip += 4;
-        }
-        DISPATCH();
-    }
+    FOR_STEP(FOR_NEXT, 1, <=, NUM_ADD, NUM_LE, "to:do:")
+    FOR_STEP(FOR_PREV, -1, >=, NUM_SUB, NUM_GE, "downTo:do:")
 
     /* Returns. In traced mode the return opcodes are routed to their traced_
      * handlers, which enter at do_return_traced: it fires the return probe of the
@@ -1048,6 +1112,7 @@ static Value run(Process *p)
 #undef COMPARE
 #undef DISPATCH
 #undef FLOAT_ARITH
+#undef FOR_STEP
 #undef FALLS_INTO_NEXT_HANDLER
 #undef HANDLER
 #undef INT_ADD
@@ -1074,6 +1139,7 @@ static Value run(Process *p)
 #undef SHAPE_HANDLERS
 #undef SHAPE_I
 #undef SHAPE_L
+#undef SHAPE_LI
 #undef SHAPE_LL
 #undef SHAPE_RESULT
 #undef TO_ROUTE

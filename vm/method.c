@@ -43,8 +43,8 @@ void method_flush_send_caches(void)
 {
     for (size_t i = 0; i < numAll; i++)
         for (uint32_t j = 0; j < all[i]->numSites; j++) {
-            all[i]->sites[j].cachedClass = 0;
-            all[i]->sites[j].cachedMethod = NULL;
+            all[i]->sites[j].cachedClass = all[i]->sites[j].cachedClass2 = 0;
+            all[i]->sites[j].cachedMethod = all[i]->sites[j].cachedMethod2 = NULL;
         }
 }
 

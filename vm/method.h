@@ -16,19 +16,23 @@ typedef enum {
 /* How an opcode's operands are printed (opcodes.h's fourth column). */
 typedef enum {
     OPF_NONE, OPF_INT8, OPF_LIT, OPF_INDEX, OPF_CTX, OPF_GLOBAL, OPF_SITE, OPF_JUMP, OPF_JUMP_BACK,
-    OPF_FOR, OPF_SLOT_SITE, OPF_SLOT2_SITE, OPF_INT8_SITE
+    OPF_FOR, OPF_SLOT_SITE, OPF_SLOT2_SITE, OPF_INT8_SITE, OPF_SLOT_INT8_SITE
 } OperandFormat;
 
 extern const char *const opcode_names[];
 extern const int8_t opcode_operand_bytes[];
 extern const uint8_t opcode_formats[];
 
-/* One send site: its selector and a monomorphic inline cache. */
+/* One send site: its selector and an inline cache of two entries, the class of the
+ * last receiver that missed first: a site that sees two classes in turn (List's
+ * "yTail isNil", a ListElement until the end of the list, then nil) hits in one of them. */
 typedef struct SendSite {
     Value selector;       /* a Symbol (permanent) */
     uint32_t nargs;
-    uint32_t cachedClass; /* class index of the last receiver, 0 when empty */
+    uint32_t cachedClass; /* class index of the last receiver that missed, 0 when empty */
     Method *cachedMethod;
+    uint32_t cachedClass2; /* the entry cachedClass had before, 0 when empty */
+    Method *cachedMethod2;
 } SendSite;
 
 /* A primitive works on args[0] (receiver) .. args[nargs]. */

@@ -73,35 +73,45 @@ OPCODE(SEND_ATPUT, 2, -2, SITE)
  *   _L  slot8 site16: rcvr (stack) op slot  -> result
  *   _LL slot8 slot8 site16: slot op slot  -> result
  *   _I  int8 site16: rcvr (stack) op small integer  -> result
- * Each plain opcode's three shapes follow one another, in the order of the plain
+ *   _LI slot8 int8 site16: slot op small integer  -> result
+ * Each plain opcode's four shapes follow one another, in the order of the plain
  * opcodes above (the compiler computes a shape from its plain opcode). */
 OPCODE(SEND_ADD_L, 3, 0, SLOT_SITE)
 OPCODE(SEND_ADD_LL, 4, 1, SLOT2_SITE)
 OPCODE(SEND_ADD_I, 3, 0, INT8_SITE)
+OPCODE(SEND_ADD_LI, 4, 1, SLOT_INT8_SITE)
 OPCODE(SEND_SUB_L, 3, 0, SLOT_SITE)
 OPCODE(SEND_SUB_LL, 4, 1, SLOT2_SITE)
 OPCODE(SEND_SUB_I, 3, 0, INT8_SITE)
+OPCODE(SEND_SUB_LI, 4, 1, SLOT_INT8_SITE)
 OPCODE(SEND_MUL_L, 3, 0, SLOT_SITE)
 OPCODE(SEND_MUL_LL, 4, 1, SLOT2_SITE)
 OPCODE(SEND_MUL_I, 3, 0, INT8_SITE)
+OPCODE(SEND_MUL_LI, 4, 1, SLOT_INT8_SITE)
 OPCODE(SEND_LT_L, 3, 0, SLOT_SITE)
 OPCODE(SEND_LT_LL, 4, 1, SLOT2_SITE)
 OPCODE(SEND_LT_I, 3, 0, INT8_SITE)
+OPCODE(SEND_LT_LI, 4, 1, SLOT_INT8_SITE)
 OPCODE(SEND_GT_L, 3, 0, SLOT_SITE)
 OPCODE(SEND_GT_LL, 4, 1, SLOT2_SITE)
 OPCODE(SEND_GT_I, 3, 0, INT8_SITE)
+OPCODE(SEND_GT_LI, 4, 1, SLOT_INT8_SITE)
 OPCODE(SEND_LE_L, 3, 0, SLOT_SITE)
 OPCODE(SEND_LE_LL, 4, 1, SLOT2_SITE)
 OPCODE(SEND_LE_I, 3, 0, INT8_SITE)
+OPCODE(SEND_LE_LI, 4, 1, SLOT_INT8_SITE)
 OPCODE(SEND_GE_L, 3, 0, SLOT_SITE)
 OPCODE(SEND_GE_LL, 4, 1, SLOT2_SITE)
 OPCODE(SEND_GE_I, 3, 0, INT8_SITE)
+OPCODE(SEND_GE_LI, 4, 1, SLOT_INT8_SITE)
 OPCODE(SEND_EQ_L, 3, 0, SLOT_SITE)
 OPCODE(SEND_EQ_LL, 4, 1, SLOT2_SITE)
 OPCODE(SEND_EQ_I, 3, 0, INT8_SITE)
+OPCODE(SEND_EQ_LI, 4, 1, SLOT_INT8_SITE)
 OPCODE(SEND_NE_L, 3, 0, SLOT_SITE)
 OPCODE(SEND_NE_LL, 4, 1, SLOT2_SITE)
 OPCODE(SEND_NE_I, 3, 0, INT8_SITE)
+OPCODE(SEND_NE_LI, 4, 1, SLOT_INT8_SITE)
 /* IDENTICAL: a b -> (a == b), never a real send */
 OPCODE(IDENTICAL, 0, -1, NONE)
 /* JUMP off16 forward; JUMP_BACK off16 backward (a safe point) */
@@ -117,6 +127,9 @@ OPCODE(JUMP_IF_NOT_NIL, 2, -1, JUMP)
 /* FOR_NEXT i8 limit8 off16: local i := i + 1; if i <= local limit, jump back off16 (a safe
  * point). The step and test of an inlined to:do: or timesRepeat: loop in one dispatch. */
 OPCODE(FOR_NEXT, 4, 0, FOR)
+/* FOR_PREV i8 limit8 off16: local i := i - 1; if i >= local limit, jump back off16 (a safe
+ * point). The same for an inlined downTo:do:. */
+OPCODE(FOR_PREV, 4, 0, FOR)
 /* RETURN_LOCAL: v -> (return v from this activation to its caller) */
 OPCODE(RETURN_LOCAL, 0, -1, NONE)
 /* RETURN_SELF: return the receiver from a method */

@@ -429,6 +429,18 @@ static Node *parse_keyword_tail(Parser *p, Node *recv)
 
 static void mark_inlining(Node *s);
 
+/* mark_inlining for a send and the sends it is made of without parentheses: in
+ * "a notNil && [b] ifTrue: [c]" the && is ifTrue:'s receiver. (A parenthesised
+ * send was marked as an expression of its own; a block's statements when the block
+ * was parsed.) */
+static void mark_inlinings(Node *e)
+{
+    if (e->kind != N_SEND) return;
+    mark_inlining(e);
+    if (e->recv) mark_inlinings(e->recv);
+    for (int a = 0; a < e->nargs; a++) mark_inlinings(e->args[a]);
+}
+
 /* A message (without receiver) for a cascade part. */
 static Node *parse_cascade_message(Parser *p)
 {
@@ -474,7 +486,7 @@ static Node *parse_expression_body(Parser *p)
     Node *recv = parse_primary(p);
     Node *e = parse_keyword_tail(p, parse_binary_tail(p, parse_unary_tail(p, recv)));
     if (!at(p, T_SEMI)) {
-        mark_inlining(e);
+        mark_inlinings(e);
         return e;
     }
     /* Cascade: the last send's receiver is evaluated once, every message goes to it.
