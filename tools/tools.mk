@@ -29,7 +29,7 @@ TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.
 sqstat_SRCS := sqstat_prom.c sqmetrics.c sqhttp.c sqaccept.c
 sqcalls_SRCS := sqmse.c sqintern.c
-sqflow_SRCS := sqflow_slices.c sqflow_chrome.c sqflow_merge.c sqflow_perfetto.c sqpb.c sqintern.c sqjson.c sqjson_write.c
+sqflow_SRCS := sqflow_slices.c sqflow_chrome.c sqflow_merge.c sqflow_perfetto.c sqperfetto.c sqpb.c sqintern.c sqjson.c sqjson_write.c
 sqdoctor_SRCS := sqdoctor_run.c sqdoctor_rules.c sqdoctor_mem.c sqdoctor_sched.c sqdoctor_io.c \
                  sqdoctor_report.c sqdoctor_html.c sqjson.c
 sqsched_SRCS := sqsched_sems.c
