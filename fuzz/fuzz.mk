@@ -70,7 +70,7 @@ $(FUZZ_DIR)/fuzz_stack: $(FUZZ_DIR)/obj/fuzz_stack.o $(FUZZ_DOG) $(FUZZ_DIR)/obj
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
 $(FUZZ_DIR)/fuzz_flow: $(FUZZ_DIR)/obj/fuzz_flow.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqflow_slices.o \
 		$(FUZZ_DIR)/obj/tool_sqflow_chrome.o $(FUZZ_DIR)/obj/tool_sqflow_merge.o $(FUZZ_DIR)/obj/tool_sqjson.o \
-		$(FUZZ_DIR)/obj/tool_sqjson_write.o $(FUZZ_DIR)/obj/tool_sqflow_perfetto.o $(FUZZ_DIR)/obj/tool_sqpb.o \
+		$(FUZZ_DIR)/obj/tool_sqjson_write.o $(FUZZ_DIR)/obj/tool_sqflow_perfetto.o $(FUZZ_DIR)/obj/tool_sqperfetto.o $(FUZZ_DIR)/obj/tool_sqpb.o \
 		$(FUZZ_DIR)/obj/tool_sqintern.o $(FUZZ_DIR)/obj/tool_sqoutput.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
 $(FUZZ_DIR)/fuzz_merge: $(FUZZ_DIR)/obj/fuzz_merge.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqflow_merge.o \

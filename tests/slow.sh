@@ -210,6 +210,39 @@ sl_trace() {
     else fail "slow/trace context" "got '$got', capture '$cap': $(head -c 600 "$d/out") $(head -c 300 "$d/err")"; fi
 }
 
+# --format=chrome,perfetto: each capture of a short run written both ways, from the same
+# window. Each .pftrace decodes with protoc against tools/perfetto/trace_subset.proto and
+# holds exactly its .json's slices, instants, flows, event names, track names and
+# requests (tests/slow/check_pftrace.py), in at most a third of its bytes.
+sl_perfetto() {
+    local d="$SL_TMP/perfetto" proto=tools/perfetto/trace_subset.proto pb js out n=0 bad="" sum pbytes=0 jbytes=0
+    if ! command -v protoc >/dev/null; then
+        skip "slow/--format=perfetto" "protoc is not installed (scripts/deps.sh: protobuf-compiler)"; return
+    fi
+    if ! sl_run perfetto 300 "" --over 20ms -w "${SL_WINDOW_MS}ms" --format=chrome,perfetto; then
+        fail "slow/--format=perfetto: a run" "$SL_ERR"; return
+    fi
+    local flows=0 instants=0 slices=0
+    for js in "$d"/cap/*.json; do
+        pb=${js%.json}.pftrace
+        n=$((n + 1))
+        if ! protoc --decode=perfetto.protos.Trace "$proto" <"$pb" >"$pb.txt" 2>"$pb.err"; then
+            bad="$bad $pb: $(head -3 "$pb.err")"; continue
+        fi
+        if ! out=$(python3 tests/slow/check_pftrace.py "$pb.txt" "$js" 2>&1); then bad="$bad $out"; continue; fi
+        read -r s _ i _ f _ <<<"$out"
+        slices=$((slices + s)) instants=$((instants + i)) flows=$((flows + f))
+        pbytes=$((pbytes + $(stat -c %s "$pb"))) jbytes=$((jbytes + $(stat -c %s "$js")))
+        [ $(($(stat -c %s "$pb") * 3)) -le "$(stat -c %s "$js")" ] ||
+            bad="$bad $pb: $(stat -c %s "$pb") bytes, its JSON $(stat -c %s "$js")"
+    done
+    sum="$n captures: $slices slices, $instants instants, $flows flows; $pbytes bytes against the JSON's $jbytes"
+    if [ "$n" -ge 3 ] && [ "$(ls "$d"/cap/*.pftrace | wc -l)" = "$n" ] && [ -z "$bad" ] &&
+        [ "$slices" -gt 0 ] && [ "$instants" -gt 0 ] && [ "$flows" -gt 0 ] && grep -q '^window -> .*\.json$' "$d/out"; then
+        pass "slow/--format=perfetto: each capture's .pftrace decodes with protoc and holds its JSON's events, names and tracks in at most 1/3 of its size ($sum)"
+    else fail "slow/--format=perfetto" "$sum:$bad $(tail -3 "$d/err")"; fi
+}
+
 # --filter TEXT: the parts whose "slow/NAME" holds it
 sl_selected() { [ -z "${FILTER:-}" ] || [[ "slow/$1" == *"$FILTER"* ]]; }
 
@@ -221,4 +254,5 @@ else
     sl_selected midflight && sl_midflight
     sl_selected triggers && sl_triggers
     sl_selected trace && sl_trace
+    sl_selected perfetto && sl_perfetto
 fi

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* sqslow_trace.c - a capture as a Trace Event Format file (sqslow_trace.h): the window
- * replayed (sqslow_replay.c), each thing it finds written as it is found. Tracks (a
- * "thread" each, of the VM's "process"): 1 the collections; for green process ID,
- * 4 ID its states, 4 ID + 1 its requests, 4 ID + 2 its I/O calls. */
+/* sqslow_trace.c - a capture (sqslow_trace.h): the window replayed (sqslow_replay.c),
+ * each thing it finds handed to the writer as it is found, with its track named first. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
-#include "sqoutput.h"
 #include "sqslow_trace.h"
 
 const char *const sqslow_state_names[SQ_GREEN_NSTATES] = { "unknown", "running", "ready", "semaphore", "delay",
@@ -22,13 +19,13 @@ static const char *const io_kinds[] = { "file", "tcp", "other" };
 #define TRACK_IO 2
 
 struct writer {
-	FILE *out;
+	const struct sqslow_trace_out *out;
 	const struct sqslow_capture *c;
 	const struct sqslow_names *names;
 	__u64 base;		/* ts 0 */
 	long events;
 	__u64 flows;
-	/* the processes seen, named at the end */
+	/* the processes seen */
 	struct seen {
 		__u32 pid;
 		__u64 id;
@@ -36,91 +33,144 @@ struct writer {
 		__u64 states_end;	/* where its last state slice ended */
 	} *seen;
 	size_t nseen, capseen;
+	__u32 *pids;		/* the VMs seen, and whether each has its GC track */
+	bool *gc;
+	size_t npids, cappids;
 	__u64 clamped;		/* state slices that began before the last one ended */
-	bool gc_track, oom;
+	bool oom;
 };
-
-static void write_us(FILE *out, __u64 ns)
-{
-	fprintf(out, "%llu.%03u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000));
-}
-
-static __u64 rel(const struct writer *w, __u64 ts)
-{
-	return ts > w->base ? ts - w->base : 0;
-}
 
 static __u64 tid_of(__u64 id, int track)
 {
 	return id * 4 + track;
 }
 
-/* Remembers that process id has a track (named at the end); its entry (NULL: out of
- * memory). */
-static struct seen *seen(struct writer *w, __u32 pid, __u64 id, int track)
+/* No time before the trace's 0: a slice that began before it (a state the replay dates
+ * from a request's begin, older than the window) is what lies after it. */
+static __u64 at(const struct writer *w, __u64 ts)
 {
-	for (size_t i = w->nseen; i-- > 0;)
-		if (w->seen[i].pid == pid && w->seen[i].id == id) {
-			w->seen[i].tracks |= 1u << track;
-			return &w->seen[i];
-		}
-	if (w->nseen == w->capseen) {
-		size_t cap = w->capseen ? w->capseen * 2 : 64;
-		struct seen *s = realloc(w->seen, cap * sizeof(*s));
-		if (!s) {
-			w->oom = true;
-			return NULL;
-		}
-		w->seen = s;
-		w->capseen = cap;
-	}
-	w->seen[w->nseen] = (struct seen){ .pid = pid, .id = id, .tracks = 1u << track };
-	return &w->seen[w->nseen++];
+	return ts > w->base ? ts : w->base;
 }
 
-/* The head of an event: {"name":NAME,"cat":CAT,"ph":PH,"ts":..,"pid":..,"tid":.. */
-static void head(struct writer *w, const char *name, const char *cat, const char *ph, __u64 ts, __u32 pid,
-		 __u64 tid)
+/* VM pid's index among those seen, named when new (-1: out of memory). */
+static long vm(struct writer *w, __u32 pid)
 {
-	fprintf(w->out, "%s\n{\"name\":", w->events ? "," : "");
-	sq_json_str(w->out, name);
-	fprintf(w->out, ",\"cat\":\"%s\",\"ph\":\"%s\",\"ts\":", cat, ph);
-	write_us(w->out, rel(w, ts));
-	fprintf(w->out, ",\"pid\":%u,\"tid\":%llu", pid, (unsigned long long)tid);
+	for (size_t i = 0; i < w->npids; i++)
+		if (w->pids[i] == pid)
+			return (long)i;
+	if (w->npids == w->cappids) {
+		size_t cap = w->cappids ? w->cappids * 2 : 4;
+		__u32 *p = realloc(w->pids, cap * sizeof(*p));
+		bool *g = p ? realloc(w->gc, cap * sizeof(*g)) : NULL;
+
+		if (p)
+			w->pids = p;
+		if (!g) {
+			w->oom = true;
+			return -1;
+		}
+		w->gc = g;
+		w->cappids = cap;
+	}
+	w->pids[w->npids] = pid;
+	w->gc[w->npids] = false;
+	w->out->process(w->out->ctx, pid);
+	return (long)w->npids++;
+}
+
+static void name_track(struct writer *w, __u32 pid, __u64 id, int track)
+{
+	static const char *const suffix[] = { "", " requests", " io" };
+	char name[200];
+
+	snprintf(name, sizeof(name), "%s (%llu)%s", w->names->process(w->names->ctx, pid, id), (unsigned long long)id,
+		 suffix[track]);
+	w->out->track(w->out->ctx, pid, tid_of(id, track), name);
+}
+
+/* Process id's entry, its track named when new (NULL: out of memory). */
+static struct seen *seen(struct writer *w, __u32 pid, __u64 id, int track)
+{
+	struct seen *s = NULL;
+
+	for (size_t i = w->nseen; i-- > 0;)
+		if (w->seen[i].pid == pid && w->seen[i].id == id) {
+			s = &w->seen[i];
+			break;
+		}
+	if (!s) {
+		if (vm(w, pid) < 0)
+			return NULL;
+		if (w->nseen == w->capseen) {
+			size_t cap = w->capseen ? w->capseen * 2 : 64;
+			struct seen *g = realloc(w->seen, cap * sizeof(*g));
+			if (!g) {
+				w->oom = true;
+				return NULL;
+			}
+			w->seen = g;
+			w->capseen = cap;
+		}
+		s = &w->seen[w->nseen++];
+		*s = (struct seen){ .pid = pid, .id = id };
+	}
+	if (!(s->tracks & (1u << track))) {
+		s->tracks |= 1u << track;
+		name_track(w, pid, id, track);
+	}
+	return s;
+}
+
+static void slice(struct writer *w, __u32 pid, __u64 tid, const char *name, const char *cat, __u64 begin,
+		  __u64 end, const struct sqslow_arg *args, int nargs)
+{
+	begin = at(w, begin);
+	w->out->slice(w->out->ctx, pid, tid, name, cat, begin, end > begin ? end : begin, args, nargs);
 	w->events++;
 }
 
-/* A slice's duration from its begin as written: a begin before the trace's time 0 (a
- * state the replay dates from a request's begin, older than the window) is written as
- * 0, and the slice as what lies after it. */
-static void dur(struct writer *w, __u64 begin, __u64 end)
+static void instant(struct writer *w, __u32 pid, __u64 tid, const char *name, const char *cat, __u64 ts,
+		    const struct sqslow_arg *args, int nargs)
 {
-	if (begin < w->base)
-		begin = w->base;
-	fprintf(w->out, ",\"dur\":");
-	write_us(w->out, end > begin ? end - begin : 0);
+	w->out->instant(w->out->ctx, pid, tid, name, cat, at(w, ts), args, nargs);
+	w->events++;
 }
 
-static void arg_str(struct writer *w, const char *key, const char *val, bool first)
+static struct sqslow_arg str(const char *key, const char *s)
 {
-	fprintf(w->out, "%s\"%s\":", first ? "" : ",", key);
-	sq_json_str(w->out, val);
+	return (struct sqslow_arg){ .key = key, .type = SQSLOW_ARG_STR, .s = s };
 }
 
-static void arg_process(struct writer *w, const char *key, __u32 pid, __u64 id)
+static struct sqslow_arg num(const char *key, long long i)
 {
-	char buf[160];
-
-	snprintf(buf, sizeof(buf), "%s (%llu)", w->names->process(w->names->ctx, pid, id), (unsigned long long)id);
-	arg_str(w, key, buf, false);
+	return (struct sqslow_arg){ .key = key, .type = SQSLOW_ARG_INT, .i = i };
 }
 
-static void on_slice(void *ctx, __u32 pid, __u64 process, __u32 state, __u64 begin, __u64 end,
+static struct sqslow_arg unum(const char *key, unsigned long long u)
+{
+	return (struct sqslow_arg){ .key = key, .type = SQSLOW_ARG_UINT, .u = u };
+}
+
+static const char *method(struct writer *w, __u32 pid, __u64 m)
+{
+	return m ? w->names->method(w->names->ctx, pid, m) : "?";
+}
+
+/* "NAME (ID)" of a process, into buf. */
+static const char *process(struct writer *w, __u32 pid, __u64 id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s (%llu)", w->names->process(w->names->ctx, pid, id), (unsigned long long)id);
+	return buf;
+}
+
+static void on_slice(void *ctx, __u32 pid, __u64 id, __u32 state, __u64 begin, __u64 end,
 		     const struct sqslow_wait *wt)
 {
 	struct writer *w = ctx;
-	bool wait = state == SQ_GREEN_SEMAPHORE || state == SQ_GREEN_DELAY || state == SQ_GREEN_IO;
-	struct seen *p = seen(w, pid, process, TRACK_STATES);
+	struct seen *p = seen(w, pid, id, TRACK_STATES);
+	struct sqslow_arg a[5];
+	char holder[160], waker[160];
+	int n = 0;
 
 	/* A process's states follow one another: one that the records place before the end
 	 * of the last (the replay's clock of a process can begin before the window, at a
@@ -133,24 +183,20 @@ static void on_slice(void *ctx, __u32 pid, __u64 process, __u32 state, __u64 beg
 		p->states_end = end;
 	if (end <= begin && p)
 		return;
-	head(w, sqslow_state_names[state], "state", "X", begin, pid, tid_of(process, TRACK_STATES));
-	dur(w, begin, end);
-	if (wait) {
-		fprintf(w->out, ",\"args\":{");
-		arg_str(w, "method", wt->method ? w->names->method(w->names->ctx, pid, wt->method) : "?", true);
+	if (state == SQ_GREEN_SEMAPHORE || state == SQ_GREEN_DELAY || state == SQ_GREEN_IO) {
+		a[n++] = str("method", method(w, pid, wt->method));
 		if (state == SQ_GREEN_SEMAPHORE) {
-			fprintf(w->out, ",\"semaphore\":%llu", (unsigned long long)wt->semaphore);
+			a[n++] = unum("semaphore", wt->semaphore);
 			if (wt->holder)
-				arg_process(w, "holder", pid, wt->holder);
+				a[n++] = str("holder", process(w, pid, wt->holder, holder, sizeof(holder)));
 			if (wt->waker)
-				arg_process(w, "woken_by", pid, wt->waker);
+				a[n++] = str("woken_by", process(w, pid, wt->waker, waker, sizeof(waker)));
 		} else if (state == SQ_GREEN_IO) {
-			fprintf(w->out, ",\"fd\":%lld", (long long)wt->fd);
-			arg_str(w, "op", wt->op < 4 ? io_ops[wt->op] : "?", false);
+			a[n++] = num("fd", (long long)wt->fd);
+			a[n++] = str("op", wt->op < 4 ? io_ops[wt->op] : "?");
 		}
-		fprintf(w->out, "}");
 	}
-	fprintf(w->out, "}");
+	slice(w, pid, tid_of(id, TRACK_STATES), sqslow_state_names[state], "state", begin, end, a, n);
 }
 
 /* A flow arrow: from the waker's track at ts to the waiter's, bound to the slice that
@@ -162,31 +208,36 @@ static void on_flow(void *ctx, __u32 pid, __u64 waker, __u64 waiter, __u64 ts)
 	w->flows++;
 	seen(w, pid, waker, TRACK_STATES);
 	seen(w, pid, waiter, TRACK_STATES);
-	head(w, "signal", "wakeup", "s", ts, pid, tid_of(waker, TRACK_STATES));
-	fprintf(w->out, ",\"id\":%llu}", (unsigned long long)w->flows);
-	head(w, "signal", "wakeup", "f", ts, pid, tid_of(waiter, TRACK_STATES));
-	fprintf(w->out, ",\"bp\":\"e\",\"id\":%llu}", (unsigned long long)w->flows);
+	w->out->flow(w->out->ctx, pid, tid_of(waker, TRACK_STATES), tid_of(waiter, TRACK_STATES), at(w, ts), w->flows);
+	w->events += 2;
 }
 
 static void write_request(struct writer *w, const struct sqslow_request *q, bool captured)
 {
 	const char *route = w->names->name(w->names->ctx, q->pid, q->route);
+	struct sqslow_arg a[4 + 4 + SQ_GREEN_NSTATES];
+	char trace[40], span[20], parent[20];
+	int n = 0;
 
-	seen(w, q->pid, q->process, TRACK_REQUESTS);
-	head(w, route, "request", "X", q->begin_ns, q->pid, tid_of(q->process, TRACK_REQUESTS));
-	dur(w, q->begin_ns, q->end_ns);
-	fprintf(w->out, ",\"args\":{");
-	arg_str(w, "route", route, true);
-	fprintf(w->out, ",\"request_id\":%llu,\"status\":%d", (unsigned long long)q->id, q->status);
-	if (q->span)	/* lower-case hex, as in traceparent and sqflow's request slices */
-		fprintf(w->out, ",\"trace_id\":\"%016llx%016llx\",\"span_id\":\"%016llx\",\"parent_span_id\":\"%016llx\"",
-			(unsigned long long)q->trace_hi, (unsigned long long)q->trace_lo, (unsigned long long)q->span,
-			(unsigned long long)q->parent);
+	a[n] = str("route", route), a[n++].key_arg = true;
+	a[n] = unum("request_id", q->id), a[n++].key_arg = true;
+	a[n++] = num("status", q->status);
+	if (q->span) {	/* lower-case hex, as in traceparent and sqflow's request slices */
+		snprintf(trace, sizeof(trace), "%016llx%016llx", (unsigned long long)q->trace_hi,
+			 (unsigned long long)q->trace_lo);
+		snprintf(span, sizeof(span), "%016llx", (unsigned long long)q->span);
+		snprintf(parent, sizeof(parent), "%016llx", (unsigned long long)q->parent);
+		a[n] = str("trace_id", trace), a[n++].key_arg = true;
+		a[n] = str("span_id", span), a[n++].key_arg = true;
+		a[n++] = str("parent_span_id", parent);
+	}
 	for (int s = 1; s < SQ_GREEN_NSTATES; s++)
-		fprintf(w->out, ",\"%s_ms\":%.3f", sqslow_state_names[s], q->state_ns[s] / 1e6);
+		a[n++] = (struct sqslow_arg){ .key = sqslow_state_names[s], .type = SQSLOW_ARG_MS,
+					      .ms = q->state_ns[s] / 1e6 };
 	if (captured)
-		fprintf(w->out, ",\"captured\":true");
-	fprintf(w->out, "}}");
+		a[n] = (struct sqslow_arg){ .key = "captured", .type = SQSLOW_ARG_TRUE }, a[n++].key_arg = true;
+	seen(w, q->pid, q->process, TRACK_REQUESTS);
+	slice(w, q->pid, tid_of(q->process, TRACK_REQUESTS), route, "request", q->begin_ns, q->end_ns, a, n);
 }
 
 static void on_request(void *ctx, const struct sqslow_request *q)
@@ -205,29 +256,29 @@ static void on_io(void *ctx, __u32 pid, const SqEventRecord *r)
 {
 	struct writer *w = ctx;
 	__u32 op = SQ_EV_IO_OP(r->arg), kind = SQ_EV_IO_KIND(r->arg);
-	const char *name = op < 6 ? io_ops[op] : "?";
+	struct sqslow_arg a[] = { str("method", method(w, pid, r->io.methods[0])), num("fd", (int)r->io.fd),
+				  str("kind", kind < 3 ? io_kinds[kind] : "?"), num("result", (long long)r->io.result) };
 
 	seen(w, pid, r->io.process, TRACK_IO);
-	head(w, name, "io", "X", r->ts, pid, tid_of(r->io.process, TRACK_IO));
-	dur(w, r->ts, r->ts + r->io.ns);
-	fprintf(w->out, ",\"args\":{");
-	arg_str(w, "method", r->io.methods[0] ? w->names->method(w->names->ctx, pid, r->io.methods[0]) : "?", true);
-	fprintf(w->out, ",\"fd\":%lld,\"kind\":\"%s\",\"result\":%lld}}", (long long)(int)r->io.fd,
-		kind < 3 ? io_kinds[kind] : "?", (long long)r->io.result);
+	slice(w, pid, tid_of(r->io.process, TRACK_IO), op < 6 ? io_ops[op] : "?", "io", r->ts, r->ts + r->io.ns, a, 4);
 }
 
-static void on_gc(void *ctx, __u32 pid, __u64 process, __u64 method, bool full, __u64 begin, __u64 end)
+static void on_gc(void *ctx, __u32 pid, __u64 id, __u64 m, bool full, __u64 begin, __u64 end)
 {
 	struct writer *w = ctx;
+	struct sqslow_arg a[2] = { str("method", method(w, pid, m)) };
+	char buf[160];
+	long v = vm(w, pid);
 
-	w->gc_track = true;
-	head(w, full ? "full GC" : "young GC", "gc", "X", begin, pid, TRACK_GC);
-	dur(w, begin, end);
-	fprintf(w->out, ",\"args\":{");
-	arg_str(w, "method", method ? w->names->method(w->names->ctx, pid, method) : "?", true);
-	if (process)
-		arg_process(w, "process", pid, process);
-	fprintf(w->out, "}}");
+	if (v < 0)
+		return;
+	if (!w->gc[v]) {
+		w->gc[v] = true;
+		w->out->track(w->out->ctx, pid, TRACK_GC, "collections");
+	}
+	if (id)
+		a[1] = str("process", process(w, pid, id, buf, sizeof(buf)));
+	slice(w, pid, TRACK_GC, full ? "full GC" : "young GC", "gc", begin, end, a, id ? 2 : 1);
 }
 
 /* A timer sample: an instant on the process's track, its stack outermost first. */
@@ -235,63 +286,26 @@ static void on_sample(void *ctx, const struct sqslow_sample *s)
 {
 	struct writer *w = ctx;
 	__u32 n = s->n < SQSLOW_DEPTH ? s->n : SQSLOW_DEPTH;
+	struct sqslow_arg a = { .key = "stack", .type = SQSLOW_ARG_STACK, .stack = s->methods, .n = n, .pid = s->h.pid };
 
 	if (!n)
 		return;
 	seen(w, s->h.pid, s->process, TRACK_STATES);
-	head(w, w->names->method(w->names->ctx, s->h.pid, s->methods[0]), "sample", "i", s->ts, s->h.pid,
-	     tid_of(s->process, TRACK_STATES));
-	fprintf(w->out, ",\"s\":\"t\",\"args\":{\"stack\":[");
-	for (__u32 i = n; i-- > 0;) {
-		sq_json_str(w->out, w->names->method(w->names->ctx, s->h.pid, s->methods[i]));
-		if (i)
-			fputc(',', w->out);
-	}
-	fprintf(w->out, "]}}");
+	instant(w, s->h.pid, tid_of(s->process, TRACK_STATES), method(w, s->h.pid, s->methods[0]), "sample", s->ts,
+		&a, 1);
 }
 
 static void on_alloc(void *ctx, const struct sqslow_alloc *a)
 {
 	struct writer *w = ctx;
+	struct sqslow_arg args[] = { str("class", w->names->name(w->names->ctx, a->h.pid, a->cls)),
+				     str("method", method(w, a->h.pid, a->method)), unum("bytes", a->bytes),
+				     unum("weight", a->weight) };
 
 	if (!a->process)
 		return;
 	seen(w, a->h.pid, a->process, TRACK_STATES);
-	head(w, "alloc", "alloc", "i", a->ts, a->h.pid, tid_of(a->process, TRACK_STATES));
-	fprintf(w->out, ",\"s\":\"t\",\"args\":{");
-	arg_str(w, "class", w->names->name(w->names->ctx, a->h.pid, a->cls), true);
-	arg_str(w, "method", a->method ? w->names->method(w->names->ctx, a->h.pid, a->method) : "?", false);
-	fprintf(w->out, ",\"bytes\":%llu,\"weight\":%llu}}", (unsigned long long)a->bytes,
-		(unsigned long long)a->weight);
-}
-
-static void name_tracks(struct writer *w)
-{
-	static const char *const suffix[] = { "", " requests", " io" };
-	char name[200];
-	__u32 last_pid = 0;
-
-	for (size_t i = 0; i < w->nseen; i++) {
-		const struct seen *s = &w->seen[i];
-		if (s->pid != last_pid) {
-			fprintf(w->out, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"sqvm %u\"}}",
-				s->pid, s->pid);
-			if (w->gc_track)
-				fprintf(w->out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%d,"
-					"\"args\":{\"name\":\"collections\"}}", s->pid, TRACK_GC);
-			last_pid = s->pid;
-		}
-		for (int t = 0; t < 3; t++) {
-			if (!(s->tracks & (1u << t)))
-				continue;
-			snprintf(name, sizeof(name), "%s (%llu)%s", w->names->process(w->names->ctx, s->pid, s->id),
-				 (unsigned long long)s->id, suffix[t]);
-			fprintf(w->out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%llu,\"args\":{\"name\":",
-				s->pid, (unsigned long long)tid_of(s->id, t));
-			sq_json_str(w->out, name);
-			fprintf(w->out, "}}");
-		}
-	}
+	instant(w, a->h.pid, tid_of(a->process, TRACK_STATES), "alloc", "alloc", a->ts, args, 4);
 }
 
 /* The earliest event of the window at or after since (the trace's time 0). */
@@ -319,46 +333,40 @@ static __u64 first_ts(const struct sqslow_window *win, __u64 since)
 	return first == ~0ULL ? since : first;
 }
 
-long sqslow_trace_write(FILE *out, const struct sqslow_window *win, const struct sqslow_capture *c,
-			const struct sqslow_names *names)
+long sqslow_trace_write(const struct sqslow_trace_out *out, const struct sqslow_window *win,
+			const struct sqslow_capture *c, const struct sqslow_names *names)
 {
 	struct writer w = { .out = out, .c = c, .names = names };
 	struct sqslow_sink sink = { .ctx = &w, .slice = on_slice, .request = on_request, .flow = on_flow,
 				    .io = on_io, .gc = on_gc, .sample = on_sample, .alloc = on_alloc };
-	struct sqslow_replay *r = sqslow_replay_new(c->since_ns, &sink);
-	__u64 end = c->end_ns;
+	struct sqslow_replay *r = out->ctx ? sqslow_replay_new(c->since_ns, &sink) : NULL;
+	struct sqslow_trace_end e = { .c = c, .win = win, .end_ns = c->end_ns };
+	bool ok;
 
-	if (!r)
+	if (!r) {
+		if (out->ctx)
+			out->end(out->ctx, NULL);
 		return -1;
-	w.base = first_ts(win, c->since_ns);
-	fprintf(out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	}
+	w.base = e.base_ns = first_ts(win, c->since_ns);
+	out->begin(out->ctx, w.base);
 	for (size_t i = 0; i < win->n; i++) {
 		const struct sqslow_msg *m = sqslow_window_at(win, i);
-		if (m->ts > end)
-			end = m->ts;
+		if (m->ts > e.end_ns)
+			e.end_ns = m->ts;
 		sqslow_replay_feed(r, m->data, m->size);
 	}
-	sqslow_replay_close(r, end);
+	sqslow_replay_close(r, e.end_ns);
 	if (c->req)
 		write_request(&w, c->req, true);
-	if (!w.events)	/* a trace with no event at all still names its VM */
-		fprintf(out, "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"sqvm %u\"}}",
-			c->pid, c->pid);
-	name_tracks(&w);
-	fprintf(out, "\n],\"otherData\":{\"tool\":\"sqslow\",\"trigger\":\"%s\",\"pid\":\"%u\"", c->trigger, c->pid);
-	if (c->req)
-		fprintf(out, ",\"request_id\":\"%llu\"", (unsigned long long)c->req->id);
-	if (c->summary) {
-		fprintf(out, ",\"summary\":");
-		sq_json_str(out, c->summary);
-	}
-	/* how far back the window goes, and whether it was ever cut (before the tool has been
-	 * attached W, it holds all there is) */
-	fprintf(out, ",\"window_ms\":\"%.3f\",\"window_begin_ms_before_end\":\"%.3f\",\"attached_ms_before_end\":\"%.3f\","
-		"\"window_dropped\":\"%llu\",\"window_cut_for_bytes\":\"%llu\",\"clamped_slices\":\"%llu\",\"events\":\"%ld\"}}\n",
-		c->window_ns / 1e6, (end - w.base) / 1e6, (end - c->since_ns) / 1e6, (unsigned long long)win->dropped,
-		(unsigned long long)win->cut_for_bytes, (unsigned long long)w.clamped, w.events);
+	if (!w.npids)	/* a trace with no event at all still names its VM */
+		vm(&w, c->pid);
+	e.clamped = w.clamped;
+	e.events = w.events;
+	ok = out->end(out->ctx, &e);
 	sqslow_replay_free(r);
 	free(w.seen);
-	return w.oom ? -1 : w.events;
+	free(w.pids);
+	free(w.gc);
+	return w.oom || !ok ? -1 : w.events;
 }

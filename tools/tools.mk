@@ -29,13 +29,13 @@ TOOLS := $(TOOLS_BPF) $(TOOLS_NOBPF)
 # Extra user-space files of a tool, beside tools/NAME.c.
 sqstat_SRCS := sqstat_prom.c sqmetrics.c sqhttp.c sqaccept.c
 sqcalls_SRCS := sqmse.c sqintern.c
-sqflow_SRCS := sqflow_slices.c sqflow_chrome.c sqflow_merge.c sqflow_perfetto.c sqpb.c sqintern.c sqjson.c sqjson_write.c
+sqflow_SRCS := sqflow_slices.c sqflow_chrome.c sqflow_merge.c sqflow_perfetto.c sqperfetto.c sqpb.c sqintern.c sqjson.c sqjson_write.c
 sqdoctor_SRCS := sqdoctor_run.c sqdoctor_rules.c sqdoctor_mem.c sqdoctor_sched.c sqdoctor_io.c \
                  sqdoctor_report.c sqdoctor_html.c sqjson.c
 sqsched_SRCS := sqsched_sems.c
 sqstack_SRCS := sqstack_walk.c
 sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c sqintern.c
-sqslow_SRCS := sqslow_window.c sqslow_replay.c sqslow_trace.c
+sqslow_SRCS := sqslow_window.c sqslow_replay.c sqslow_trace.c sqslow_trace_json.c sqslow_trace_perfetto.c sqperfetto.c sqpb.c sqintern.c
 
 TOOLS_DIR := build/tools
 TOOLS_OBJ := build/tools/obj
