@@ -180,6 +180,21 @@ static __always_inline bool running_now(const struct sq_vm_offsets *vm, __u64 *i
 	return !bpf_probe_read_user(id, sizeof(*id), (void *)(proc + vm->process_id));
 }
 
+/* Room for a message of size bytes of kind, its head filled in and its time read: NULL
+ * (counted in lost) when the ring buffer is full. */
+static __always_inline void *message(__u64 size, __u32 kind, __u32 pid)
+{
+	struct sqslow_head *h = bpf_ringbuf_reserve(&rb, size, 0);
+
+	if (!h) {
+		__sync_fetch_and_add(&lost, 1);
+		return NULL;
+	}
+	h->kind = kind;
+	h->pid = pid;
+	return h;
+}
+
 static __always_inline int gc_edge(bool begin, bool full, __u64 pause_ns)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
@@ -189,13 +204,8 @@ static __always_inline int gc_edge(bool begin, bool full, __u64 pause_ns)
 
 	if (!vm)
 		return 0;
-	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&lost, 1);
+	if (!(e = message(sizeof(*e), SQSLOW_GC, pid)))
 		return 0;
-	}
-	e->h.kind = SQSLOW_GC;
-	e->h.pid = pid;
 	e->ts = bpf_ktime_get_ns();
 	e->begin = begin;
 	e->full = full;
@@ -240,13 +250,8 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	/* mid-collection the frames may be moving: the pause is in the GC messages */
 	if (vm->gc_running && !bpf_probe_read_user(&gc, sizeof(gc), (void *)vm->gc_running) && gc)
 		return 0;
-	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&lost, 1);
+	if (!(e = message(sizeof(*e), SQSLOW_SAMPLE, pid)))
 		return 0;
-	}
-	e->h.kind = SQSLOW_SAMPLE;
-	e->h.pid = pid;
 	e->ts = bpf_ktime_get_ns();
 	e->process = id;
 	e->pad = 0;
@@ -266,13 +271,8 @@ int BPF_USDT(alloc_sample, char *cls, __u64 bytes, char *alloc_class, char *allo
 
 	if (!vm)
 		return 0;
-	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&lost, 1);
+	if (!(e = message(sizeof(*e), SQSLOW_ALLOC, pid)))
 		return 0;
-	}
-	e->h.kind = SQSLOW_ALLOC;
-	e->h.pid = pid;
 	e->ts = bpf_ktime_get_ns();
 	running_now(vm, &e->process);
 	e->cls = (__u64)cls;
