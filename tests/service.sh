@@ -7,7 +7,7 @@
 # descriptor count and bounded RSS; the service under abuse (review findings 2, 9, 10,
 # 13): invalid UTF-8 in a header (one request, one answer), 1 MiB in 1 KiB pieces,
 # clients that never read (closed after the request deadline), PUTs until the store is
-# full (507), 10,000 concurrent idle connections, /hello under 100 ms throughout; as root, the request probes counted by route and
+# full (507), 10,000 concurrent idle connections, /hello under 100 ms but for one collection pause; as root, the request probes counted by route and
 # status under bpftrace. One result per case. Files and sockets in the VM
 # alone are the io tier's (tests/io/Files.som, FileErrors.som, Echo.som with 100
 # concurrent clients). Sourced by tests/run.sh (uses pass/fail/skip, $VM, $TMP).
