@@ -260,15 +260,24 @@ if [ ! -x "$VM" ]; then
     exit 2
 fi
 
+# Each tier's wall time goes to stderr, so that a CI log says where its minutes went
+# (the test command's budget is 15 minutes on 2 cores).
+TIER_T0=$SECONDS
+timed() { # label: the time since the last mark
+    echo "time: $1 $((SECONDS - TIER_T0)) s" >&2
+    TIER_T0=$SECONDS
+}
+
 if [ -z "$ONLY_TIER" ]; then
-    unit_tier
-    lang_tier "$VM" "" "lang/"
-    compiler_tier
+    unit_tier; timed unit
+    lang_tier "$VM" "" "lang/"; timed lang
+    compiler_tier; timed compiler
 fi
 # Tiers kept in their own files, sourced here: each uses pass/fail/skip and $VM.
 for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh tests/service.sh tests/som.sh tests/probes.sh tests/tools.sh tests/perfetto.sh tests/browser.sh tests/attach.sh tests/family.sh tests/req.sh tests/targets.sh tests/prom.sh tests/prom_abuse.sh tests/exemplars.sh tests/monitoring.sh tests/faults.sh tests/doctor.sh tests/names.sh tests/hostile.sh tests/verifier.sh tests/sqprof.sh tests/slow.sh tests/bpftrace.sh tests/deb.sh}}; do
     # shellcheck disable=SC1090
     [ -f "$tier" ] && . "$tier"
+    timed "${tier#tests/}"
 done
 
 if [ "$ALL" = 1 ]; then
@@ -278,8 +287,10 @@ if [ "$ALL" = 1 ]; then
     else
         fail "asan build" "$(tail -20 "$TMP/asan-build")"
     fi
+    timed asan
     lang_tier "$VM" "--gc-stress --gc-verify" "gc-stress/"
     declare -F io_tier >/dev/null && io_tier "$VM" "--gc-stress --gc-verify" "gc-stress/io/"
+    timed gc-stress
     # The switch-dispatch build (DEBUG=1: assertions, -O0) runs the same programs as
     # the computed-goto one
     if make -s DEBUG=1 vm >"$TMP/debug-build" 2>&1; then
@@ -287,8 +298,10 @@ if [ "$ALL" = 1 ]; then
     else
         fail "debug build" "$(tail -20 "$TMP/debug-build")"
     fi
+    timed switch
     . tests/fuzz.sh
     [ -z "$FILTER" ] || [[ "fuzz" == *"$FILTER"* ]] && fuzz_tier
+    timed fuzz
 fi
 
 for f in "${FAILURES[@]+"${FAILURES[@]}"}"; do echo "failed: $f"; done
