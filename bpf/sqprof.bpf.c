@@ -480,6 +480,23 @@ static __always_inline void wall_window(struct walk *w, const struct sq_vm_offse
 	w->wlen = len;
 }
 
+/* Did a process that was not running when its fields were read run during the walk
+ * (its wait ended, and the frames read may be its callees' since)? Its state and frame
+ * pointer, read again after the walk, say. The running process's frames move all the
+ * time: the frame checks judge its walk. */
+static __always_inline bool woke_during_walk(const struct sq_vm_offsets *vm, __u64 proc,
+					     const struct proc_fields *f, struct task_struct *task)
+{
+	__s32 state = -1;
+	__u64 fp = 0, changed;
+
+	/* without branches: each one doubles what the verifier walks after it */
+	changed = sq_read(&state, sizeof(state), (void *)(proc + vm->process_state), task);
+	changed |= sq_read(&fp, sizeof(fp), (void *)(proc + vm->process_fp), task);
+	changed |= (__u64)(__u32)(state ^ f->state) | (fp ^ f->fp);
+	return changed && f->state != vm->state_running;
+}
+
 /* bpf_loop body: the i-th live process's sample, then on to the next one. */
 static long wall_process(__u64 i, void *data)
 {
@@ -540,7 +557,7 @@ static long wall_process(__u64 i, void *data)
 		key->flags |= SQPROF_TRUNCATED;
 		__sync_fetch_and_add(&truncated, 1);
 	}
-	if (!read_trace(vm, proc, span, key, w->task)) {	/* after the walk: of all it read */
+	if (!read_trace(vm, proc, span, key, w->task) || woke_during_walk(vm, proc, &f, w->task)) {
 		__sync_fetch_and_add(&inconsistent, 1);
 		return 0;
 	}
