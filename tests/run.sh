@@ -211,13 +211,44 @@ $(diff "$base.expected" "$out" | head -30)"
     pass "$label"
 }
 
+# One lang test in a subshell of its own (lang_tier runs them side by side): its verdict
+# (kind, label, details) into the file rf, for the parent to count.
+lang_one() { # vm flags som label rf
+    local rf=$5
+    pass() { printf 'pass\n%s\n' "$1" >"$rf"; }
+    fail() { printf 'fail\n%s\n%s' "$1" "${2:-}" >"$rf"; }
+    skip() { printf 'skip\n%s\n%s' "$1" "$2" >"$rf"; }
+    TMP=$rf.tmp
+    mkdir -p "$TMP"
+    run_lang_test "$1" "$2" "$3" "$4"
+}
+
+# The programs run as many at a time as there are CPUs (under ASan and --gc-stress they
+# take most of a CI run's minute each otherwise); the verdicts are counted in order.
 lang_tier() { # vm flags tag
-    local som
+    local som i=0 n running=0 jobs dir kind label
+    jobs=$(nproc 2>/dev/null || echo 2)
+    LANG_RUNS=$((${LANG_RUNS:-0} + 1))
+    dir="$TMP/lang.$LANG_RUNS"
+    mkdir -p "$dir"
     for som in tests/lang/*/*.som; do
         case "$som" in tests/lang/support/*) continue ;; esac
         [ -n "$FILTER" ] && [[ "$som" != *"$FILTER"* ]] && continue
-        run_lang_test "$1" "$2" "$som" "$3${som#tests/lang/}"
+        if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+        lang_one "$1" "$2" "$som" "$3${som#tests/lang/}" "$dir/$i" &
+        running=$((running + 1))
+        i=$((i + 1))
     done
+    wait
+    for ((n = 0; n < i; n++)); do
+        { read -r kind; read -r label; } <"$dir/$n" 2>/dev/null || { fail "lang test $n" "no verdict"; continue; }
+        case $kind in
+            pass) pass "$label" ;;
+            fail) fail "$label" "$(tail -n +3 "$dir/$n")" ;;
+            skip) skip "$label" "$(tail -n +3 "$dir/$n")" ;;
+        esac
+    done
+    rm -rf "$dir"
 }
 
 compiler_tier() {
@@ -268,6 +299,16 @@ timed() { # label: the time since the last mark
     TIER_T0=$SECONDS
 }
 
+# --all's builds (ASan+UBSan, switch dispatch, the fuzz targets) go on at nice 19 while the
+# tool tiers, which mostly wait on their workloads, leave the CPUs idle; their tiers below
+# make the same targets again (nothing left to do, or the error to report).
+PREBUILD=""
+if [ "$ALL" = 1 ]; then
+    nice -n 19 sh -c 'make -s -j2 SANITIZE=1 vm && make -s -j2 DEBUG=1 vm && make -s -j2 fuzz-build' \
+        >"$TMP/prebuild" 2>&1 </dev/null &
+    PREBUILD=$!
+fi
+
 if [ -z "$ONLY_TIER" ]; then
     unit_tier; timed unit
     lang_tier "$VM" "" "lang/"; timed lang
@@ -281,6 +322,8 @@ for tier in ${ONLY_TIER:-${TEST_TIERS:-tests/library.sh tests/cli.sh tests/io.sh
 done
 
 if [ "$ALL" = 1 ]; then
+    wait "$PREBUILD" 2>/dev/null
+    timed prebuild
     if make -s SANITIZE=1 vm >"$TMP/asan-build" 2>&1; then
         ASAN_OPTIONS=detect_leaks=0 lang_tier build/asan/sqvm "" "asan/"
         declare -F io_tier >/dev/null && ASAN_OPTIONS=detect_leaks=0 io_tier build/asan/sqvm "" "asan/io/"
