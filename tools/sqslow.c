@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -214,7 +215,7 @@ static const struct sqslow_names names = { .process = process_name, .method = me
 static struct sqslow_window window;
 static struct sqslow_replay *live;
 static __u64 since_ns, newest_ns, trimmed_at_ns;
-static __u64 slow_count, captured, not_written;
+static __u64 slow_count, captured, not_written, write_failed;
 
 struct capture_job {
 	const struct sqslow_capture *c;
@@ -233,15 +234,11 @@ static int write_capture(FILE *f, void *ctx)
 
 /* Writes the window as DIR/sqslow-PID-WHAT-TIME.json, or .pftrace, or both (each a replay
  * of the same window: the same events) into path (the .json's if both); false if not. */
-static bool capture(struct sqslow_capture *c, const char *what, char *path, size_t len)
+static bool write_files(struct sqslow_capture *c, const char *what, char *path, size_t len)
 {
 	struct capture_job j = { .c = c };
 	char time[48];
 
-	if (captured >= (__u64)env.captures) {
-		not_written++;
-		return false;
-	}
 	c->since_ns = since_ns;
 	c->window_ns = env.window_ns;
 	sq_format_iso_time(time, sizeof(time), c->end_ns);
@@ -250,17 +247,92 @@ static bool capture(struct sqslow_capture *c, const char *what, char *path, size
 		snprintf(path, len, "%s/sqslow-%u-%s-%s.pftrace", env.out, c->pid, what, time);
 		if (sq_file_replace(path, 0644, write_capture, &j))
 			return false;
-		if (!env.json_captures) {
-			captured++;
+		if (!env.json_captures)
 			return true;
-		}
 		j.pf = false;
 	}
 	snprintf(path, len, "%s/sqslow-%u-%s-%s.json", env.out, c->pid, what, time);
-	if (sq_file_replace(path, 0644, write_capture, &j))
+	return !sq_file_replace(path, 0644, write_capture, &j);
+}
+
+/* ---- The writers ----
+ * A capture is written by a child process, whose copy of the window (fork's) is the
+ * snapshot, while this one goes on draining the ring buffer: replaying and writing a
+ * window takes tens to hundreds of milliseconds, and the ring buffer is kept small
+ * (bpf/sqslow.bpf.c), so that a drain that stopped for as long would let it fill. The
+ * child prints the trigger's line once its file is written (or says it is not), so a
+ * line's path names a whole file; lines of writers that overlap may come out of order. */
+#define MAX_WRITERS 4
+
+static pid_t writers[MAX_WRITERS];
+static int nwriters;
+
+/* One writer's end (block: wait for one): counted as written or not. */
+static bool reap(bool block)
+{
+	int status;
+	pid_t pid = waitpid(-1, &status, block ? 0 : WNOHANG);
+
+	if (pid <= 0)
 		return false;
-	captured++;
+	for (int i = 0; i < nwriters; i++)
+		if (writers[i] == pid) {
+			writers[i] = writers[--nwriters];
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				captured++;
+			else
+				write_failed++;
+			break;
+		}
 	return true;
+}
+
+static void reap_all(void)
+{
+	while (nwriters && reap(true))
+		;
+}
+
+/* How a trigger's line is told: with the capture's path, or NULL if none was written. */
+typedef void (*tell_fn)(const void *ctx, const char *path);
+
+/* Captures the window for c (WHAT names the file) and tells of it, in a writer (or here,
+ * if none can be made); beyond --captures, tells of it without a file. */
+static void capture(struct sqslow_capture *c, const char *what, tell_fn tell, const void *ctx)
+{
+	char path[4096];
+	bool ok;
+	pid_t pid;
+
+	while (reap(false))
+		;
+	if (captured + nwriters >= (__u64)env.captures) {
+		not_written++;
+		tell(ctx, NULL);
+		fflush(stdout);
+		return;
+	}
+	while (nwriters >= MAX_WRITERS && reap(true))
+		;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		/* _exit: nothing of the parent's (its links, its maps) is torn down here */
+		ok = write_files(c, what, path, sizeof(path));
+		tell(ctx, ok ? path : NULL);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(ok ? 0 : 1);
+	}
+	if (pid > 0) {
+		writers[nwriters++] = pid;
+		return;
+	}
+	ok = write_files(c, what, path, sizeof(path));
+	ok ? captured++ : write_failed++;
+	tell(ctx, ok ? path : NULL);
+	fflush(stdout);
 }
 
 /* ===================================================================== */
@@ -398,31 +470,42 @@ static void print_json(const struct sqslow_request *q, __u32 d, __u64 method, co
 	printf("}\n");
 }
 
+/* A slow request's line, as it is told (tell_request). */
+struct request_tell {
+	const struct sqslow_request *q;
+	__u32 d;
+	__u64 method;
+	const char *line;
+};
+
+static void tell_request(const void *ctx, const char *path)
+{
+	const struct request_tell *t = ctx;
+
+	if (env.c.format == SQ_FORMAT_JSON)
+		print_json(t->q, t->d, t->method, path);
+	else
+		printf("%s%s%s\n", t->line, path ? " -> " : "", path ? path : "");
+}
+
 /* A request ended (the live replay): a slow one is told and captured. */
 static void on_request(void *ctx, const struct sqslow_request *q)
 {
-	char line[1024], path[4096], what[32];
+	char line[1024], what[32];
 	struct sqslow_capture c = { .trigger = "request", .req = q, .summary = line, .end_ns = q->end_ns,
 				    .pid = q->pid };
-	__u32 d;
-	__u64 method;
-	bool ok;
+	struct request_tell t = { .q = q, .line = line };
 
 	if (q->end_ns - q->begin_ns <= env.over_ns)
 		return;
 	if (env.route && !sq_has_name_prefix(addr_name(NULL, q->pid, q->route), env.route))
 		return;
 	slow_count++;
-	d = dominant(q);
-	method = d == SQ_GREEN_RUNNING ? top_sampled(q) : top_share(q, d);
-	format_line(q, d, method, line, sizeof(line));
+	t.d = dominant(q);
+	t.method = t.d == SQ_GREEN_RUNNING ? top_sampled(q) : top_share(q, t.d);
+	format_line(q, t.d, t.method, line, sizeof(line));
 	snprintf(what, sizeof(what), "%llu", (unsigned long long)q->id);
-	ok = capture(&c, what, path, sizeof(path));
-	if (env.c.format == SQ_FORMAT_JSON)
-		print_json(q, d, method, ok ? path : NULL);
-	else
-		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
-	fflush(stdout);
+	capture(&c, what, tell_request, &t);
 }
 
 /* The end of a trigger's -j line (its head printed): the summary line and the capture's
@@ -435,51 +518,58 @@ static void end_report(const char *line, const char *path)
 	printf("}\n");
 }
 
+/* A --wait-over or --gc-over line, as it is told (tell_trigger): the -j line's head,
+ * then the summary line and the capture's path (end_report). */
+struct trigger_tell {
+	const char *line;
+	char head[256];
+};
+
+static void tell_trigger(const void *ctx, const char *path)
+{
+	const struct trigger_tell *t = ctx;
+
+	if (env.c.format == SQ_FORMAT_JSON) {
+		fputs(t->head, stdout);
+		end_report(t->line, path);
+	} else {
+		printf("%s%s%s\n", t->line, path ? " -> " : "", path ? path : "");
+	}
+}
+
 /* --wait-over: a Semaphore or I/O wait that lasted longer (a Delay is asked for). */
 static void on_slice(void *ctx, __u32 pid, __u64 process, __u32 state, __u64 begin, __u64 end,
 		     const struct sqslow_wait *w)
 {
-	char line[512], path[4096];
+	char line[512];
 	struct sqslow_capture c = { .trigger = "wait", .summary = line, .end_ns = end, .pid = pid };
-	bool ok;
+	struct trigger_tell t = { .line = line };
 
 	if (!env.wait_over_ns || (state != SQ_GREEN_SEMAPHORE && state != SQ_GREEN_IO) || end - begin <= env.wait_over_ns)
 		return;
 	snprintf(line, sizeof(line), "wait: %s (%llu) %s %.1f ms in %s", sq_printable(process_name(NULL, pid, process)),
 		 (unsigned long long)process, heads[state], (end - begin) / 1e6,
 		 w->method ? sq_printable(method_name(NULL, pid, w->method)) : "?");
-	ok = capture(&c, "wait", path, sizeof(path));
-	if (env.c.format == SQ_FORMAT_JSON) {
-		printf("{\"type\":\"slow_wait\",\"pid\":%u,\"process\":%llu,\"state\":\"%s\",\"ms\":%.6f,\"summary\":", pid,
-		       (unsigned long long)process, keys[state], (end - begin) / 1e6);
-		end_report(line, ok ? path : NULL);
-	} else {
-		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
-	}
-	fflush(stdout);
+	snprintf(t.head, sizeof(t.head), "{\"type\":\"slow_wait\",\"pid\":%u,\"process\":%llu,\"state\":\"%s\",\"ms\":%.6f,\"summary\":",
+		 pid, (unsigned long long)process, keys[state], (end - begin) / 1e6);
+	capture(&c, "wait", tell_trigger, &t);
 }
 
 /* --gc-over: a long pause. */
 static void on_gc(void *ctx, __u32 pid, __u64 process, __u64 method, bool full, __u64 begin, __u64 end)
 {
-	char line[512], path[4096];
+	char line[512];
 	struct sqslow_capture c = { .trigger = "gc", .summary = line, .end_ns = end, .pid = pid };
-	bool ok;
+	struct trigger_tell t = { .line = line };
 
 	if (!env.gc_over_ns || end - begin <= env.gc_over_ns)
 		return;
 	snprintf(line, sizeof(line), "gc: %s pause %.1f ms in %s of %s", full ? "full" : "young", (end - begin) / 1e6,
 		 method ? sq_printable(method_name(NULL, pid, method)) : "?",
 		 process ? sq_printable(process_name(NULL, pid, process)) : "?");
-	ok = capture(&c, "gc", path, sizeof(path));
-	if (env.c.format == SQ_FORMAT_JSON) {
-		printf("{\"type\":\"slow_gc\",\"pid\":%u,\"full\":%s,\"ms\":%.6f,\"summary\":", pid, full ? "true" : "false",
-		       (end - begin) / 1e6);
-		end_report(line, ok ? path : NULL);
-	} else {
-		printf("%s%s%s\n", line, ok ? " -> " : "", ok ? path : "");
-	}
-	fflush(stdout);
+	snprintf(t.head, sizeof(t.head), "{\"type\":\"slow_gc\",\"pid\":%u,\"full\":%s,\"ms\":%.6f,\"summary\":", pid,
+		 full ? "true" : "false", (end - begin) / 1e6);
+	capture(&c, "gc", tell_trigger, &t);
 }
 
 /* ===================================================================== */
@@ -519,28 +609,30 @@ static int handle_msg(void *ctx, void *data, size_t size)
 	return sq_rb_yield();
 }
 
+static void tell_window(const void *ctx, const char *path)
+{
+	if (env.c.format == SQ_FORMAT_JSON) {
+		printf("{\"type\":\"window\",\"capture\":");
+		path ? sq_json_str(stdout, path) : (void)printf("null");
+		printf("}\n");
+	} else {
+		printf("window%s%s\n", path ? " -> " : ": not written", path ? path : "");
+	}
+}
+
 /* SIGUSR1: the window now. */
 static int on_usr1(void *ctx)
 {
 	int fd = *(int *)ctx;
 	struct signalfd_siginfo si;
-	char path[4096], line[64];
+	char line[64];
 	struct sqslow_capture c = { .trigger = "signal", .summary = line, .pid = env.c.pid };
-	bool ok;
 
 	while (read(fd, &si, sizeof(si)) == sizeof(si))
 		;
 	c.end_ns = newest_ns ? newest_ns : sq_mono_ns();
 	snprintf(line, sizeof(line), "SIGUSR1: the window");
-	ok = capture(&c, "window", path, sizeof(path));
-	if (env.c.format == SQ_FORMAT_JSON) {
-		printf("{\"type\":\"window\",\"capture\":");
-		ok ? sq_json_str(stdout, path) : (void)printf("null");
-		printf("}\n");
-	} else {
-		printf("window%s%s\n", ok ? " -> " : ": not written", ok ? path : "");
-	}
-	fflush(stdout);
+	capture(&c, "window", tell_window, NULL);
 	return 0;
 }
 
@@ -552,6 +644,8 @@ static int on_poll(void *ctx)
 
 	if (read(*(int *)ctx, &expirations, sizeof(expirations)) < 0)
 		return 0;
+	while (reap(false))	/* the writers that ended, counted */
+		;
 	return 0;
 }
 
@@ -561,6 +655,7 @@ static int report(void *ctx, bool last)
 
 	if (!last)
 		return 0;
+	reap_all();	/* every capture written before the summary counts them */
 	if (env.c.verbose)
 		fprintf(stderr, "sqslow: messages: %llu batches, %llu collections, %llu samples, %llu allocations; "
 			"%llu records out of order, %llu malformed\n",
@@ -568,11 +663,11 @@ static int report(void *ctx, bool last)
 			(unsigned long long)nmsgs[SQSLOW_SAMPLE], (unsigned long long)nmsgs[SQSLOW_ALLOC],
 			(unsigned long long)sqslow_replay_reordered(live), (unsigned long long)sqslow_replay_malformed(live));
 	if (env.c.format == SQ_FORMAT_JSON) {
-		printf("{\"type\":\"summary\",\"slow\":%llu,\"captured\":%llu,\"not_written\":%llu,\"lost\":%llu,"
-		       "\"unreadable\":%llu,\"not_followed\":%llu,\"reordered\":%llu,\"malformed\":%llu,"
+		printf("{\"type\":\"summary\",\"slow\":%llu,\"captured\":%llu,\"not_written\":%llu,"
+		       "\"write_failed\":%llu,\"lost\":%llu,\"unreadable\":%llu,\"not_followed\":%llu,\"reordered\":%llu,\"malformed\":%llu,"
 		       "\"window_cut_for_bytes\":%llu}\n",
 		       (unsigned long long)slow_count, (unsigned long long)captured, (unsigned long long)not_written,
-		       (unsigned long long)lost, (unsigned long long)unreadable,
+		       (unsigned long long)write_failed, (unsigned long long)lost, (unsigned long long)unreadable,
 		       (unsigned long long)sqslow_replay_unseen(live), (unsigned long long)sqslow_replay_reordered(live),
 		       (unsigned long long)sqslow_replay_malformed(live), (unsigned long long)window.cut_for_bytes);
 	} else {
@@ -580,6 +675,8 @@ static int report(void *ctx, bool last)
 			(unsigned long long)captured);
 		if (not_written)
 			fprintf(stderr, ", %llu not (--captures)", (unsigned long long)not_written);
+		if (write_failed)
+			fprintf(stderr, ", %llu could not be written", (unsigned long long)write_failed);
 		fprintf(stderr, "\n");
 		if (lost || unreadable)
 			fprintf(stderr, "sqslow: lost %llu messages (the ring buffer was full), %llu batches unreadable\n",
