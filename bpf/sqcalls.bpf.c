@@ -205,11 +205,29 @@ static __always_inline __u64 running_on(__u32 tid)
 	return proc ? *proc : 0;
 }
 
+/* The green process running now on VM thread tid of VM pid: as process__activate said or,
+ * before the first switch the tool sees, as the VM's current process says (a per-event
+ * probe fires in it; a batch's first records may be another's). */
+static __always_inline __u64 running_now(__u32 tid, __u32 pid)
+{
+	__u64 *known = bpf_map_lookup_elem(&running, &tid), proc = 0, id = 0;
+	struct sq_vm_offsets *vm;
+
+	if (known)
+		return *known;
+	vm = bpf_map_lookup_elem(&vms, &pid);
+	if (!vm || bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc ||
+	    bpf_probe_read_user(&id, sizeof(id), (void *)(proc + vm->process_id)))
+		return 0;
+	bpf_map_update_elem(&running, &tid, &id, BPF_NOEXIST);
+	return id;
+}
+
 static __always_inline int on_entry(const char *recv, const char *sel, const char *def, __u64 frame, __u32 depth,
 				    __u32 block)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct sq_shadow *st = shadow_of(tid, running_on(tid), true);
+	__u64 id = bpf_get_current_pid_tgid();
+	struct sq_shadow *st = shadow_of((__u32)id, running_now((__u32)id, id >> 32), true);
 	struct sq_call c = {
 		.recv = (__u64)recv, .def_class = (__u64)def, .selector = (__u64)sel,
 		.frame = frame, .depth = depth, .block = block,
@@ -236,7 +254,7 @@ static __always_inline int on_return(const char *recv, const char *sel, const ch
 	if (vm && !bpf_probe_read_user(&c.caller, sizeof(c.caller), (void *)(frame + vm->frame_caller)) && c.caller &&
 	    edges_on && !bpf_probe_read_user(&callee_m, sizeof(callee_m), (void *)(frame + vm->frame_method)))
 		bpf_probe_read_user(&caller_m, sizeof(caller_m), (void *)(c.caller + vm->frame_method));
-	returned(pid, shadow_of(tid, running_on(tid), false), &c, now, callee_m, caller_m);
+	returned(pid, shadow_of(tid, running_now(tid, pid), false), &c, now, callee_m, caller_m);
 	return 0;
 }
 
@@ -267,9 +285,10 @@ int BPF_USDT(block_return, char *recv, char *sel, char *def, __u64 frame, __u32 
 SEC("usdt")
 int BPF_USDT(process_activate, __u64 proc, char *name, int priority)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
 
-	shadow_switch(tid, running_on(tid), proc, bpf_ktime_get_ns());
+	shadow_switch(tid, running_now(tid, id >> 32), proc, bpf_ktime_get_ns());
 	bpf_map_update_elem(&running, &tid, &proc, BPF_ANY);
 	return 0;
 }
@@ -321,7 +340,7 @@ int sys_exit(void *ctx)
 	vm = bpf_map_lookup_elem(&vms, &pid);
 	if (!vm || !(fp = sq_current_frame(vm, &proc)))
 		return 0;
-	o = shadow_innermost(shadow_of(tid, running_on(tid), false), fp);
+	o = shadow_innermost(shadow_of(tid, running_now(tid, pid), false), fp);
 	if (!o || !wanted(pid, o->def_class, o->selector, o->recv))
 		return 0;
 	key.block = o->block;
