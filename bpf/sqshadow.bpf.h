@@ -20,7 +20,8 @@
  * an entry follows its bucket's chain (direct recursion: its first link).
  *
  * Activations deeper than SQ_SHADOW_DEPTH are not kept: their returns are counted, not
- * timed (sqcalls's deep counter), and their time is their shallow caller's own. A stack
+ * timed (sqcalls's deep counter), their time is their shallow caller's own, and no
+ * system call is charged to them (-S). A stack
  * is an LRU entry: created by a process's first entry, evicted when SQ_SHADOW_PROCS
  * processes with stacks have run since it last did (its open activations then return
  * untimed). Include after sqvm.bpf.h. */
