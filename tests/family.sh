@@ -270,6 +270,19 @@ fa_sqcalls() {
             pass "family/sqcalls ($mode): 300 deep, every call counted, the 98 deeper than 256 not timed (deep), the recursion's total its outermost"
         else fail "family/sqcalls deep ($mode)" "status $FA_STATUS: '$got' $(head -3 "$FA_TMP/err")"; fi
     done
+
+    # A green process switched out: waitOn: waits on a Semaphore while the other process
+    # spins 20 ms in spin: (on the clock: at least 20,000 us); waitOn:'s time leaves those
+    # out (a few us of its own, bounded at a tenth of spin:'s against a loaded host), the
+    # spin is spin:'s and its block's. Through both ways in.
+    for mode in batch -S; do
+        fa_calls -w Switch -n 0 -j $([ "$mode" = -S ] && echo -S)
+        got=$(jq -r '(.rows | map({(.name): .}) | add) as $r | $r["Switch>>waitOn:"] as $w | $r["Switch>>spin:"] as $s |
+            "\($w.count) \($w.entered_before_trace) \($s.count) \($r["[] in Switch>>run:"].count) \($s.total_ns >= 19999000 and $w.total_ns < $s.total_ns / 10 and $r["[] in Switch>>run:"].total_ns >= $s.total_ns)"' "$FA_TMP/out" 2>&1)
+        if [ "$FA_STATUS" = 0 ] && [ "$got" = "1 0 1 2 true" ]; then
+            pass "family/sqcalls ($mode): a method's time leaves out the 20 ms its process was switched out, charged to the other process's spin:"
+        else fail "family/sqcalls switched out ($mode)" "status $FA_STATUS: '$got' $(jq -c '[.rows[] | select(.name | test("waitOn|spin")) | {name, count, total_ns}]' "$FA_TMP/out" 2>&1) $(head -3 "$FA_TMP/err")"; fi
+    done
 }
 
 # ---- sqsched ---------------------------------------------------------------------
