@@ -3,22 +3,20 @@
  * a latency histogram and the system calls it made, from the call probes; aggregated
  * here, read by user space at the end or every interval.
  *
- * Each activation's entry is kept by (thread, frame). On its return: inclusive time is
- * return minus entry, less the time its green process was switched out meanwhile (from
- * process__activate); self time is that minus the inclusive time of the callees, which
- * each return adds to its caller's record (the caller's frame is read from the VM's own
- * frame, so non-local returns, which end several frames at once, and green processes,
- * which interleave frames on one thread, time right). A recursive method's total counts
- * its outermost activation only: the inner ones are inside it already.
- *
- * Two ways in: call__batch's records (the default: one uprobe hit per batch), or with -S
- * the four per-event call probes, whose open activations the system-call tracepoints
- * look up at the instant of each system call. A batch keeps each green process's open
- * activations in a shadow stack indexed by depth (bottom of the file); the per-event
- * programs keep them in the calls map, as do activations deeper than the shadow stack. */
+ * One timing engine (bpf/sqshadow.bpf.h): each green process's open activations on a
+ * shadow stack by depth, with the time the process spent switched out; it says how
+ * non-local returns, recursion (a method's total counts its outermost activation only)
+ * and green processes are timed, and what becomes of activations deeper than its stack.
+ * Two ways feed it the same events:
+ *  - call__batch's records (the default: one uprobe hit per batch of up to 256 entries,
+ *    returns and process switches, each with its time and its caller's frame);
+ *  - with -S, the four per-event call probes and process__activate, so that the
+ *    system-call tracepoints find the activation open at the instant of each system
+ *    call (the innermost: the top of its process's stack). */
 #include "sqvm.bpf.h"
 #include "sqcalls.h"
 #include "sqbatch.bpf.h"
+#include "sqshadow.bpf.h"
 
 /* Options, set by user space before load. */
 const volatile bool histograms = false;			/* -L */
@@ -32,71 +30,13 @@ const volatile __u32 class_prefix_len = 0;
 const volatile char sel_prefix[SQ_NAME_LEN] = {};	/* -M */
 const volatile __u32 sel_prefix_len = 0;
 
-struct frame_key {
-	__u32 tid;
-	__u32 pad;
-	__u64 frame;
-};
-
-struct call {
-	__u64 ts_ns;
-	__u64 child_ns;		/* the callees' inclusive time so far */
-	__u64 off_ns;		/* its process's switched-out time at entry */
-	__u64 recv;		/* the receiver's class name (for -C) */
-	__u64 proc;		/* its green process */
-	struct sqcalls_key key;
-	__u32 inner;		/* 1: a recursive activation inside another of the same method */
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct frame_key);
-	__type(value, struct call);
-} calls SEC(".maps");
-
-/* Open activations per (thread, process, method): recursion depth. */
-struct active_key {
-	__u32 tid;
-	__u32 pad;
-	__u64 proc;
-	struct sqcalls_key key;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct active_key);
-	__type(value, __u32);
-} active SEC(".maps");
-
-/* The green process running on a thread (process__activate), and per process the time
- * it has spent switched out. */
+/* The green process running on each VM thread (process__activate). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, __u64);
 } running SEC(".maps");
-
-struct proc_key {
-	__u32 tid;
-	__u32 pad;
-	__u64 proc;
-};
-
-struct proc_time {
-	__u64 off_total_ns;
-	__u64 off_since_ns;	/* when it was switched out; 0 while it runs */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct proc_key);
-	__type(value, struct proc_time);
-} procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -138,14 +78,7 @@ struct {
 
 __u64 lost = 0;		/* returns not counted: the stats map was full */
 __u64 lost_edges = 0;	/* --mse: calls between methods not counted: the edges map was full */
-
-static __always_inline __u64 off_ns(__u32 tid, __u64 proc)
-{
-	struct proc_key k = { .tid = tid, .proc = proc };
-	struct proc_time *t = bpf_map_lookup_elem(&procs, &k);
-
-	return t ? t->off_total_ns : 0;
-}
+__u64 deep = 0;		/* returns counted, not timed: deeper than the shadow stack (bpf/sqshadow.bpf.h) */
 
 static __always_inline bool prefix_ok(__u32 pid, __u64 addr, const volatile char *prefix, __u32 len, __u32 kind)
 {
@@ -166,49 +99,18 @@ static __always_inline bool prefix_ok(__u32 pid, __u64 addr, const volatile char
 	return ok;
 }
 
-static __always_inline bool wanted(const struct call *c)
+/* Does -C/-M let a call of this method on a receiver of class recv through? */
+static __always_inline bool wanted(__u32 pid, __u64 def_class, __u64 selector, __u64 recv)
 {
-	if (sel_prefix_len && !prefix_ok(c->key.pid, c->key.selector, sel_prefix, sel_prefix_len, 1))
+	if (sel_prefix_len && !prefix_ok(pid, selector, sel_prefix, sel_prefix_len, 1))
 		return false;
-	if (class_prefix_len && !prefix_ok(c->key.pid, c->key.def_class, class_prefix, class_prefix_len, 2) &&
-	    !prefix_ok(c->key.pid, c->recv, class_prefix, class_prefix_len, 2))
+	if (class_prefix_len && !prefix_ok(pid, def_class, class_prefix, class_prefix_len, 2) &&
+	    !prefix_ok(pid, recv, class_prefix, class_prefix_len, 2))
 		return false;
 	return true;
 }
 
-static __always_inline int on_entry(const char *recv, const char *sel, const char *def, __u64 frame, __u32 block)
-{
-	__u64 id = bpf_get_current_pid_tgid(), *proc;
-	__u32 tid = (__u32)id, one = 1, *n;
-	struct frame_key fk = { .tid = tid, .frame = frame };
-	struct call c = {};
-	struct active_key ak = {};
-
-	c.key.pid = id >> 32;
-	c.key.block = block;
-	c.key.def_class = (__u64)def;
-	c.key.selector = (__u64)sel;
-	c.recv = (__u64)recv;
-	proc = bpf_map_lookup_elem(&running, &tid);
-	c.proc = proc ? *proc : 0;
-	c.off_ns = off_ns(tid, c.proc);
-	ak.tid = tid;
-	ak.proc = c.proc;
-	ak.key = c.key;
-	n = bpf_map_lookup_elem(&active, &ak);
-	if (n) {
-		c.inner = *n > 0;
-		*n += 1;	/* per thread: no race */
-	} else {
-		bpf_map_update_elem(&active, &ak, &one, BPF_ANY);
-	}
-	c.ts_ns = bpf_ktime_get_ns();
-	bpf_map_update_elem(&calls, &fk, &c, BPF_ANY);
-	return 0;
-}
-
-static __always_inline void count(const struct sqcalls_key *key, const char *sel, const char *def,
-				  __u64 incl, __u64 self, bool inner, bool timed)
+static __always_inline void count(const struct sqcalls_key *key, __u64 incl, __u64 self, bool inner, bool timed)
 {
 	static const struct sqcalls_stats zero;
 	struct sqcalls_stats *s;
@@ -220,8 +122,8 @@ static __always_inline void count(const struct sqcalls_key *key, const char *sel
 		return;
 	}
 	if (created) {
-		sq_remember_name(key->pid, key->def_class, def);
-		sq_remember_name(key->pid, key->selector, sel);
+		sq_remember_name(key->pid, key->def_class, (const char *)key->def_class);
+		sq_remember_name(key->pid, key->selector, (const char *)key->selector);
 	}
 	__sync_fetch_and_add(&s->count, 1);
 	if (!timed) {
@@ -263,125 +165,130 @@ static __always_inline void count_edge_methods(__u32 pid, struct sq_vm_offsets *
 	sq_remember_method(pid, k.callee, vm->method_print_name);
 }
 
-static __always_inline void count_edge(__u32 pid, __u64 frame)
+/* A return of activation c of VM pid at ts, on stack st (NULL: its process has none):
+ * timed if its entry is open there, else counted only (entered before tracing began,
+ * or deep). The Methods of the frame and its caller (0: not known) are for --mse. */
+static __always_inline void returned(__u32 pid, struct sq_shadow *st, const struct sq_call *c, __u64 ts,
+				     __u64 method, __u64 caller_method)
 {
-	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
-	__u64 caller = 0, caller_m = 0, callee_m = 0;
+	struct sqcalls_key key = { .pid = pid };
+	struct sq_closed d = {};
+	bool timed = shadow_close(st, c, ts, &d);
 
-	if (!vm || bpf_probe_read_user(&callee_m, sizeof(callee_m), (void *)(frame + vm->frame_method)) ||
-	    bpf_probe_read_user(&caller, sizeof(caller), (void *)(frame + vm->frame_caller)) || !caller ||
-	    bpf_probe_read_user(&caller_m, sizeof(caller_m), (void *)(caller + vm->frame_method)))
+	if (!timed) {
+		d.recv = c->recv;
+		d.def_class = c->def_class;
+		d.selector = c->selector;
+		d.block = c->block;
+	}
+	if (!wanted(pid, d.def_class, d.selector, d.recv))
 		return;
-	count_edge_methods(pid, vm, caller_m, callee_m);
+	if (!timed && c->depth >= SQ_SHADOW_DEPTH)
+		__sync_fetch_and_add(&deep, 1);
+	key.block = d.block;
+	key.def_class = d.def_class;
+	key.selector = d.selector;
+	count(&key, d.incl_ns, d.self_ns, d.inner, timed);
+	if (edges_on)
+		count_edge_methods(pid, bpf_map_lookup_elem(&vms, &pid), caller_method, method);
 }
 
-static __always_inline int on_return(const char *recv, const char *sel, const char *def, __u64 frame, __u32 block)
-{
-	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), incl, self, caller = 0;
-	__u32 tid = (__u32)id, pid = id >> 32, *n;
-	struct frame_key fk = { .tid = tid, .frame = frame };
-	struct sq_vm_offsets *vm;
-	struct active_key ak = {};
-	struct call *c, *parent;
+/* ===================================================================== */
+/* The per-event probes (-S)                                             */
+/* ===================================================================== */
 
-	c = bpf_map_lookup_elem(&calls, &fk);
-	if (!c) {
-		/* entered before tracing began: counted, not timed */
-		struct call pre = {};
-		pre.key.pid = pid;
-		pre.key.block = block;
-		pre.key.def_class = (__u64)def;
-		pre.key.selector = (__u64)sel;
-		pre.recv = (__u64)recv;
-		if (wanted(&pre)) {
-			count(&pre.key, sel, def, 0, 0, false, false);
-			if (edges_on)
-				count_edge(pid, frame);
-		}
-		return 0;
-	}
-	incl = now - c->ts_ns;
-	{
-		__u64 off = off_ns(tid, c->proc) - c->off_ns;
-		incl = incl > off ? incl - off : 0;
-	}
-	self = incl > c->child_ns ? incl - c->child_ns : 0;
-	/* the caller's record gets this call's inclusive time */
+/* The green process running on VM thread tid (0: none seen yet). */
+static __always_inline __u64 running_on(__u32 tid)
+{
+	__u64 *proc = bpf_map_lookup_elem(&running, &tid);
+
+	return proc ? *proc : 0;
+}
+
+/* The green process running now on VM thread tid of VM pid: as process__activate said or,
+ * before the first switch the tool sees, as the VM's current process says (a per-event
+ * probe fires in it; a batch's first records may be another's). */
+static __always_inline __u64 running_now(__u32 tid, __u32 pid)
+{
+	__u64 *known = bpf_map_lookup_elem(&running, &tid), proc = 0, id = 0;
+	struct sq_vm_offsets *vm;
+
+	if (known)
+		return *known;
 	vm = bpf_map_lookup_elem(&vms, &pid);
-	if (vm && !bpf_probe_read_user(&caller, sizeof(caller), (void *)(frame + vm->frame_caller)) && caller) {
-		struct frame_key pk = { .tid = tid, .frame = caller };
-		parent = bpf_map_lookup_elem(&calls, &pk);
-		if (parent)
-			__sync_fetch_and_add(&parent->child_ns, incl);
-	}
-	ak.tid = tid;
-	ak.proc = c->proc;
-	ak.key = c->key;
-	n = bpf_map_lookup_elem(&active, &ak);
-	if (n) {
-		if (*n <= 1)
-			bpf_map_delete_elem(&active, &ak);
-		else
-			*n -= 1;	/* per thread: no race */
-	}
-	if (wanted(c)) {
-		count(&c->key, sel, def, incl, self, c->inner, true);
-		if (edges_on)
-			count_edge(pid, frame);
-	}
-	bpf_map_delete_elem(&calls, &fk);
+	if (!vm || bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc ||
+	    bpf_probe_read_user(&id, sizeof(id), (void *)(proc + vm->process_id)))
+		return 0;
+	bpf_map_update_elem(&running, &tid, &id, BPF_NOEXIST);
+	return id;
+}
+
+static __always_inline int on_entry(const char *recv, const char *sel, const char *def, __u64 frame, __u32 depth,
+				    __u32 block)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct sq_shadow *st = shadow_of((__u32)id, running_now((__u32)id, id >> 32), true);
+	struct sq_call c = {
+		.recv = (__u64)recv, .def_class = (__u64)def, .selector = (__u64)sel,
+		.frame = frame, .depth = depth, .block = block,
+	};
+
+	if (st)
+		shadow_open(st, &c, bpf_ktime_get_ns());
+	return 0;
+}
+
+static __always_inline int on_return(const char *recv, const char *sel, const char *def, __u64 frame, __u32 depth,
+				     __u32 block)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), caller_m = 0, callee_m = 0;
+	__u32 tid = (__u32)id, pid = id >> 32;
+	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
+	struct sq_call c = {
+		.recv = (__u64)recv, .def_class = (__u64)def, .selector = (__u64)sel,
+		.frame = frame, .depth = depth, .block = block,
+	};
+
+	/* the caller's frame and both Methods, from the VM's frames (the batches' records
+	 * carry them) */
+	if (vm && !bpf_probe_read_user(&c.caller, sizeof(c.caller), (void *)(frame + vm->frame_caller)) && c.caller &&
+	    edges_on && !bpf_probe_read_user(&callee_m, sizeof(callee_m), (void *)(frame + vm->frame_method)))
+		bpf_probe_read_user(&caller_m, sizeof(caller_m), (void *)(c.caller + vm->frame_method));
+	returned(pid, shadow_of(tid, running_now(tid, pid), false), &c, now, callee_m, caller_m);
 	return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(method_entry, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	return on_entry(recv, sel, def, frame, 0);
+	return on_entry(recv, sel, def, frame, depth, 0);
 }
 
 SEC("usdt")
 int BPF_USDT(method_return, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	return on_return(recv, sel, def, frame, 0);
+	return on_return(recv, sel, def, frame, depth, 0);
 }
 
 SEC("usdt")
 int BPF_USDT(block_entry, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	return on_entry(recv, sel, def, frame, 1);
+	return on_entry(recv, sel, def, frame, depth, 1);
 }
 
 SEC("usdt")
 int BPF_USDT(block_return, char *recv, char *sel, char *def, __u64 frame, __u32 depth)
 {
-	return on_return(recv, sel, def, frame, 1);
+	return on_return(recv, sel, def, frame, depth, 1);
 }
 
-/* A green process switch: the outgoing one's clock stops, the incoming one's resumes. */
 SEC("usdt")
 int BPF_USDT(process_activate, __u64 proc, char *name, int priority)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 now = bpf_ktime_get_ns(), *cur = bpf_map_lookup_elem(&running, &tid);
-	struct proc_key k = { .tid = tid };
-	struct proc_time *t, fresh = {};
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
 
-	if (cur) {
-		k.proc = *cur;
-		t = bpf_map_lookup_elem(&procs, &k);
-		if (t) {
-			t->off_since_ns = now;
-		} else {
-			fresh.off_since_ns = now;
-			bpf_map_update_elem(&procs, &k, &fresh, BPF_ANY);
-		}
-	}
-	k.proc = proc;
-	t = bpf_map_lookup_elem(&procs, &k);
-	if (t && t->off_since_ns) {
-		t->off_total_ns += now - t->off_since_ns;
-		t->off_since_ns = 0;
-	}
+	shadow_switch(tid, running_now(tid, id >> 32), proc, bpf_ktime_get_ns());
 	bpf_map_update_elem(&running, &tid, &proc, BPF_ANY);
 	return 0;
 }
@@ -420,10 +327,10 @@ int sys_exit(void *ctx)
 	static const struct sqcalls_sys zero;
 	__u64 id = bpf_get_current_pid_tgid(), *start, proc = 0, fp = 0;
 	__u32 tid = (__u32)id, pid = id >> 32;
+	struct sqcalls_key key = { .pid = pid };
+	const struct sq_open *o;
 	struct sq_vm_offsets *vm;
-	struct frame_key fk = { .tid = tid };
 	struct sqcalls_sys *s;
-	struct call *c;
 	__u64 dur;
 
 	if (!syscalls || !(start = bpf_map_lookup_elem(&sys_start, &tid)))
@@ -433,11 +340,13 @@ int sys_exit(void *ctx)
 	vm = bpf_map_lookup_elem(&vms, &pid);
 	if (!vm || !(fp = sq_current_frame(vm, &proc)))
 		return 0;
-	fk.frame = fp;
-	c = bpf_map_lookup_elem(&calls, &fk);
-	if (!c || !wanted(c))
+	o = shadow_innermost(shadow_of(tid, running_now(tid, pid), false), fp);
+	if (!o || !wanted(pid, o->def_class, o->selector, o->recv))
 		return 0;
-	s = sq_lookup_or_init(&sys, &c->key, &zero, NULL);
+	key.block = o->block;
+	key.def_class = o->def_class;
+	key.selector = o->selector;
+	s = sq_lookup_or_init(&sys, &key, &zero, NULL);
 	if (!s)
 		return 0;
 	__sync_fetch_and_add(&s->count, 1);
@@ -449,225 +358,49 @@ int sys_exit(void *ctx)
 /* call__batch                                                           */
 /* ===================================================================== */
 
-/* One open activation on a shadow stack. */
-struct shadow {
-	__u64 frame;		/* 0: none open at this depth */
-	__u64 ts_ns;
-	__u64 child_ns;
-	__u64 off_ns;		/* its process's switched-out time at entry */
-	__u64 recv;
-	struct sqcalls_key key;
-	__u32 inner;
-	__u32 pad;
-};
-
-#define SQCALLS_SHADOW_DEPTH 256	/* deeper activations go to the calls map */
-
-/* A green process's open activations by depth, and its switched-out time. */
-struct shadow_stack {
-	__u64 off_total_ns;
-	__u64 off_since_ns;	/* when it was switched out; 0 while it runs */
-	struct shadow s[SQCALLS_SHADOW_DEPTH];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct proc_key);
-	__type(value, struct shadow_stack);
-} stacks SEC(".maps");
-
-/* For creating a stack: a map value's size is too big for the BPF stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct shadow_stack);
-} stack_zero SEC(".maps");
-
-/* What a batch's records share: the thread, and the process running on it. */
+/* What a batch's records share: the thread, and the process running on it. (Its stack
+ * is looked up per record: a pointer kept here would multiply the states the verifier
+ * walks the record callback in, which it verifies until they converge.) */
 struct batch_state {
 	__u32 tid, pid;
 	__u64 proc;
 };
 
-static __always_inline struct shadow_stack *stack_of(__u32 tid, __u64 proc, bool create)
+static __always_inline void batch_call(const SqEventRecord *r, __u32 block, struct sq_call *c)
 {
-	struct proc_key k = { .tid = tid, .proc = proc };
-	struct shadow_stack *st = bpf_map_lookup_elem(&stacks, &k), *z;
-	__u32 zero = 0;
-
-	if (st || !create)
-		return st;
-	z = bpf_map_lookup_elem(&stack_zero, &zero);	/* stays all zero: only read */
-	if (!z)
-		return 0;
-	bpf_map_update_elem(&stacks, &k, z, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&stacks, &k);
-}
-
-/* Recursion depth of a method in a process: the active map, kept at 0 rather than
- * deleted (an LRU map: a delete and a new insert per call cost more than the entry). */
-static __always_inline __u32 active_enter(__u32 tid, __u64 proc, const struct sqcalls_key *key)
-{
-	struct active_key ak = { .tid = tid, .proc = proc, .key = *key };
-	__u32 one = 1, *n = bpf_map_lookup_elem(&active, &ak), was;
-
-	if (!n) {
-		bpf_map_update_elem(&active, &ak, &one, BPF_ANY);
-		return 0;
-	}
-	was = *n;
-	*n = was + 1;		/* per thread: no race */
-	return was;
-}
-
-static __always_inline void active_leave(__u32 tid, __u64 proc, const struct sqcalls_key *key)
-{
-	struct active_key ak = { .tid = tid, .proc = proc, .key = *key };
-	__u32 *n = bpf_map_lookup_elem(&active, &ak);
-
-	if (n && *n)
-		*n -= 1;
+	c->recv = r->call.recv_cls;
+	c->def_class = r->call.def_cls;
+	c->selector = r->call.selector;
+	c->frame = r->call.frame;
+	c->caller = r->call.caller;
+	c->depth = r->arg;
+	c->block = block;
 }
 
 static __always_inline void batch_entry(struct batch_state *b, const SqEventRecord *r, __u32 block)
 {
-	struct shadow_stack *st = stack_of(b->tid, b->proc, true);
-	__u32 depth = r->arg;
-	struct shadow *sh;
+	struct sq_shadow *st = shadow_of(b->tid, b->proc, true);
+	struct sq_call c;
 
 	if (!st)
 		return;
-	if (depth >= SQCALLS_SHADOW_DEPTH) {
-		/* deep: the per-event way, in the calls map */
-		struct frame_key fk = { .tid = b->tid, .frame = r->call.frame };
-		struct call c = {};
-
-		c.key.pid = b->pid;
-		c.key.block = block;
-		c.key.def_class = r->call.def_cls;
-		c.key.selector = r->call.selector;
-		c.recv = r->call.recv_cls;
-		c.proc = b->proc;
-		c.off_ns = st->off_total_ns;
-		c.inner = active_enter(b->tid, b->proc, &c.key) > 0;
-		c.ts_ns = r->ts;
-		bpf_map_update_elem(&calls, &fk, &c, BPF_ANY);
-		return;
-	}
-	sh = &st->s[depth];
-	sh->frame = r->call.frame;
-	sh->ts_ns = r->ts;
-	sh->child_ns = 0;
-	sh->off_ns = st->off_total_ns;
-	sh->recv = r->call.recv_cls;
-	sh->key.pid = b->pid;
-	sh->key.block = block;
-	sh->key.def_class = r->call.def_cls;
-	sh->key.selector = r->call.selector;
-	sh->inner = active_enter(b->tid, b->proc, &sh->key) > 0;
-}
-
-/* The open activation at depth with this frame into *c (and closes it), or false. */
-static __always_inline bool batch_take(struct batch_state *b, struct shadow_stack *st, __u32 depth, __u64 frame,
-				       struct call *c)
-{
-	if (depth < SQCALLS_SHADOW_DEPTH) {
-		struct shadow *sh = &st->s[depth];
-
-		if (sh->frame != frame)
-			return false;
-		c->ts_ns = sh->ts_ns;
-		c->child_ns = sh->child_ns;
-		c->off_ns = sh->off_ns;
-		c->recv = sh->recv;
-		c->key = sh->key;
-		c->inner = sh->inner;
-		sh->frame = 0;
-		return true;
-	}
-	{
-		struct frame_key fk = { .tid = b->tid, .frame = frame };
-		struct call *m = bpf_map_lookup_elem(&calls, &fk);
-
-		if (!m)
-			return false;
-		*c = *m;
-		bpf_map_delete_elem(&calls, &fk);
-		return true;
-	}
-}
-
-/* The caller's open activation (at depth - 1, with the caller's frame) gets incl. */
-static __always_inline void batch_charge_caller(struct batch_state *b, struct shadow_stack *st, __u32 depth,
-						__u64 caller, __u64 incl)
-{
-	if (!caller || depth == 0)
-		return;
-	depth -= 1;
-	if (depth < SQCALLS_SHADOW_DEPTH) {
-		struct shadow *sh = &st->s[depth];
-
-		if (sh->frame == caller)
-			sh->child_ns += incl;
-		return;
-	}
-	{
-		struct frame_key pk = { .tid = b->tid, .frame = caller };
-		struct call *parent = bpf_map_lookup_elem(&calls, &pk);
-
-		if (parent)
-			parent->child_ns += incl;	/* one thread writes it */
-	}
+	batch_call(r, block, &c);
+	shadow_open(st, &c, r->ts);
 }
 
 static __always_inline void batch_return(struct batch_state *b, const SqEventRecord *r, __u32 block)
 {
-	struct shadow_stack *st = stack_of(b->tid, b->proc, false);
-	__u64 incl, self, off;
-	struct call c = {};
+	struct sq_call c;
 
-	if (!st || !batch_take(b, st, r->arg, r->call.frame, &c)) {
-		/* entered before tracing began: counted, not timed */
-		c.key.pid = b->pid;
-		c.key.block = block;
-		c.key.def_class = r->call.def_cls;
-		c.key.selector = r->call.selector;
-		c.recv = r->call.recv_cls;
-		if (wanted(&c)) {
-			count(&c.key, (const char *)r->call.selector, (const char *)r->call.def_cls, 0, 0, false, false);
-			if (edges_on)
-				count_edge_methods(b->pid, bpf_map_lookup_elem(&vms, &b->pid), r->call.caller_method, r->call.method);
-		}
-		return;
-	}
-	incl = r->ts - c.ts_ns;
-	off = st->off_total_ns - c.off_ns;
-	incl = incl > off ? incl - off : 0;
-	self = incl > c.child_ns ? incl - c.child_ns : 0;
-	batch_charge_caller(b, st, r->arg, r->call.caller, incl);
-	active_leave(b->tid, b->proc, &c.key);
-	if (wanted(&c)) {
-		count(&c.key, (const char *)r->call.selector, (const char *)r->call.def_cls, incl, self, c.inner, true);
-		if (edges_on)
-			count_edge_methods(b->pid, bpf_map_lookup_elem(&vms, &b->pid), r->call.caller_method, r->call.method);
-	}
+	batch_call(r, block, &c);
+	returned(b->pid, shadow_of(b->tid, b->proc, false), &c, r->ts, r->call.method, r->call.caller_method);
 }
 
-/* A process switch at r->ts: the outgoing process's clock stops, the incoming one's resumes. */
+/* A process switch at r->ts. */
 static __always_inline void batch_activate(struct batch_state *b, const SqEventRecord *r)
 {
-	struct shadow_stack *st = stack_of(b->tid, b->proc, true);
-
-	if (st)
-		st->off_since_ns = r->ts;
+	shadow_switch(b->tid, b->proc, r->process.id, r->ts);
 	b->proc = r->process.id;
-	st = stack_of(b->tid, b->proc, false);
-	if (st && st->off_since_ns) {
-		st->off_total_ns += r->ts - st->off_since_ns;
-		st->off_since_ns = 0;
-	}
 	bpf_map_update_elem(&running, &b->tid, &b->proc, BPF_ANY);
 }
 
@@ -703,11 +436,10 @@ static long on_record(__u32 i, void *ctx)
 SEC("usdt")
 int BPF_USDT(call_batch, __u64 records, __u32 count)
 {
-	__u64 id = bpf_get_current_pid_tgid(), *proc;
+	__u64 id = bpf_get_current_pid_tgid();
 	struct batch_state b = { .tid = (__u32)id, .pid = id >> 32 };
 
-	proc = bpf_map_lookup_elem(&running, &b.tid);
-	b.proc = proc ? *proc : 0;
+	b.proc = running_on(b.tid);
 	bpf_loop(sq_batch_load(records, count), on_record, &b, 0);
 	return 0;
 }

@@ -7,6 +7,10 @@
 
 #define SQCALLS_MAX_METHODS 10240
 
+/* Activations a process's shadow stack keeps (bpf/sqshadow.bpf.h): deeper ones are
+ * counted, not timed (the deep counter). A power of two. */
+#define SQCALLS_SHADOW_DEPTH 256
+
 /* A method (or a block of it): the process and the addresses of its defining class's
  * name and its selector, which never move (user space turns them into names). */
 struct sqcalls_key {

@@ -19,9 +19,13 @@
  * stores on x86-64, where the tools are tested; the other architectures tools.mk builds for
  * order stores more weakly, and there a reader could see a slot held before its value:
  * this clang has no BPF store-release to order them); each VM has one thread that runs Smalltalk, so one process's value is only
- * ever written by one CPU at a time. The spill is an LRU map: a process whose end the
- * tool never saw (it began before the tool attached and was suspended forever) may be
- * dropped from it, as from the hash map this replaces, but it never leaves a slot. */
+ * ever written by one CPU at a time. The spill is a hash map allocated as it is used
+ * (BPF_F_NO_PREALLOC), which costs its inserts a kernel allocation, rare on this path,
+ * and the tool's start nothing: a preallocated LRU map of 65,536 cost every start about
+ * 40 ms of the kernel's populating it (tests/bench/README.md, 2026-12-05). A process whose
+ * end the tool never saw (it began before the tool attached and was suspended forever)
+ * stays in its slot or the spill; with the spill full a colliding process has no value
+ * (as with a full slot table). */
 #ifndef SQSLOTS_BPF_H
 #define SQSLOTS_BPF_H
 
@@ -55,12 +59,13 @@ static __always_inline __u32 sq_slot_of(__u32 pid, __u64 id, __u32 n)
 		__type(value, struct NAME##_slot);					\
 	} NAME##_slots SEC(".maps");							\
 	struct {									\
-		__uint(type, BPF_MAP_TYPE_LRU_HASH);					\
+		__uint(type, BPF_MAP_TYPE_HASH);					\
 		__uint(max_entries, NSPILL);						\
+		__uint(map_flags, BPF_F_NO_PREALLOC);					\
 		__type(key, struct sq_slot_key);					\
 		__type(value, TYPE);							\
 	} NAME##_spill SEC(".maps");							\
-	/* Processes in the spill (an LRU eviction leaves it high: only slower). */	\
+	/* Processes in the spill (a lookup of the spill only while it has some). */	\
 	__u64 NAME##_spilled = 0;							\
 											\
 	static __always_inline __attribute__((unused)) struct NAME##_slot *NAME##_slot_of(__u32 pid, __u64 id)	\

@@ -173,11 +173,12 @@ fa_sqstat_binaries() {
 
 # ---- sqcalls ---------------------------------------------------------------------
 
-# Runs tests/family/Calls.som under sqcalls ARGS (attached before it starts working).
-fa_calls() { # sqcalls args...
-    local go="$FA_TMP/go.$RANDOM" vm i
+# Runs tests/family/Calls.som (or WORKLOAD) under sqcalls ARGS (attached before it starts working).
+fa_calls() { # [-w WORKLOAD] sqcalls args...
+    local go="$FA_TMP/go.$RANDOM" vm i workload=Calls
+    if [ "$1" = -w ]; then workload=$2; shift 2; fi
     rm -f "$go"
-    "$FA_TMP/sqvm" "$FA_DIR/Calls.som" "$go" >"$FA_TMP/calls.vm" 2>&1 </dev/null &
+    "$FA_TMP/sqvm" "$FA_DIR/$workload.som" "$go" >"$FA_TMP/calls.vm" 2>&1 </dev/null &
     vm=$!
     for ((i = 0; i < 500; i++)); do grep -q nanosleep "/proc/$vm/wchan" 2>/dev/null && break; sleep 0.01; done
     fa_start_tool "$FA_TMP/out" "$FA_TMP/err" sqcalls "$@" -p "$vm"
@@ -253,6 +254,35 @@ fa_sqcalls() {
     if [ "$FA_STATUS" = 0 ] && [[ " $got " == *" String>>print "* ]]; then
         pass "family/sqcalls -S: the write(2) of println charged to String>>print"
     else fail "family/sqcalls -S" "status $FA_STATUS: '$got'"; fi
+
+    # Deeper than the shadow stack (256 activations, bpf/sqshadow.bpf.h): down: 300 from
+    # twice, at depth 3 (System>>initialize: 1, run: 2), is 301 activations at depths 4 to
+    # 304, of which the 49 at 256 and deeper (n = 48 .. 0) are counted, not timed, twice;
+    # the recursion's total is its two outermost activations, whose time is the sum of
+    # every timed activation's self time (a deep one's is its caller's). The same through
+    # both of the engine's ways in: the batches and -S's per-event probes.
+    local mode
+    for mode in batch -S; do
+        fa_calls -w Deep -n 0 -j $([ "$mode" = -S ] && echo -S)
+        got=$(jq -r '(.rows | map({(.name): .}) | add) as $r | $r["Deep>>down:"] as $d |
+            "\($d.count) \($d.entered_before_trace) \(.deep) \($d.total_ns == $d.self_ns and $d.total_ns > 0 and $d.total_ns <= $r["Deep>>twice"].total_ns)"' "$FA_TMP/out" 2>&1)
+        if [ "$FA_STATUS" = 0 ] && [ "$got" = "602 98 98 true" ]; then
+            pass "family/sqcalls ($mode): 300 deep, every call counted, the 98 deeper than 256 not timed (deep), the recursion's total its outermost"
+        else fail "family/sqcalls deep ($mode)" "status $FA_STATUS: '$got' $(head -3 "$FA_TMP/err")"; fi
+    done
+
+    # A green process switched out: waitOn: waits on a Semaphore while the other process
+    # spins 20 ms in spin: (on the clock: at least 20,000 us); waitOn:'s time leaves those
+    # out (a few us of its own, bounded at a tenth of spin:'s against a loaded host), the
+    # spin is spin:'s and its block's. Through both ways in.
+    for mode in batch -S; do
+        fa_calls -w Switch -n 0 -j $([ "$mode" = -S ] && echo -S)
+        got=$(jq -r '(.rows | map({(.name): .}) | add) as $r | $r["Switch>>waitOn:"] as $w | $r["Switch>>spin:"] as $s |
+            "\($w.count) \($w.entered_before_trace) \($s.count) \($r["[] in Switch>>run:"].count) \($s.total_ns >= 19999000 and $w.total_ns < $s.total_ns / 10 and $r["[] in Switch>>run:"].total_ns >= $s.total_ns)"' "$FA_TMP/out" 2>&1)
+        if [ "$FA_STATUS" = 0 ] && [ "$got" = "1 0 1 2 true" ]; then
+            pass "family/sqcalls ($mode): a method's time leaves out the 20 ms its process was switched out, charged to the other process's spin:"
+        else fail "family/sqcalls switched out ($mode)" "status $FA_STATUS: '$got' $(jq -c '[.rows[] | select(.name | test("waitOn|spin")) | {name, count, total_ns}]' "$FA_TMP/out" 2>&1) $(head -3 "$FA_TMP/err")"; fi
+    done
 }
 
 # ---- sqsched ---------------------------------------------------------------------

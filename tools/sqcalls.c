@@ -243,7 +243,7 @@ static double in_unit(__u64 ns)
 	return env.millis ? ns / 1e6 : ns / 1e3;
 }
 
-static void print_text(struct row *rows, size_t n, __u64 lost)
+static void print_text(struct row *rows, size_t n, __u64 lost, __u64 deep)
 {
 	const char *u = env.millis ? "ms" : "us";
 	size_t shown = sq_shown(n, env.top);
@@ -292,10 +292,13 @@ static void print_text(struct row *rows, size_t n, __u64 lost)
 	if (lost)
 		printf("Lost %llu calls (the kernel map of %d methods was full)\n", (unsigned long long)lost,
 		       SQCALLS_MAX_METHODS);
+	if (deep)
+		printf("Not timed: %llu calls deeper than %d activations (counted)\n", (unsigned long long)deep,
+		       SQCALLS_SHADOW_DEPTH);
 	fflush(stdout);
 }
 
-static void print_json(struct row *rows, size_t n, __u64 lost)
+static void print_json(struct row *rows, size_t n, __u64 lost, __u64 deep)
 {
 	size_t shown = sq_shown(n, env.top);
 	char time[48];
@@ -324,7 +327,8 @@ static void print_json(struct row *rows, size_t n, __u64 lost)
 			       (unsigned long long)r->sys.total_ns);
 		printf("}");
 	}
-	printf("],\"methods\":%zu,\"lost\":%llu}\n", n, (unsigned long long)lost);
+	printf("],\"methods\":%zu,\"lost\":%llu,\"deep\":%llu}\n", n, (unsigned long long)lost,
+	       (unsigned long long)deep);
 	fflush(stdout);
 }
 
@@ -390,7 +394,7 @@ static int add_to_mse(struct sqcalls_bpf *skel, const struct row *rows, size_t n
 static int report(void *ctx, bool last)
 {
 	struct sqcalls_bpf *skel = ctx;
-	__u64 lost = sq_take(&skel->bss->lost);
+	__u64 lost = sq_take(&skel->bss->lost), deep = sq_take(&skel->bss->deep);
 	struct row *rows;
 	size_t n;
 	int err = take_rows(skel, &rows, &n);
@@ -401,9 +405,9 @@ static int report(void *ctx, bool last)
 	}
 	n = merge(rows, n);
 	if (env.c.format == SQ_FORMAT_JSON)
-		print_json(rows, n, lost);
+		print_json(rows, n, lost, deep);
 	else
-		print_text(rows, n, lost);
+		print_text(rows, n, lost, deep);
 	if (mse) {
 		__u64 lost_edges = sq_take(&skel->bss->lost_edges);
 		if (lost_edges)
@@ -498,15 +502,14 @@ int main(int argc, char **argv)
 		bpf_program__set_autoload(skel->progs.sys_enter, false);
 		bpf_program__set_autoload(skel->progs.sys_exit, false);
 	}
-	/* The other engine's maps at one entry each: a preallocated map costs its creation
-	 * time (the 75 MB of shadow stacks about 40 ms of the attach, tests/bench/attach.sh) */
-	if (env.syscalls) {
-		bpf_map__set_max_entries(skel->maps.stacks, 1);
-	} else {
-		bpf_map__set_max_entries(skel->maps.procs, 1);
+	/* The maps an option alone uses at one entry without it: a preallocated map costs its
+	 * creation at every start (tests/bench/attach.sh) */
+	if (!env.syscalls) {
 		bpf_map__set_max_entries(skel->maps.sys, 1);
 		bpf_map__set_max_entries(skel->maps.sys_start, 1);
 	}
+	if (!env.class_prefix && !env.sel_prefix)
+		bpf_map__set_max_entries(skel->maps.passes, 1);
 	err = sqcalls_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "sqcalls: cannot load the BPF programs: %s\n", strerror(-err));

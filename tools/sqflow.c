@@ -420,6 +420,12 @@ int main(int argc, char **argv)
 	sq_prefix_set((char *)skel->rodata->sel_prefix, &skel->rodata->sel_prefix_len, env.sel_prefix);
 	skel->rodata->max_depth = env.max_depth;
 	bpf_map__set_max_entries(skel->maps.rb, round_up_pow2(env.buffer));
+	/* the requests only for a trace: else neither their program (its verification) nor
+	 * their trace contexts' preallocated map (its creation) at every start */
+	if (env.c.format != SQ_FORMAT_CHROME && env.c.format != SQ_FORMAT_PERFETTO) {
+		bpf_program__set_autoload(skel->progs.req_batch, false);
+		bpf_map__set_max_entries(skel->maps.traces, 1);
+	}
 	err = sqflow_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "sqflow: cannot load the BPF programs: %s\n", strerror(-err));

@@ -30,7 +30,7 @@ NAMES=("${@:-build/sqvm}")
 # now_ms, stop, startup (uses $TMPD and STARTED)
 . tests/bench/tools-lib.sh
 
-if [ "${BENCH_ONLY:-}" != requests ]; then
+if [ -z "${BENCH_ONLY:-}" ]; then
     echo "start-up to attached"
     startup "sqalloc" "Tracing" build/tools/sqalloc --vm "$VM"
     startup "sqgc" "Tracing" build/tools/sqgc --vm "$VM"
@@ -41,7 +41,8 @@ if [ "${BENCH_ONLY:-}" != requests ]; then
 fi
 
 # ---- What a tool costs the VM it traces, per event ----
-# BENCH_ONLY=requests measures the requests phase alone (sqstat's exporter, per request).
+# BENCH_ONLY=requests measures the requests phase alone (sqstat's exporter, per request),
+# BENCH_ONLY=calls the calls phase alone (sqcalls, and sqcalls -S: its per-event probes).
 # The traced process pays for its uprobes (the trap and the BPF program run in its
 # context), so the cost is the VM's own CPU time, user + system from /proc/PID/stat,
 # with the tool attached against none, over a phase with a known number of events
@@ -122,6 +123,13 @@ requests_rows() {
 }
 if [ "${BENCH_ONLY:-}" = requests ]; then
     requests_rows
+    exit 0
+fi
+if [ "${BENCH_ONLY:-}" = calls ]; then
+    base_calls=$(costs calls "$NCALLS")
+    row "nothing attached ($NCALLS calls)" calls "$NCALLS" "$base_calls"
+    row "sqcalls (per call: entry + return)" calls "$NCALLS" "$base_calls" build/tools/sqcalls
+    row "sqcalls -S (per call: entry + return)" calls "$NCALLS" "$base_calls" build/tools/sqcalls -S
     exit 0
 fi
 base_alloc=$(costs alloc "$NALLOC")
