@@ -22,8 +22,6 @@ typedef uint32_t __attribute__((aligned(2))) sq_semaphore_pair;
 /* A scheduler site (sched.c): its own probe, sched__batch or req__batch, which take its
  * event as a record; the function it calls tests which. */
 #define SQ_SCHED_ENABLED(NAME) UNLIKELY((SQUEAK_##NAME##_ENABLED() | sq_sched_batches()) != 0)
-/* A request's site (request.c): its own probe, or req__batch, which takes its record. */
-#define SQ_REQ_ENABLED(NAME) UNLIKELY((SQUEAK_##NAME##_ENABLED() | SQUEAK_REQ_BATCH_ENABLED()) != 0)
 /* io__wait's and io__ready's sites: their records are in io__batch too. */
 #define SQ_IO_WAIT_ENABLED(NAME) \
     UNLIKELY((SQUEAK_##NAME##_ENABLED() | sq_sched_batches() | SQUEAK_IO_BATCH_ENABLED()) != 0)
@@ -32,7 +30,6 @@ typedef uint32_t __attribute__((aligned(2))) sq_semaphore_pair;
 #else
 #define SQ_ENABLED(NAME) 0
 #define SQ_SCHED_ENABLED(NAME) 0
-#define SQ_REQ_ENABLED(NAME) 0
 #define SQ_IO_WAIT_ENABLED(NAME) 0
 #define SQ_ACTIVATE_BATCHES() 0
 #endif
@@ -68,8 +65,8 @@ void probe_primitive_fail(Value receiver, const char *primitive, const char *rea
 void probe_exception_signal(Value exception, const struct Method *signaller);
 /* The scheduler's and the requests' probes: each fires its probe if it is enabled and
  * writes its record if its batch probe takes it: sched__batch a scheduler's record,
- * req__batch a request's and those of a process with a request open (the site tests
- * SQ_SCHED_ENABLED or SQ_REQ_ENABLED). */
+ * req__batch a request's and those of a process with a request open (a scheduler's site
+ * tests SQ_SCHED_ENABLED; the requests' functions test their own guards). */
 void probe_process(int what, struct Process *p);
 void probe_process_ready(struct Process *p, int reason);
 /* now: the clock (vm_now_ns) as the site read it for the wait's deadline, or 0: the

@@ -66,8 +66,7 @@ uint64_t request_begin(Value route, Process *owner, const TraceContext *trace)
     r->next = open;
     open = r;
     if (trace) show_trace(owner, &r->trace);
-    if (SQ_REQ_ENABLED(REQUEST_BEGIN) || (trace && SQ_ENABLED(REQUEST_TRACE)))
-        probe_request_begin(r->id, sym_cstr(route), owner, trace ? &r->trace : NULL);
+    probe_request_begin(r->id, sym_cstr(route), owner, trace ? &r->trace : NULL);
     return r->id;
 }
 
@@ -85,8 +84,7 @@ static void end_at(Request **link, int status)
     *link = r->next;
     r->owner->requestsOpen--;
     if (r->traced && r->owner->trace.span == r->trace.span) show_trace(r->owner, innermost_trace(r->owner));
-    if (SQ_REQ_ENABLED(REQUEST_END)) probe_request_end(r->id, sym_cstr(r->route), r->owner, status);
-    else if (UNLIKELY(r->owner->requestPending == r->id)) probe_requests_dropped(); /* the tool left */
+    probe_request_end(r->id, sym_cstr(r->route), r->owner, status);
     r->next = spare;
     spare = r;
 }
