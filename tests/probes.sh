@@ -429,7 +429,9 @@ bpftrace_req_held_detach_test() {
     held_session first "usdt:$BT_VM:squeak:req__batch { @n = count(); }"
     touch "$d/go"
     for _ in $(seq 600); do grep -q '^held$' "$d/vm" && break; sleep 0.05; done
-    kill -INT "$bt"; wait "$bt"
+    kill -INT "$bt"
+    for ((i = 0; i < 200; i++)); do kill -0 "$bt" 2>/dev/null || break; sleep 0.05; done
+    kill -KILL "$bt" 2>/dev/null; wait "$bt"
     touch "$d/detached"
     for _ in $(seq 600); do grep -q '^ended$' "$d/vm" && break; sleep 0.05; done
     held_session second "
