@@ -35,19 +35,6 @@ struct {
 	__type(value, struct sqslow_name);
 } pnames SEC(".maps");
 
-/* A batch as it is sent: the message's head, then the records as the VM wrote them. */
-struct batch_msg {
-	struct sqslow_batch b;
-	SqEventRecord rec[SQ_BATCH_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct batch_msg);
-} scratch SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -87,26 +74,27 @@ struct {
 } named SEC(".maps");
 
 struct name_loop {
+	const SqEventRecord *rec;	/* the message's records */
+	__u64 mask;			/* its room less one (a power of two less one) */
 	__u32 pid;
 	__u32 n;
 };
 
-/* Record i of the batch in this CPU's scratch: a process's first activation seen gets
- * its name kept. */
+/* Record i of the batch just copied into its message: a process's first activation seen
+ * gets its name kept. */
 static long name_record(__u32 i, void *ctx)
 {
 	struct name_loop *l = ctx;
 	__u32 zero = 0;
-	struct batch_msg *m;
 	struct named *seen;
 	struct sqslow_name_key k = { .pid = l->pid };
 	struct sqslow_name *buf;
 	const SqEventRecord *r;
 	__u64 key;
 
-	if (i >= l->n || !(m = bpf_map_lookup_elem(&scratch, &zero)))
+	if (i >= l->n)
 		return 1;
-	r = &m->rec[i & (SQ_BATCH_MAX - 1)];
+	r = &l->rec[i & l->mask];
 	if (r->kind != SQ_EV_PROCESS_ACTIVATE || !(seen = bpf_map_lookup_elem(&named, &zero)))
 		return 0;
 	k.id = r->process.id;
@@ -123,46 +111,56 @@ static long name_record(__u32 i, void *ctx)
 	return 0;
 }
 
-/* squeak:sched__batch: the records, as they are, into the ring buffer. Through this
- * CPU's scratch and bpf_ringbuf_output, two copies, so that a message is the batch's
- * size: reading the records straight into a reservation (whose size must be a constant:
- * a whole batch's) cost less BPF time a batch under wrk's mix, but filled the ring
- * buffer with 18 KB a batch, which woke a tool short of CPU far more often
- * (tests/bench/service-side.sh 6 3 32 mix: +6.74% of the server's CPU a request, 1.61 us
- * of BPF, against +4.34% and 1.20 us this way). */
-SEC("usdt")
-int BPF_USDT(sched_batch, __u64 records, __u32 count)
+/* A batch of count records (at most cap, a constant) into a message of cap records' room:
+ * read straight from the VM into the ring buffer, one copy. User space reads n. */
+static __always_inline int send_batch(__u64 records, __u32 count, __u32 pid, const __u32 cap)
 {
-	__u32 zero = 0, pid = bpf_get_current_pid_tgid() >> 32;
-	struct batch_msg *m = bpf_map_lookup_elem(&scratch, &zero);
-	__u64 size;
+	struct sqslow_batch *b = bpf_ringbuf_reserve(&rb, sizeof(*b) + cap * sizeof(SqEventRecord), 0);
+	SqEventRecord *rec;
+	__u64 size = (__u64)count * sizeof(SqEventRecord);
 
-	if (!m || !count)
+	if (!b) {
+		__sync_fetch_and_add(&lost, 1);
 		return 0;
-	if (count > SQ_BATCH_MAX)
-		count = SQ_BATCH_MAX;
-	size = (__u64)count * sizeof(SqEventRecord);
+	}
+	rec = (SqEventRecord *)(b + 1);
 	barrier_var(size);	/* the verifier checks the bound on the register the call gets */
-	if (size > sizeof(m->rec))
-		return 0;
-	if (bpf_probe_read_user(m->rec, size, (void *)records)) {
+	if (size > cap * sizeof(SqEventRecord) || bpf_probe_read_user(rec, size, (void *)records)) {
+		bpf_ringbuf_discard(b, BPF_RB_NO_WAKEUP);
 		__sync_fetch_and_add(&unreadable, 1);
 		return 0;
 	}
-	m->b.h.kind = SQSLOW_BATCH;
-	m->b.h.pid = pid;
-	m->b.n = count;
-	m->b.pad = 0;
-	struct name_loop nl = { .pid = pid, .n = count };
+	b->h.kind = SQSLOW_BATCH;
+	b->h.pid = pid;
+	b->n = count;
+	b->pad = 0;
+	struct name_loop nl = { .rec = rec, .mask = cap - 1, .pid = pid, .n = count };
 
 	bpf_loop(count, name_record, &nl, 0);
-	size += sizeof(m->b);
-	barrier_var(size);
-	if (size > sizeof(*m))
-		return 0;
-	if (bpf_ringbuf_output(&rb, m, size, wake_flags()))
-		__sync_fetch_and_add(&lost, 1);
+	bpf_ringbuf_submit(b, wake_flags());
 	return 0;
+}
+
+/* squeak:sched__batch: the records, as they are, into the ring buffer, in a message whose
+ * room is the next of 16, 64 or 256 records (a reservation's size is a constant): one
+ * copy, from the VM's buffer into the ring buffer's memory. Through a per-CPU scratch
+ * and bpf_ringbuf_output, two copies, each batch cost 1 us more; a whole batch's room
+ * for every message filled the ring buffer faster and woke the tool far more often
+ * (tests/bench/service-side.sh 6 3 32 mix: +6.74% of the server's CPU a request). */
+SEC("usdt")
+int BPF_USDT(sched_batch, __u64 records, __u32 count)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!count)
+		return 0;
+	if (count > SQ_BATCH_MAX)	/* a VM that lies: its first records */
+		count = SQ_BATCH_MAX;
+	if (count <= 16)
+		return send_batch(records, count, pid, 16);
+	if (count <= 64)
+		return send_batch(records, count, pid, 64);
+	return send_batch(records, count, pid, SQ_BATCH_MAX);
 }
 
 /* io__batch and req__batch enabled make the VM write their records (the I/O calls, the

@@ -600,6 +600,10 @@ static int handle_msg(void *ctx, void *data, size_t size)
 
 	if (!ts)
 		return 0;
+	/* a batch's message has room for more records than it holds (bpf/sqslow.bpf.c):
+	 * the window keeps what it holds */
+	if (*(__u32 *)data == SQSLOW_BATCH)
+		size = sizeof(struct sqslow_batch) + ((const struct sqslow_batch *)data)->n * sizeof(SqEventRecord);
 	if (ts > newest_ns)
 		newest_ns = ts;
 	sqslow_window_add(&window, data, size, ts);
