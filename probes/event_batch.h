@@ -115,7 +115,9 @@ typedef struct SqEvAllocs {
  * process (process__activate's event, so that call times can leave out time switched
  * out); arg its priority. It is in sched__batch too while that is enabled (one record
  * for both batch probes).
- * SQ_EV_PROCESS_READY (process__ready): arg the reason (0 resumed .. 4 io).
+ * SQ_EV_PROCESS_READY (process__ready): arg the reason (0 resumed .. 4 io); method, for
+ * reason 1 (a Semaphore's signal), the running process's innermost frame's Method *:
+ * where the signaller sent it; 0 for the other reasons.
  * SQ_EV_PROCESS_WAIT (process__wait): semaphore, timeout, method; arg, for a Semaphore,
  * the id (its low 31 bits) of the process that last took a signal of it (a wait that
  * did not block, or the waiter a signal woke), 0 if none: a mutex's holder.
@@ -142,7 +144,8 @@ typedef struct SqEvProcess {
 	uint64_t name;			/* the process's name (char *) */
 	SqEvAllocs allocs;		/* the totals at the event */
 	union {
-		uint64_t method;	/* PROCESS_WAIT, IO_WAIT: the Method * it waits in */
+		uint64_t method;	/* PROCESS_WAIT, IO_WAIT: the Method * it waits in;
+					 * PROCESS_READY: the signaller's (reason 1) */
 		uint64_t wait_began;	/* IO_READY: when the wait began (its io__wait), ns */
 	};
 } SqEvProcess;

@@ -74,7 +74,7 @@ sl_run() {
 # sorted by ID.
 sl_expected() { # drive.out
     awk '$1 == "seeded" {
-        if ($3 == "sem") print $2, "SEM in SlowService>>lockCache (held by refresher, woken by refresher)"
+        if ($3 == "sem") print $2, "SEM in SlowService>>lockCache (held by refresher, woken by refresher in SlowService>>refresh)"
         if ($3 == "gc") print $2, "GC in SlowService>>compact (full)"
         if ($3 == "io") print $2, "IO in IOHandle>>read:timeout:" }
         $1 == "slowed" { print $2, "slowed" }' "$1" | sort -n

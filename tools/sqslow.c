@@ -409,6 +409,9 @@ static void format_line(const struct sqslow_request *q, __u32 d, __u64 method, c
 		if (q->sem_waker && n < len)
 			n += snprintf(buf + n, len - n, "%swoken by %s", q->sem_holder ? ", " : "",
 				      sq_printable(process_name(NULL, q->pid, q->sem_waker)));
+		if (q->sem_waker && q->sem_waker_method && n < len)
+			n += snprintf(buf + n, len - n, " in %s",
+				      sq_printable(method_name(NULL, q->pid, q->sem_waker_method)));
 		if (n < len)
 			n += snprintf(buf + n, len - n, ")");
 	}
@@ -447,7 +450,11 @@ static void print_json(const struct sqslow_request *q, __u32 d, __u64 method, co
 			sq_json_str(stdout, process_name(NULL, q->pid, q->sem_waker));
 		else
 			printf("null");
-		printf(",\"woken_by_id\":%llu", (unsigned long long)q->sem_waker);
+		printf(",\"woken_by_id\":%llu,\"woken_in\":", (unsigned long long)q->sem_waker);
+		if (q->sem_waker && q->sem_waker_method)
+			sq_json_str(stdout, method_name(NULL, q->pid, q->sem_waker_method));
+		else
+			printf("null");
 	}
 	if (d == SQ_GREEN_GC)
 		printf(",\"gc\":\"%s\"", q->gc_full ? "full" : "young");

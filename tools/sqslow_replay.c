@@ -140,6 +140,7 @@ static void charge(struct sqslow_replay *r, struct proc *p, __u64 now)
 			q->sem_max_ns = ns;
 			q->sem_holder = p->wait.holder;
 			q->sem_waker = p->wait.waker;
+			q->sem_waker_method = p->wait.waker_method;
 		}
 		/* fall through */
 	case SQ_GREEN_DELAY:
@@ -303,6 +304,7 @@ static void on_record(struct sqslow_replay *r, struct vm *v, const SqEventRecord
 		p->wait.reason = e->arg;
 		if (e->arg == READY_SIGNALLED && v->known) {
 			p->wait.waker = v->cur;
+			p->wait.waker_method = e->process.method;	/* 0 from a VM before it */
 			if (r->sink.flow)
 				r->sink.flow(r->sink.ctx, v->pid, v->cur, id, e->ts);
 		}

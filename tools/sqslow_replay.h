@@ -33,6 +33,7 @@ struct sqslow_wait {
 	__u64 semaphore;	/* a Semaphore wait's identity hash */
 	__u64 holder;		/* a Semaphore's last taker when the wait began (0: none) */
 	__u64 waker;		/* the process whose signal ended it (0: none seen) */
+	__u64 waker_method;	/* ... and the Method * it signalled in (0: unknown) */
 	__u64 fd;		/* an I/O wait's descriptor */
 	__u32 op;		/* ... and its op (SQ_IO_READ ...) */
 	__u32 reason;		/* process__ready's reason that ended a wait (0 resumed ...) */
@@ -47,8 +48,8 @@ struct sqslow_request {
 	__u64 trace_hi, trace_lo, parent, span;
 	__u64 state_ns[SQ_GREEN_NSTATES];
 	struct sqslow_share shares[SQSLOW_SHARES];
-	/* Its longest Semaphore wait: who held the Semaphore, who signalled it */
-	__u64 sem_max_ns, sem_holder, sem_waker;
+	/* Its longest Semaphore wait: who held the Semaphore, who signalled it and where */
+	__u64 sem_max_ns, sem_holder, sem_waker, sem_waker_method;
 	/* Its longest collection pause: full or not */
 	__u64 gc_max_ns;
 	bool gc_full;

@@ -168,7 +168,7 @@ static void on_slice(void *ctx, __u32 pid, __u64 id, __u32 state, __u64 begin, _
 {
 	struct writer *w = ctx;
 	struct seen *p = seen(w, pid, id, TRACK_STATES);
-	struct sqslow_arg a[5];
+	struct sqslow_arg a[6];
 	char holder[160], waker[160];
 	int n = 0;
 
@@ -191,6 +191,8 @@ static void on_slice(void *ctx, __u32 pid, __u64 id, __u32 state, __u64 begin, _
 				a[n++] = str("holder", process(w, pid, wt->holder, holder, sizeof(holder)));
 			if (wt->waker)
 				a[n++] = str("woken_by", process(w, pid, wt->waker, waker, sizeof(waker)));
+			if (wt->waker && wt->waker_method)
+				a[n++] = str("woken_in", method(w, pid, wt->waker_method));
 		} else if (state == SQ_GREEN_IO) {
 			a[n++] = num("fd", (long long)wt->fd);
 			a[n++] = str("op", wt->op < 4 ? io_ops[wt->op] : "?");

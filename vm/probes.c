@@ -288,7 +288,9 @@ void probe_process(int what, Process *p)
 
 void probe_process_ready(Process *p, int reason)
 {
-    process_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p, NULL, 0);
+    /* a signal's: where the signaller (the running process) sent it */
+    SqEvProcess w = { .method = reason == READY_SIGNALLED ? waiting_method() : 0 };
+    process_record(SQ_EV_PROCESS_READY, (uint32_t)reason, p, &w, 0);
     if (SQ_ENABLED(PROCESS_READY)) SQUEAK_PROCESS_READY(p->id, sched_process_name(p), reason);
 }
 

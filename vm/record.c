@@ -275,15 +275,17 @@ uint64_t record_process(uint32_t kind, uint32_t arg, const RecordProcess *p, con
                         const SqEvProcess *w, uint64_t siteNs)
 {
     if (!record_wanted(kind, p->requestOpen)) return 0;
+    /* a wait: the switch away from its process follows at the same moment */
+    bool wait = kind == SQ_EV_PROCESS_WAIT || kind == SQ_EV_IO_WAIT;
     record_request_release(p->id);
-    if (w) record_hold(record_site_time(siteNs));
+    if (wait) record_hold(record_site_time(siteNs));
     SqEventRecord *r = process_fill(record_new(kind), arg, p, allocs);
     if (w) {
         r->process.semaphore = w->semaphore; /* or fd: the same word */
         r->process.timeout = w->timeout;
         r->process.method = w->method;
-        record_hold(r->ts); /* the switch to the next process follows (or a flush point) */
     }
+    if (wait) record_hold(r->ts); /* the switch to the next process follows (or a flush point) */
     return r->ts;
 }
 

@@ -88,10 +88,11 @@ void record_call(uint32_t kind, uint32_t depth, const SqEvCall *c);
 /* An allocation. */
 void record_alloc(const SqEvAlloc *a);
 /* A scheduler event of p (SQ_EV_PROCESS_READY, _WAIT, _CREATE, _EXIT, SQ_EV_IO_WAIT);
- * p's held request begin, if any, goes first. w: a wait's words (semaphore or fd,
- * timeout, method), whose record's time is siteNs, the clock as the site read it for
- * the wait's deadline (0: none); the switch that follows takes the same time. NULL:
- * not a wait. Answers the record's time (0: no record). */
+ * p's held request begin, if any, goes first. w: the record's words beyond the
+ * process's (semaphore or fd, timeout, method: a wait's, or the signaller's method of a
+ * readying), or NULL. A wait's (SQ_EV_PROCESS_WAIT, SQ_EV_IO_WAIT) time is siteNs, the
+ * clock as the site read it for the wait's deadline (0: none), and the switch that
+ * follows takes the same time. Answers the record's time (0: no record). */
 uint64_t record_process(uint32_t kind, uint32_t arg, const RecordProcess *p, const SqEvAllocs *allocs,
                         const SqEvProcess *w, uint64_t siteNs);
 /* A process switch to `to` from `from` (NULL: none; only its id and requestOpen are
