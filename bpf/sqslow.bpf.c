@@ -265,8 +265,11 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 
 /* squeak:object__alloc__sample: one allocation in about every --alloc-sample bytes. */
 SEC("usdt")
-int BPF_USDT(alloc_sample, char *cls, __u64 bytes, char *alloc_class, char *alloc_sel, __u64 weight)
+int BPF_USDT(alloc_sample, char *cls, __u64 bytes)
 {
+	/* the allocating class and selector (arguments 2 and 3) are the method's, which the
+	 * walk reads: only the weight is decoded besides (each argument costs a decoding) */
+	__u64 weight = sq_usdt_arg(ctx, 4);
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
 	struct sqslow_alloc *e;

@@ -66,7 +66,7 @@ static struct env {
 	bool io_calls;		/* --io-calls */
 	bool json_captures;	/* --format=chrome (the default): captures as JSON */
 	bool pf_captures;	/* --format=perfetto: as Perfetto's protobuf (both: each both ways) */
-} env = { .over_ns = 50000000ULL, .window_ns = 2000000000ULL, .out = ".", .hz = 199, .captures = 100,
+} env = { .over_ns = 50000000ULL, .window_ns = 2000000000ULL, .out = ".", .hz = 99, .captures = 100,
 	.json_captures = true };
 
 const char *argp_program_version = "sqslow (sqvm tools) " SQTOOLS_VERSION;
@@ -99,7 +99,7 @@ static const struct argp_option opts[] = {
 	{ "route", OPT_ROUTE, "R", 0, "Only the requests whose route begins with R", 0 },
 	{ "gc-over", OPT_GC_OVER, "T", 0, "Capture a collection pause over T too", 0 },
 	{ "wait-over", OPT_WAIT_OVER, "T", 0, "Capture a Semaphore or I/O wait over T too", 0 },
-	{ "frequency", 'F', "HZ", 0, "Stack samples per second (default 199)", 0 },
+	{ "frequency", 'F', "HZ", 0, "Stack samples per second (default 99, as sqprof's)", 0 },
 	{ "captures", OPT_CAPTURES, "N", 0, "Write at most N capture files (default 100)", 0 },
 	{ "io-calls", OPT_IO_CALLS, NULL, 0, "Keep every I/O call too (io__batch: its method, bytes, time), at a cost", 0 },
 	{ "format", SQ_OPT_FORMAT, "FORMAT", 0, "text (default) or json (JSON lines, as -j) on stdout; chrome (default: "
