@@ -238,6 +238,34 @@ int BPF_USDT(vm_start, char *version, __u64 offsets)
 	return 0;
 }
 
+/* The VM's thread of a traced VM leaves or takes a CPU (on). Only the thread whose id is
+ * the process's: the one that runs Smalltalk, and the only one the VM starts. */
+static __always_inline void cpu_edge(struct task_struct *t, bool on)
+{
+	__u32 tgid = BPF_CORE_READ(t, tgid), tid = BPF_CORE_READ(t, pid);
+	struct sqslow_cpu *e;
+
+	if (tid != tgid || (only_pid && tgid != only_pid) || !bpf_map_lookup_elem(&vms, &tgid))
+		return;
+	if (!(e = message(sizeof(*e), SQSLOW_CPU, tgid)))
+		return;
+	e->ts = bpf_ktime_get_ns();
+	e->on = on;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, wake_flags());
+}
+
+/* Every context switch of the machine: a lookup for each side, a message for a VM's. So
+ * that the time a process "ran" while the kernel had its VM off the CPU (preempted by
+ * another task, or blocked in a system call or a page fault) is not called its CPU. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(vm_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	cpu_edge(prev, false);
+	cpu_edge(next, true);
+	return 0;
+}
+
 /* A timer sample of a VM thread: the running process's innermost methods. */
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)

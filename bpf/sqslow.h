@@ -24,6 +24,7 @@ enum sqslow_kind {
 	SQSLOW_GC,		/* struct sqslow_gc */
 	SQSLOW_SAMPLE,		/* struct sqslow_sample */
 	SQSLOW_ALLOC,		/* struct sqslow_alloc */
+	SQSLOW_CPU,		/* struct sqslow_cpu */
 };
 
 /* Every message begins with this. */
@@ -66,6 +67,15 @@ struct sqslow_alloc {
 	__u64 cls;		/* the class name (char *, permanent) */
 	__u64 bytes, weight;
 	__u64 method;		/* the allocating method (Method *, 0: none) */
+};
+
+/* The VM's thread (the one that runs Smalltalk) leaves its CPU (on 0: preempted, or
+ * blocked in the kernel) or gets one back (on 1): sched_switch. */
+struct sqslow_cpu {
+	struct sqslow_head h;
+	__u64 ts;
+	__u32 on;
+	__u32 pad;
 };
 
 /* The names map: (VM, process id) -> its name, read while its batch is handled. */

@@ -243,6 +243,37 @@ sl_perfetto() {
     else fail "slow/--format=perfetto" "$sum:$bad $(tail -3 "$d/err")"; fi
 }
 
+# Off the CPU: tests/slow/OffCpu.som spins in a request while the VM is stopped for 300 ms
+# (SIGSTOP, SIGCONT): the request's cause must be OFFCPU, with about 300 ms of it, not CPU
+# (which is what the VM's records alone say: its process never stopped running).
+sl_offcpu() {
+    local d="$SL_TMP/offcpu" vm tool got
+    mkdir -p "$d/cap"
+    "$VM" -cp tests/slow tests/slow/OffCpu.som "$d/go" "$d/done" >"$d/vm.out" 2>"$d/vm.err" </dev/null &
+    vm=$!
+    wait_exec "$vm"
+    start_bg "$d/out" "$d/err" 60 "$SL_TOOLS/sqslow" -p "$vm" --over 100ms -j --out "$d/cap"
+    tool=$BG_PID
+    wait_line "$d/out" "$d/err" '^Tracing' "$tool"
+    touch "$d/go"
+    wait_line "$d/vm.err" "$d/vm.err" '^begin$' "$vm"
+    sleep 0.05
+    kill -STOP "$vm"; sleep 0.3; kill -CONT "$vm"
+    sleep 0.05
+    touch "$d/done"
+    wait_line "$d/vm.err" "$d/vm.err" '^end$' "$vm"
+    sleep 0.3
+    kill -INT "$(pgrep -P "$tool" | head -1)" 2>/dev/null
+    wait "$tool" 2>/dev/null
+    kill "$vm" 2>/dev/null
+    wait "$vm" 2>/dev/null
+    got=$(jq -r 'select(.type == "slow_request") | "\(.route) \(.cause) \(.breakdown.offcpu_ms) \(.breakdown.cpu_ms)"' "$d/out" 2>&1)
+    if awk '{ exit !(NR == 1 && $1 " " $2 == "GET /spin" && $3 == "offcpu" && $4 >= 280 && $4 <= 2000 && $5 > 0) } END { if (NR != 1) exit 1 }' <<<"$got"; then
+        pass "slow/off the CPU: the request spun while the VM was stopped 300 ms: OFFCPU, $(awk '{ printf "%.0f ms off, %.0f ms on", $4, $5 }' <<<"$got") the CPU"
+    else fail "slow/off the CPU: cause offcpu, 280-2000 ms of it" "got: $got
+$(tail -3 "$d/err")"; fi
+}
+
 # --filter TEXT: the parts whose "slow/NAME" holds it
 sl_selected() { [ -z "${FILTER:-}" ] || [[ "slow/$1" == *"$FILTER"* ]]; }
 
@@ -255,4 +286,5 @@ else
     sl_selected triggers && sl_triggers
     sl_selected trace && sl_trace
     sl_selected perfetto && sl_perfetto
+    sl_selected "off the CPU" && sl_offcpu
 fi

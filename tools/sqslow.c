@@ -9,6 +9,7 @@
  * collection (--gc-over), a long wait (--wait-over) and on SIGUSR1. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,14 +264,19 @@ static bool write_files(struct sqslow_capture *c, const char *what, char *path, 
  * (bpf/sqslow.bpf.c), so that a drain that stopped for as long would let it fill. The
  * child prints the trigger's line once its file is written (or says it is not), so a
  * line's path names a whole file; lines of writers that overlap may come out of order.
- * Writers run at nice 10, below the drain; while MAX_WRITERS are writing, a trigger is
- * told without a capture (busy), rather than stop the drain to wait for one: under a
- * flood of slow requests (examples/http under wrk, --over 5ms: 74 in 5 s) waiting lost
- * 2,070 messages to the full ring buffer. */
-#define MAX_WRITERS 4
+ * Writers run at nice 10, below the drain, and at most MAX_WRITING write at once (they
+ * take turns through a pipe of tokens): a child forked meanwhile waits its turn with
+ * its snapshot. Past MAX_WRITERS children a trigger is told without a capture (busy)
+ * rather than stop the drain: under a flood of slow requests (examples/http under wrk,
+ * --over 5ms: 74 in 5 s), waiting for a writer lost 2,070 messages to the full ring
+ * buffer. A child waiting its turn keeps the pages of the window the parent has changed
+ * since (copy on write): at most the window's 16 MiB each. */
+#define MAX_WRITING 2
+#define MAX_WRITERS 16
 
 static pid_t writers[MAX_WRITERS];
 static int nwriters;
+static int tokens[2] = { -1, -1 };	/* the turns: MAX_WRITING bytes when none writes */
 
 /* One writer's end (block: wait for one): counted as written or not. */
 static bool reap(bool block)
@@ -283,10 +289,14 @@ static bool reap(bool block)
 	for (int i = 0; i < nwriters; i++)
 		if (writers[i] == pid) {
 			writers[i] = writers[--nwriters];
-			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 				captured++;
-			else
+			} else {
 				write_failed++;
+				/* killed, perhaps in its turn: the turn goes back */
+				if (!WIFEXITED(status) && write(tokens[1], "t", 1) != 1)
+					sq_error("a capture writer's turn: %s", strerror(errno));
+			}
 			break;
 		}
 	return true;
@@ -296,6 +306,18 @@ static void reap_all(void)
 {
 	while (nwriters && reap(true))
 		;
+}
+
+/* The turns' pipe, with MAX_WRITING in it; false if it cannot be made (then each
+ * capture is written here, in turn with the drain). */
+static bool writers_init(void)
+{
+	if (pipe2(tokens, O_CLOEXEC))
+		return false;
+	for (int i = 0; i < MAX_WRITING; i++)
+		if (write(tokens[1], "t", 1) != 1)
+			return false;
+	return true;
 }
 
 /* How a trigger's line is told: with the capture's path, or NULL if none was written. */
@@ -319,14 +341,20 @@ static void capture(struct sqslow_capture *c, const char *what, tell_fn tell, co
 	}
 	fflush(stdout);
 	fflush(stderr);
-	pid = fork();
+	pid = tokens[0] >= 0 ? fork() : -1;
 	if (pid == 0) {
+		char turn;
+
 		/* _exit: nothing of the parent's (its links, its maps) is torn down here */
 		(void)setpriority(PRIO_PROCESS, 0, 10);	/* failing, the default: still correct */
+		while (read(tokens[0], &turn, 1) < 0 && errno == EINTR)
+			;
 		ok = write_files(c, what, path, sizeof(path));
 		tell(ctx, ok ? path : NULL);
 		fflush(stdout);
 		fflush(stderr);
+		if (write(tokens[1], "t", 1) != 1)
+			_exit(2);
 		_exit(ok ? 0 : 1);
 	}
 	if (pid > 0) {
@@ -343,8 +371,8 @@ static void capture(struct sqslow_capture *c, const char *what, tell_fn tell, co
 /* The line                                                              */
 /* ===================================================================== */
 
-static const char *const heads[SQ_GREEN_NSTATES] = { "OTHER", "CPU", "RUNQ", "SEM", "DELAY", "IO", "GC" };
-static const char *const keys[SQ_GREEN_NSTATES] = { "other", "cpu", "runq", "sem", "delay", "io", "gc" };
+static const char *const heads[SQSLOW_NSTATES] = { "OTHER", "CPU", "RUNQ", "SEM", "DELAY", "IO", "GC", "OFFCPU" };
+static const char *const keys[SQSLOW_NSTATES] = { "other", "cpu", "runq", "sem", "delay", "io", "gc", "offcpu" };
 
 /* The innermost method of most of the request's timer samples (0: none). */
 static __u64 top_sampled(const struct sqslow_request *q)
@@ -388,7 +416,7 @@ static __u32 dominant(const struct sqslow_request *q)
 {
 	__u32 d = SQ_GREEN_RUNNING;
 
-	for (__u32 s = 1; s < SQ_GREEN_NSTATES; s++)
+	for (__u32 s = 1; s < SQSLOW_NSTATES; s++)
 		if (q->state_ns[s] > q->state_ns[d])
 			d = s;
 	return d;
@@ -398,7 +426,7 @@ static __u32 dominant(const struct sqslow_request *q)
 static void format_line(const struct sqslow_request *q, __u32 d, __u64 method, char *buf, size_t len)
 {
 	size_t n;
-	bool done[SQ_GREEN_NSTATES] = {};
+	bool done[SQSLOW_NSTATES] = {};
 
 	n = snprintf(buf, len, "%s id %llu %.1f ms: %s %.1f ms", sq_printable(addr_name(NULL, q->pid, q->route)),
 		     (unsigned long long)q->id, (q->end_ns - q->begin_ns) / 1e6, heads[d], q->state_ns[d] / 1e6);
@@ -423,7 +451,7 @@ static void format_line(const struct sqslow_request *q, __u32 d, __u64 method, c
 	/* the other states, largest first, from 0.05 ms */
 	for (;;) {
 		__u32 next = 0;
-		for (__u32 s = 1; s < SQ_GREEN_NSTATES; s++)
+		for (__u32 s = 1; s < SQSLOW_NSTATES; s++)
 			if (!done[s] && q->state_ns[s] >= 50000 && (!next || q->state_ns[s] > q->state_ns[next]))
 				next = s;
 		if (!next || n >= len)
@@ -463,7 +491,7 @@ static void print_json(const struct sqslow_request *q, __u32 d, __u64 method, co
 	if (d == SQ_GREEN_GC)
 		printf(",\"gc\":\"%s\"", q->gc_full ? "full" : "young");
 	printf(",\"breakdown\":{");
-	for (int s = 1; s < SQ_GREEN_NSTATES; s++)
+	for (int s = 1; s < SQSLOW_NSTATES; s++)
 		printf("%s\"%s_ms\":%.6f", s > 1 ? "," : "", keys[s], q->state_ns[s] / 1e6);
 	printf("}");
 	/* its W3C trace context, as sqreq -j writes it: null without one */
@@ -691,7 +719,8 @@ static int report(void *ctx, bool last)
 		if (not_written)
 			fprintf(stderr, ", %llu not (--captures)", (unsigned long long)not_written);
 		if (busy)
-			fprintf(stderr, ", %llu not (%d being written)", (unsigned long long)busy, MAX_WRITERS);
+			fprintf(stderr, ", %llu not (%d captures waiting or being written)", (unsigned long long)busy,
+				MAX_WRITERS);
 		if (write_failed)
 			fprintf(stderr, ", %llu could not be written", (unsigned long long)write_failed);
 		fprintf(stderr, "\n");
@@ -743,7 +772,16 @@ static int attach_all(void)
 			continue;
 		err = sq_attach(&env.c, progs[order[i].prog], order[i].probe);
 	}
-	return err ? err : sq_attach_perf(skel->progs.cpu_sample, &attr);
+	if (!err)
+		err = sq_attach_perf(skel->progs.cpu_sample, &attr);
+	if (!err) {
+		skel->links.vm_switch = bpf_program__attach(skel->progs.vm_switch);
+		if (!skel->links.vm_switch) {
+			err = -errno;
+			sq_error("cannot attach to the sched_switch tracepoint: %s", strerror(errno));
+		}
+	}
+	return err;
 }
 
 int main(int argc, char **argv)
@@ -767,6 +805,9 @@ int main(int argc, char **argv)
 	if ((err = sq_check_perf()))
 		return SQ_EXIT_ERROR;
 	sqslow_window_init(&window, WINDOW_MAX_BYTES);
+	if (!writers_init())
+		sq_error("no pipe for the capture writers' turns (%s): captures are written in turn with the drain",
+			strerror(errno));
 	skel = sqslow_bpf__open_opts(&open_opts);
 	if (!skel) {
 		sq_error("cannot open the BPF object: %s", strerror(errno));

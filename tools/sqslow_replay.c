@@ -15,6 +15,12 @@
 
 /* process__ready's reason when a Semaphore's signal readied it (probes/README.md). */
 #define READY_SIGNALLED 1
+/* move()'s state for a process that is gone */
+#define GONE (SQSLOW_NSTATES + 1)
+/* A VM's CPU edges not applied yet: they arrive at once, its records in batches, later */
+#define PENDING 256
+/* A VM's last spells off the CPU kept, for the requests that ran whole (SQ_EV_REQUEST_RUN) */
+#define OFF_SPELLS 64
 
 struct proc {
 	struct proc *next;		/* in its bucket */
@@ -27,13 +33,26 @@ struct proc {
 					 * before the request's begin or run record) */
 };
 
-/* A VM: the process its thread runs, and the collection under way. */
+/* A VM's thread left its CPU or took one (a struct sqslow_cpu), not applied yet. */
+struct cpu_edge {
+	__u64 ts;
+	bool on;
+};
+
+/* A VM: the process its thread runs, the collection under way, and whether the thread
+ * is on a CPU (with the edges that wait for the records to catch up with them). */
 struct vm {
 	__u32 pid;
 	bool known;			/* cur is running (sq_green_running's known) */
 	__u64 cur;
 	bool in_gc, gc_full;
 	__u64 gc_begin, gc_process, gc_method;
+	bool off;			/* its thread is off the CPU */
+	__u64 off_since;		/* ... since */
+	struct cpu_edge pending[PENDING];	/* a ring, oldest at head */
+	int head, npending;
+	struct { __u64 begin, end; } spells[OFF_SPELLS];	/* the last ones off, a ring */
+	int nspells;
 };
 
 struct sqslow_replay {
@@ -126,7 +145,7 @@ static void charge(struct sqslow_replay *r, struct proc *p, __u64 now)
 	__u64 from = p->since, ns;
 	struct vm *v;
 
-	if (!q || p->state == SQ_GREEN_UNKNOWN || p->state >= SQ_GREEN_NSTATES)
+	if (!q || p->state == SQ_GREEN_UNKNOWN || p->state >= SQSLOW_NSTATES)
 		return;
 	if (from < q->begin_ns)
 		from = q->begin_ns;
@@ -158,8 +177,8 @@ static void charge(struct sqslow_replay *r, struct proc *p, __u64 now)
 	}
 }
 
-/* p enters state to at now (SQ_GREEN_NSTATES: it is gone): the state it leaves is a
- * slice, and its request's. */
+/* p enters state to at now (GONE: it is gone): the state it leaves is a slice, and its
+ * request's. */
 static void move(struct sqslow_replay *r, struct proc *p, __u32 to, __u64 now)
 {
 	/* A record older than the process's last transition (they come from different
@@ -170,9 +189,9 @@ static void move(struct sqslow_replay *r, struct proc *p, __u32 to, __u64 now)
 		now = p->since;
 	}
 	charge(r, p, now);
-	if (p->state != SQ_GREEN_UNKNOWN && p->state < SQ_GREEN_NSTATES && r->sink.slice && now >= p->since)
+	if (p->state != SQ_GREEN_UNKNOWN && p->state < SQSLOW_NSTATES && r->sink.slice && now >= p->since)
 		r->sink.slice(r->sink.ctx, p->pid, p->id, p->state, p->since, now, &p->wait);
-	if (to == SQ_GREEN_NSTATES) {
+	if (to == GONE) {
 		forget(r, p);
 		return;
 	}
@@ -182,7 +201,7 @@ static void move(struct sqslow_replay *r, struct proc *p, __u32 to, __u64 now)
 
 static void move_id(struct sqslow_replay *r, __u32 pid, __u64 id, __u32 to, __u64 now)
 {
-	struct proc *p = find(r, pid, id, to != SQ_GREEN_NSTATES);
+	struct proc *p = find(r, pid, id, to != GONE);
 
 	if (p)
 		move(r, p, to, now);
@@ -203,6 +222,67 @@ static void activate(struct sqslow_replay *r, struct vm *v, __u64 id, __u64 now)
 		move_id(r, v->pid, v->cur, SQ_GREEN_UNKNOWN, now);
 	v->cur = id;
 	v->known = true;
+}
+
+/* v's thread left its CPU (on false) or took one at ts: the process running there, if
+ * it is in the running state, is off the CPU until the thread is back (a collection
+ * stays a collection). */
+static void cpu_edge(struct sqslow_replay *r, struct vm *v, bool on, __u64 ts)
+{
+	struct proc *p = v->known ? find(r, v->pid, v->cur, false) : NULL;
+
+	if (on && v->off && ts > v->off_since) {
+		int i = v->nspells++ % OFF_SPELLS;
+		v->spells[i].begin = v->off_since;
+		v->spells[i].end = ts;
+	}
+	if (!on && !v->off)
+		v->off_since = ts;
+	v->off = !on;
+	if (p && !on && p->state == SQ_GREEN_RUNNING)
+		move(r, p, SQSLOW_OFFCPU, ts);
+	else if (p && on && p->state == SQSLOW_OFFCPU)
+		move(r, p, SQ_GREEN_RUNNING, ts);
+}
+
+/* How long v's thread was off the CPU between begin and end (as far as its last spells
+ * and the one under way tell). */
+static __u64 off_between(const struct vm *v, __u64 begin, __u64 end)
+{
+	__u64 ns = 0;
+	int n = v->nspells < OFF_SPELLS ? v->nspells : OFF_SPELLS;
+
+	for (int i = 0; i < n; i++) {
+		__u64 b = v->spells[i].begin > begin ? v->spells[i].begin : begin;
+		__u64 e = v->spells[i].end < end ? v->spells[i].end : end;
+		if (e > b)
+			ns += e - b;
+	}
+	if (v->off && v->off_since < end)
+		ns += end - (v->off_since > begin ? v->off_since : begin);
+	return ns;
+}
+
+/* v's CPU edges up to ts, in order: before a record of ts is replayed. */
+static void cpu_edges_until(struct sqslow_replay *r, struct vm *v, __u64 ts)
+{
+	while (v->npending && v->pending[v->head].ts <= ts) {
+		struct cpu_edge e = v->pending[v->head];
+
+		v->head = (v->head + 1) % PENDING;
+		v->npending--;
+		cpu_edge(r, v, e.on, e.ts);
+	}
+}
+
+/* A CPU edge as it comes: it waits for the records of its time (a batch comes later
+ * than the edges of its seconds); a full ring applies its oldest at once. */
+static void cpu_edge_later(struct sqslow_replay *r, struct vm *v, const struct sqslow_cpu *c)
+{
+	if (v->npending == PENDING)
+		cpu_edges_until(r, v, v->pending[v->head].ts);
+	v->pending[(v->head + v->npending) % PENDING] = (struct cpu_edge){ .ts = c->ts, .on = c->on != 0 };
+	v->npending++;
 }
 
 /* The trace context p was given for request id, if any, into q (and forgotten). */
@@ -282,7 +362,10 @@ static void on_run(struct sqslow_replay *r, struct vm *v, const SqEventRecord *e
 			p->since = e->req.began;
 	}
 	take_trace(p, q.id, &q);
-	q.state_ns[SQ_GREEN_RUNNING] = e->ts - e->req.began;
+	/* it ran from its begin to its end (no scheduler record between), on the CPU or,
+	 * while the VM's thread was not, off it */
+	q.state_ns[SQSLOW_OFFCPU] = off_between(v, e->req.began, e->ts);
+	q.state_ns[SQ_GREEN_RUNNING] = e->ts - e->req.began - q.state_ns[SQSLOW_OFFCPU];
 	if (r->sink.request)
 		r->sink.request(r->sink.ctx, &q);
 }
@@ -328,7 +411,7 @@ static void on_record(struct sqslow_replay *r, struct vm *v, const SqEventRecord
 		break;
 	case SQ_EV_PROCESS_EXIT:
 		stop_in(v, id);
-		move_id(r, v->pid, id, SQ_GREEN_NSTATES, e->ts);
+		move_id(r, v->pid, id, GONE, e->ts);
 		break;
 	case SQ_EV_REQUEST_BEGIN:
 		on_begin(r, v, e);
@@ -393,6 +476,8 @@ __u64 sqslow_msg_ts(const void *data, size_t size)
 		return size >= sizeof(struct sqslow_sample) ? ((const struct sqslow_sample *)data)->ts : 0;
 	case SQSLOW_ALLOC:
 		return size >= sizeof(struct sqslow_alloc) ? ((const struct sqslow_alloc *)data)->ts : 0;
+	case SQSLOW_CPU:
+		return size >= sizeof(struct sqslow_cpu) ? ((const struct sqslow_cpu *)data)->ts : 0;
 	}
 	return 0;
 }
@@ -412,13 +497,27 @@ void sqslow_replay_feed(struct sqslow_replay *r, const void *data, size_t size)
 		struct vm *v = vm_of(r, h->pid);
 
 		for (__u32 i = 0; v && i < b->n; i++)
-			if (rec[i].ts >= r->since)
+			if (rec[i].ts >= r->since) {
+				cpu_edges_until(r, v, rec[i].ts);
 				on_record(r, v, &rec[i]);
+			}
 		break;
 	}
-	case SQSLOW_GC:
+	case SQSLOW_GC: {
+		struct vm *v = vm_of(r, h->pid);
+
+		if (v)
+			cpu_edges_until(r, v, ((const struct sqslow_gc *)data)->ts);
 		on_gc(r, data);
 		break;
+	}
+	case SQSLOW_CPU: {
+		struct vm *v = vm_of(r, h->pid);
+
+		if (v && ((const struct sqslow_cpu *)data)->ts >= r->since)
+			cpu_edge_later(r, v, data);
+		break;
+	}
 	case SQSLOW_SAMPLE:
 		if (r->sink.sample && ((const struct sqslow_sample *)data)->ts >= r->since)
 			r->sink.sample(r->sink.ctx, data);
@@ -455,9 +554,11 @@ __u64 sqslow_replay_oldest_open(const struct sqslow_replay *r)
 
 void sqslow_replay_close(struct sqslow_replay *r, __u64 ts)
 {
+	for (int i = 0; i < r->nvms; i++)
+		cpu_edges_until(r, &r->vms[i], ts);
 	for (int b = 0; b < BUCKETS; b++)
 		for (struct proc *p = r->buckets[b]; p; p = p->next)
-			if (p->state != SQ_GREEN_UNKNOWN && p->state < SQ_GREEN_NSTATES && ts > p->since) {
+			if (p->state != SQ_GREEN_UNKNOWN && p->state < SQSLOW_NSTATES && ts > p->since) {
 				if (r->sink.slice)
 					r->sink.slice(r->sink.ctx, p->pid, p->id, p->state, p->since, ts, &p->wait);
 				p->since = ts;

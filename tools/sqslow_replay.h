@@ -17,6 +17,13 @@
 #include "sqgreen.h"
 #include "sqslow.h"
 
+/* sqslow's states: the green processes' (bpf/sqgreen.h: SQ_GREEN_*), and one of its own:
+ * the process was the running one while its VM's thread was off the CPU (the kernel had
+ * preempted it, or it was blocked in a system call or a page fault: sched_switch), which
+ * the VM's records alone would call its CPU. */
+#define SQSLOW_OFFCPU SQ_GREEN_NSTATES
+#define SQSLOW_NSTATES (SQ_GREEN_NSTATES + 1)
+
 /* The (state, method) shares a request keeps, largest first when it ends. */
 #define SQSLOW_SHARES 8
 
@@ -46,7 +53,7 @@ struct sqslow_request {
 	__u64 begin_ns, end_ns;
 	/* Its W3C trace context (SQ_EV_REQUEST_TRACE): all 0 without one */
 	__u64 trace_hi, trace_lo, parent, span;
-	__u64 state_ns[SQ_GREEN_NSTATES];
+	__u64 state_ns[SQSLOW_NSTATES];
 	struct sqslow_share shares[SQSLOW_SHARES];
 	/* Its longest Semaphore wait: who held the Semaphore, who signalled it and where */
 	__u64 sem_max_ns, sem_holder, sem_waker, sem_waker_method;

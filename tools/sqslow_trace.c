@@ -7,8 +7,8 @@
 
 #include "sqslow_trace.h"
 
-const char *const sqslow_state_names[SQ_GREEN_NSTATES] = { "unknown", "running", "ready", "semaphore", "delay",
-							    "io", "gc" };
+const char *const sqslow_state_names[SQSLOW_NSTATES] = { "unknown", "running", "ready", "semaphore", "delay",
+							 "io", "gc", "offcpu" };
 
 static const char *const io_ops[] = { "read", "write", "accept", "connect", "open", "close" };
 static const char *const io_kinds[] = { "file", "tcp", "other" };
@@ -217,7 +217,7 @@ static void on_flow(void *ctx, __u32 pid, __u64 waker, __u64 waiter, __u64 ts)
 static void write_request(struct writer *w, const struct sqslow_request *q, bool captured)
 {
 	const char *route = w->names->name(w->names->ctx, q->pid, q->route);
-	struct sqslow_arg a[4 + 4 + SQ_GREEN_NSTATES];
+	struct sqslow_arg a[4 + 4 + SQSLOW_NSTATES];
 	char trace[40], span[20], parent[20];
 	int n = 0;
 
@@ -233,7 +233,7 @@ static void write_request(struct writer *w, const struct sqslow_request *q, bool
 		a[n] = str("span_id", span), a[n++].key_arg = true;
 		a[n++] = str("parent_span_id", parent);
 	}
-	for (int s = 1; s < SQ_GREEN_NSTATES; s++)
+	for (int s = 1; s < SQSLOW_NSTATES; s++)
 		a[n++] = (struct sqslow_arg){ .key = sqslow_state_names[s], .type = SQSLOW_ARG_MS,
 					      .ms = q->state_ns[s] / 1e6 };
 	if (captured)

@@ -97,6 +97,6 @@ long sqslow_trace_write(const struct sqslow_trace_out *out, const struct sqslow_
 			const struct sqslow_capture *c, const struct sqslow_names *names);
 
 /* The state names as the trace and the line print them. */
-extern const char *const sqslow_state_names[SQ_GREEN_NSTATES];
+extern const char *const sqslow_state_names[SQSLOW_NSTATES];
 
 #endif
