@@ -36,13 +36,21 @@ dr_top() { jq -r '.rules[0] | "\(.id) \(.score) \(.target)"' "$DR_TMP/$1.json" 2
 
 # dr_start PROGRAM: the program of the corpus, until it says "ready": DR_PID
 dr_start() {
+    # the last program's "ready" is not this one's: the files go first (the job empties
+    # them only once it runs), and its PID is the VM's only once it has exec'ed
+    rm -f "$DR_TMP/vm.out" "$DR_TMP/vm.err"
     "$DR_TMP/sqvm" -cp "$DR_DIR" "$DR_DIR/$1.som" >"$DR_TMP/vm.out" 2>"$DR_TMP/vm.err" </dev/null &
     DR_PID=$!
-    wait_line "$DR_TMP/vm.out" "$DR_TMP/vm.err" '^ready' "$DR_PID"
+    wait_exec "$DR_PID" && wait_line "$DR_TMP/vm.out" "$DR_TMP/vm.err" '^ready' "$DR_PID"
 }
 
+# The VM ends on SIGTERM; one that has not in 5 s is killed (a wait that never ends
+# would hold the whole run).
 dr_stop() {
+    local i
     kill "$DR_PID" 2>/dev/null
+    for ((i = 0; i < 500; i++)); do kill -0 "$DR_PID" 2>/dev/null || break; sleep 0.01; done
+    kill -KILL "$DR_PID" 2>/dev/null
     wait "$DR_PID" 2>/dev/null
 }
 
@@ -108,6 +116,7 @@ dr_clean_awfy() {
         (cd "$DR_AWFY" && exec "$DR_TMP/sqvm" -cp .:Core:CD:DeltaBlue:Havlak:Json:NBody:Richards \
             Harness.som "$name" 1000000 "$size" >/dev/null 2>&1 </dev/null) &
         DR_PID=$!
+        wait_exec "$DR_PID"
         sleep 0.3
         dr_record "awfy-$name"
         dr_stop
@@ -123,8 +132,10 @@ dr_clean_service() {
         skip "doctor/clean service" "wrk is not installed (scripts/deps.sh installs it)"
         return
     fi
+    rm -f "$DR_TMP/srv.out"
     "$DR_TMP/sqvm" -cp examples/http examples/http/Server.som 0 >"$DR_TMP/srv.out" 2>"$DR_TMP/srv.err" </dev/null &
     DR_PID=$!
+    wait_exec "$DR_PID"
     for ((i = 0; i < 500; i++)); do
         port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$DR_TMP/srv.out")
         [ -n "$port" ] && break
