@@ -23,8 +23,28 @@
 #include "sqslots.bpf.h"
 
 
-/* Every process's state: green_find(pid, id) (bpf/sqslots.bpf.h). */
-SQ_SLOTS(green, struct sq_green, SQ_GREEN_SLOTS, SQ_GREEN_MAX_PROCS)
+/* Every process's state: a slot table (bpf/sqslots.bpf.h), green_find(pid, id). */
+struct green_slot {
+	struct sq_slot h;
+	struct sq_green v;
+};
+
+SQ_SLOT_MAPS(green_slots, green_spill, green_spilled, struct green_slot, SQ_GREEN_SLOTS, SQ_GREEN_MAX_PROCS)
+
+static __always_inline struct sq_green *green_find(__u32 pid, __u64 id)
+{
+	return sq_slots_find(&green_slots, &green_spill, &green_spilled, SQ_GREEN_SLOTS, pid, id);
+}
+
+static __always_inline struct sq_green *green_insert(__u32 pid, __u64 id, const struct sq_green *init)
+{
+	return sq_slots_insert(&green_slots, &green_spill, &green_spilled, SQ_GREEN_SLOTS, sizeof(*init), pid, id, init);
+}
+
+static __always_inline void green_delete(__u32 pid, __u64 id)
+{
+	sq_slots_delete(&green_slots, &green_spill, &green_spilled, SQ_GREEN_SLOTS, pid, id);
+}
 
 /* Per VM thread: the process it runs (known 0: none since its last stop). */
 struct sq_green_running {

@@ -40,7 +40,27 @@ struct open_req {
 };
 
 /* Looked up on every record: a slot table (bpf/sqslots.bpf.h), open_find(pid, id). */
-SQ_SLOTS(open, struct open_req, SQ_GREEN_SLOTS, SQREQ_MAX_OPEN)
+struct open_slot {
+	struct sq_slot h;
+	struct open_req v;
+};
+
+SQ_SLOT_MAPS(open_slots, open_spill, open_spilled, struct open_slot, SQ_GREEN_SLOTS, SQREQ_MAX_OPEN)
+
+static __always_inline struct open_req *open_find(__u32 pid, __u64 id)
+{
+	return sq_slots_find(&open_slots, &open_spill, &open_spilled, SQ_GREEN_SLOTS, pid, id);
+}
+
+static __always_inline struct open_req *open_insert(__u32 pid, __u64 id, const struct open_req *init)
+{
+	return sq_slots_insert(&open_slots, &open_spill, &open_spilled, SQ_GREEN_SLOTS, sizeof(*init), pid, id, init);
+}
+
+static __always_inline void open_delete(__u32 pid, __u64 id)
+{
+	sq_slots_delete(&open_slots, &open_spill, &open_spilled, SQ_GREEN_SLOTS, pid, id);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

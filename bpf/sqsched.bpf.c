@@ -17,9 +17,24 @@ const volatile bool millis = false;	/* -m */
 const volatile bool events = false;	/* -e */
 
 /* Looked up on every record: a slot table (bpf/sqslots.bpf.h), stats_find(pid, id). */
-SQ_SLOTS(stats, struct sqsched_stats, SQSCHED_SLOTS, SQSCHED_MAX_PROCS)
+struct stats_slot {
+	struct sq_slot h;
+	struct sqsched_stats v;
+};
+
+SQ_SLOT_MAPS(stats_slots, stats_spill, stats_spilled, struct stats_slot, SQSCHED_SLOTS, SQSCHED_MAX_PROCS)
 _Static_assert(sizeof(struct stats_slot) == sizeof(struct sqsched_slot), "sqsched.h: the slot's layout");
 _Static_assert(sizeof(struct green_slot) == sizeof(struct sqsched_green_slot), "sqsched.h: the green slot's layout");
+
+static __always_inline struct sqsched_stats *stats_find(__u32 pid, __u64 id)
+{
+	return sq_slots_find(&stats_slots, &stats_spill, &stats_spilled, SQSCHED_SLOTS, pid, id);
+}
+
+static __always_inline struct sqsched_stats *stats_insert(__u32 pid, __u64 id, const struct sqsched_stats *init)
+{
+	return sq_slots_insert(&stats_slots, &stats_spill, &stats_spilled, SQSCHED_SLOTS, sizeof(*init), pid, id, init);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -43,6 +43,7 @@ fi
 # ---- What a tool costs the VM it traces, per event ----
 # BENCH_ONLY=requests measures the requests phase alone (sqstat's exporter, per request),
 # BENCH_ONLY=calls the calls phase alone (sqcalls, and sqcalls -S: its per-event probes).
+# BENCH_ONLY=switches the switches phase alone (sqsched, per switch).
 # The traced process pays for its uprobes (the trap and the BPF program run in its
 # context), so the cost is the VM's own CPU time, user + system from /proc/PID/stat,
 # with the tool attached against none, over a phase with a known number of events
@@ -130,6 +131,12 @@ if [ "${BENCH_ONLY:-}" = calls ]; then
     row "nothing attached ($NCALLS calls)" calls "$NCALLS" "$base_calls"
     row "sqcalls (per call: entry + return)" calls "$NCALLS" "$base_calls" build/tools/sqcalls
     row "sqcalls -S (per call: entry + return)" calls "$NCALLS" "$base_calls" build/tools/sqcalls -S
+    exit 0
+fi
+if [ "${BENCH_ONLY:-}" = switches ]; then
+    base_switches=$(costs switches "$NSWITCHES")
+    row "nothing attached ($NSWITCHES switches)" switches "$NSWITCHES" "$base_switches"
+    row "sqsched (per switch: wait, ready, activation)" switches "$NSWITCHES" "$base_switches" build/tools/sqsched
     exit 0
 fi
 base_alloc=$(costs alloc "$NALLOC")
