@@ -74,8 +74,8 @@ ho_start_fake() {
 }
 
 # Tools run against one fake at a time: they mostly wait out HO_LIMIT once attached, so
-# six (half a mode's tools) share the 2 CPUs, attaching in well under HO_LIMIT.
-HO_PAR=6
+# four share the 2 CPUs (six, under other load, were slow to exit: detaching takes CPU).
+HO_PAR=4
 ho_mode() { # mode: starts the fake, runs every tool against it, HO_PAR at a time
     local mode=$1 fake t k
     ho_start_fake "$mode" "$HO_TMP/$mode.fake"
