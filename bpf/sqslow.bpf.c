@@ -4,14 +4,15 @@
  * records share while io__batch is enabled too) whole into a ring buffer, one message a
  * batch, and adds what the records do not hold: the collections (gc__*__begin, _end)
  * with the process and method they stop, timer samples of the running process's stack,
- * allocation samples (object__alloc__sample) and the processes' names, which a
- * collection may move and so are read while the batch is handled.
+ * allocation samples (object__alloc__sample), the processes' names, which a
+ * collection may move and so are read while the batch is handled, and the VM thread's
+ * context switches (sched_switch), so that time off the CPU is not called CPU.
  *
  * Nothing is aggregated here: user space keeps the last seconds and replays them
- * (tools/sqslow_replay.c) when a request is slow. A batch costs one copy in and one out
- * (18 KB at most) and, for a process not named yet, one map lookup, instead of a state machine's
- * lookups and updates per record (bpf/sqgreen.bpf.h, which sqreq runs in the kernel
- * because it keeps nothing but sums). */
+ * (tools/sqslow_replay.c) when a request is slow. A batch costs one copy, from the VM
+ * into the ring buffer (18 KB at most), and, for a process not named yet, one map
+ * lookup, instead of a state machine's lookups and updates per record
+ * (bpf/sqgreen.bpf.h, which sqreq runs in the kernel because it keeps nothing but sums). */
 #include "sqvm.bpf.h"
 #include "event_batch.h"
 #include "sqslow.h"

@@ -315,8 +315,13 @@ static bool writers_init(void)
 	if (pipe2(tokens, O_CLOEXEC))
 		return false;
 	for (int i = 0; i < MAX_WRITING; i++)
-		if (write(tokens[1], "t", 1) != 1)
+		if (write(tokens[1], "t", 1) != 1) {
+			/* a pipe short of turns would hold its writers back for good */
+			close(tokens[0]);
+			close(tokens[1]);
+			tokens[0] = tokens[1] = -1;
 			return false;
+		}
 	return true;
 }
 
@@ -509,6 +514,12 @@ static void print_json(const struct sqslow_request *q, __u32 d, __u64 method, co
 	printf("}\n");
 }
 
+/* A trigger's text line: with " -> PATH" when its capture was written. */
+static void print_line(const char *line, const char *path)
+{
+	printf("%s%s%s\n", line, path ? " -> " : "", path ? path : "");
+}
+
 /* A slow request's line, as it is told (tell_request). */
 struct request_tell {
 	const struct sqslow_request *q;
@@ -524,7 +535,7 @@ static void tell_request(const void *ctx, const char *path)
 	if (env.c.format == SQ_FORMAT_JSON)
 		print_json(t->q, t->d, t->method, path);
 	else
-		printf("%s%s%s\n", t->line, path ? " -> " : "", path ? path : "");
+		print_line(t->line, path);
 }
 
 /* A request ended (the live replay): a slow one is told and captured. */
@@ -572,7 +583,7 @@ static void tell_trigger(const void *ctx, const char *path)
 		fputs(t->head, stdout);
 		end_report(t->line, path);
 	} else {
-		printf("%s%s%s\n", t->line, path ? " -> " : "", path ? path : "");
+		print_line(t->line, path);
 	}
 }
 
@@ -628,13 +639,13 @@ static void trim(void)
 	trimmed_at_ns = newest_ns;
 }
 
-static __u64 nmsgs[5];
+static __u64 nmsgs[SQSLOW_CPU + 1];	/* by kind (bpf/sqslow.h) */
 
 static int handle_msg(void *ctx, void *data, size_t size)
 {
 	__u64 ts = sqslow_msg_ts(data, size);
 
-	if (size >= 4 && *(__u32 *)data < 5)
+	if (size >= 4 && *(__u32 *)data < sizeof(nmsgs) / sizeof(nmsgs[0]))
 		nmsgs[*(__u32 *)data]++;
 
 	if (!ts)
@@ -700,10 +711,11 @@ static int report(void *ctx, bool last)
 		return 0;
 	reap_all();	/* every capture written before the summary counts them */
 	if (env.c.verbose)
-		fprintf(stderr, "sqslow: messages: %llu batches, %llu collections, %llu samples, %llu allocations; "
-			"%llu records out of order, %llu malformed\n",
+		fprintf(stderr, "sqslow: messages: %llu batches, %llu collections, %llu samples, %llu allocations, "
+			"%llu context switches; %llu records out of order, %llu malformed\n",
 			(unsigned long long)nmsgs[SQSLOW_BATCH], (unsigned long long)nmsgs[SQSLOW_GC],
 			(unsigned long long)nmsgs[SQSLOW_SAMPLE], (unsigned long long)nmsgs[SQSLOW_ALLOC],
+			(unsigned long long)nmsgs[SQSLOW_CPU],
 			(unsigned long long)sqslow_replay_reordered(live), (unsigned long long)sqslow_replay_malformed(live));
 	if (env.c.format == SQ_FORMAT_JSON) {
 		printf("{\"type\":\"summary\",\"slow\":%llu,\"captured\":%llu,\"not_written\":%llu,"
