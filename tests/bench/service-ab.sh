@@ -37,17 +37,9 @@ mkdir "$TMPD" && cp "$VM_B" "$TMPD/sqvm"
 start_server B PORT_B "$TMPD/b.out" "$SCPU" || exit 1
 TMPD=$TOP
 load_script "$PORT_A" "$LOAD" >/dev/null && load_script "$PORT_B" "$LOAD" >/dev/null || exit 1
-cc -O2 -o "$TMPD/spinload" tests/bench/http/spinload.c || exit 1
-REQS=("GET /hello") # as service-side.sh's spinload
-if [ "$LOAD" = mix ]; then
-    REQS=()
-    for k in $(seq 0 63); do
-        REQS+=("GET /hello" "PUT /kv/k$k value $k" "GET /kv/k$k" "GET /work?n=100" "GET /static/index.html")
-    done
-fi
+spin_setup "$LOAD" || exit 1
 
-cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
-load() { "${ON_CLIENT[@]}" "$TMPD/spinload" -c "$CONNS" -d "$1" "$2" "${REQS[@]}" >"$3" 2>&1; }
+load() { "${ON_CLIENT[@]}" "$TMPD/spinload" -c "$CONNS" -d "$1" "$2" "${SPIN_REQS[@]}" >"$3" 2>&1; }
 requests() {
     grep -q '^RESULT ' "$1" || { echo "spinload failed: $(cat "$1")" >&2; return 1; }
     sed -n 's/^RESULT .*requests=\([0-9]*\).*/\1/p' "$1"

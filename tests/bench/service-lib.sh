@@ -16,6 +16,10 @@
 #                              ($ON_CLIENT), its output in $TMPD/tool.out, its pid in
 #                              TOOL_PID once it says it traces; a tool that could not
 #                              attach fails the bench (it would be measured as free)
+#   spin_setup LOAD            tests/bench/http/spinload.c built as $TMPD/spinload, and its
+#                              requests in SPIN_REQS: GET /hello, or (mix) mix.lua's cycle
+#                              over its 64 keys
+#   cpu_ns PID                 the CPU time PID has had (/proc/PID/schedstat), ns
 #   median, spread             of numbers on stdin: the median; "LOW..HIGH"
 
 service_setup() {
@@ -83,6 +87,20 @@ attach_tool() {
     kill "$TOOL_PID" 2>/dev/null
     exit 1
 }
+
+spin_setup() {
+    local k
+    cc -O2 -o "$TMPD/spinload" tests/bench/http/spinload.c || return 1
+    SPIN_REQS=("GET /hello")
+    if [ "$1" = mix ]; then
+        SPIN_REQS=()
+        for k in $(seq 0 63); do
+            SPIN_REQS+=("GET /hello" "PUT /kv/k$k value $k" "GET /kv/k$k" "GET /work?n=100" "GET /static/index.html")
+        done
+    fi
+}
+
+cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%+.1f..%+.1f", lo, hi }'; }

@@ -49,20 +49,10 @@ start_server B PORT_B "$TMPD/b.out" "$SCPU" || exit 1
 URL_A=$(load_script "$PORT_A" "$LOAD") && URL_B=$(load_script "$PORT_B" "$LOAD") || exit 1
 CLIENT=${CLIENT:-spin}
 case $CLIENT in
-spin) cc -O2 -o "$TMPD/spinload" tests/bench/http/spinload.c || exit 1
-    # spinload's requests: /hello, or mix.lua's cycle over its 64 keys
-    SPIN_REQS=("GET /hello")
-    if [ "$LOAD" = mix ]; then
-        SPIN_REQS=()
-        for k in $(seq 0 63); do
-            SPIN_REQS+=("GET /hello" "PUT /kv/k$k value $k" "GET /kv/k$k" "GET /work?n=100" "GET /static/index.html")
-        done
-    fi ;;
+spin) spin_setup "$LOAD" || exit 1 ;;
 wrk) ;;
 *) echo "CLIENT is spin or wrk, not $CLIENT" >&2; exit 1 ;;
 esac
-
-cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
 
 # load SECONDS URL OUT: one run of the client on the client CPUs; its RESULT line in OUT
 load() {
