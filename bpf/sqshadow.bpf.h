@@ -106,16 +106,14 @@ struct {
 static __always_inline struct sq_shadow *shadow_of(__u32 tid, __u64 proc, bool create)
 {
 	struct sq_shadow_key k = { .tid = tid, .proc = proc };
-	struct sq_shadow *st = bpf_map_lookup_elem(&shadows, &k), *z;
+	struct sq_shadow *st = bpf_map_lookup_elem(&shadows, &k);
+	const struct sq_shadow *z;
 	__u32 zero = 0;
 
 	if (st || !create)
 		return st;
 	z = bpf_map_lookup_elem(&shadow_zero, &zero);
-	if (!z)
-		return 0;
-	bpf_map_update_elem(&shadows, &k, z, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&shadows, &k);
+	return z ? sq_lookup_or_init(&shadows, &k, z, NULL) : 0;
 }
 
 static __always_inline __u32 shadow_bucket(__u64 def_class, __u64 selector, __u32 block)
