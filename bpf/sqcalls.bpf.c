@@ -210,14 +210,13 @@ static __always_inline __u64 running_on(__u32 tid)
  * probe fires in it; a batch's first records may be another's). */
 static __always_inline __u64 running_now(__u32 tid, __u32 pid)
 {
-	__u64 *known = bpf_map_lookup_elem(&running, &tid), proc = 0, id = 0;
+	__u64 *known = bpf_map_lookup_elem(&running, &tid), proc, id;
 	struct sq_vm_offsets *vm;
 
 	if (known)
 		return *known;
 	vm = bpf_map_lookup_elem(&vms, &pid);
-	if (!vm || bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc ||
-	    bpf_probe_read_user(&id, sizeof(id), (void *)(proc + vm->process_id)))
+	if (!vm || !sq_current_process(vm, &id, &proc))
 		return 0;
 	bpf_map_update_elem(&running, &tid, &id, BPF_NOEXIST);
 	return id;

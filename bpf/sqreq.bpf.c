@@ -594,17 +594,6 @@ int BPF_USDT(vm_start, char *version, __u64 offsets)
 	return 0;
 }
 
-/* The id of the process VM pid runs now (*proc: its Process), read from its memory (the
- * batch's records of its switches may not have arrived yet). */
-static __always_inline bool running_now(struct sq_vm_offsets *vm, __u64 *id, __u64 *proc)
-{
-	*id = 0;
-	*proc = 0;
-	if (!vm->process_id || bpf_probe_read_user(proc, sizeof(*proc), (void *)vm->current_process) || !*proc)
-		return false;
-	return !bpf_probe_read_user(id, sizeof(*id), (void *)(*proc + vm->process_id));
-}
-
 /* The samples of the request process id (at proc) of VM pid runs while the VM holds its
  * begin back (NULL: none held). */
 static __always_inline struct sqreq_method *held_top(struct sq_vm_offsets *vm, __u32 pid, __u64 proc)
@@ -630,7 +619,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	struct sqreq_method *top;
 	struct open_req *r;
 
-	if ((only_pid && pid != only_pid) || !(vm = bpf_map_lookup_elem(&vms, &pid)) || !running_now(vm, &id, &proc))
+	if ((only_pid && pid != only_pid) || !(vm = bpf_map_lookup_elem(&vms, &pid)) || !sq_current_process(vm, &id, &proc))
 		return 0;
 	/* a held request first: the open one may have ended already (its batch comes late) */
 	top = held_top(vm, pid, proc);

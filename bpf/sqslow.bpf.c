@@ -173,17 +173,6 @@ int BPF_USDT(other_batch, __u64 records, __u32 count)
 	return 0;
 }
 
-/* The running process of VM pid (its id), read from its memory; false: none. */
-static __always_inline bool running_now(const struct sq_vm_offsets *vm, __u64 *id)
-{
-	__u64 proc = 0;
-
-	*id = 0;
-	if (!vm->process_id || bpf_probe_read_user(&proc, sizeof(proc), (void *)vm->current_process) || !proc)
-		return false;
-	return !bpf_probe_read_user(id, sizeof(*id), (void *)(proc + vm->process_id));
-}
-
 /* Room for a message of size bytes of kind, its head filled in and its time read: NULL
  * (counted in lost) when the ring buffer is full. */
 static __always_inline void *message(__u64 size, __u32 kind, __u32 pid)
@@ -204,7 +193,7 @@ static __always_inline int gc_edge(bool begin, bool full, __u64 pause_ns)
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
 	struct sqslow_gc *e;
-	__u64 m[1] = {};
+	__u64 m[1] = {}, proc;
 
 	if (!vm)
 		return 0;
@@ -213,7 +202,7 @@ static __always_inline int gc_edge(bool begin, bool full, __u64 pause_ns)
 	e->ts = bpf_ktime_get_ns();
 	e->begin = begin;
 	e->full = full;
-	running_now(vm, &e->process);
+	sq_current_process(vm, &e->process, &proc);
 	e->method = begin && sq_walk_methods(vm, m, 1, 1) ? m[0] : 0;
 	e->pause_ns = pause_ns;
 	bpf_ringbuf_submit(e, wake_flags());
@@ -275,9 +264,9 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	struct sq_vm_offsets *vm;
 	struct sqslow_sample *e;
 	__u8 gc = 0;
-	__u64 id;
+	__u64 id, proc;
 
-	if ((only_pid && pid != only_pid) || !(vm = bpf_map_lookup_elem(&vms, &pid)) || !running_now(vm, &id))
+	if ((only_pid && pid != only_pid) || !(vm = bpf_map_lookup_elem(&vms, &pid)) || !sq_current_process(vm, &id, &proc))
 		return 0;
 	/* mid-collection the frames may be moving: the pause is in the GC messages */
 	if (vm->gc_running && !bpf_probe_read_user(&gc, sizeof(gc), (void *)vm->gc_running) && gc)
@@ -302,14 +291,14 @@ int BPF_USDT(alloc_sample, char *cls, __u64 bytes)
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
 	struct sqslow_alloc *e;
-	__u64 m[1] = {};
+	__u64 m[1] = {}, proc;
 
 	if (!vm)
 		return 0;
 	if (!(e = message(sizeof(*e), SQSLOW_ALLOC, pid)))
 		return 0;
 	e->ts = bpf_ktime_get_ns();
-	running_now(vm, &e->process);
+	sq_current_process(vm, &e->process, &proc);
 	e->cls = (__u64)cls;
 	e->bytes = bytes;
 	e->weight = weight;

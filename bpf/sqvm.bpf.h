@@ -161,6 +161,17 @@ static __always_inline struct sq_vm_offsets *sq_learn_vm(__u64 offsets_addr)
 	return bpf_map_lookup_elem(&vms, &pid);
 }
 
+/* The current green process's id, read from the VM's memory (false: none, unreadable, or
+ * a VM without the offset); *proc gets the Process (0: none). */
+static __always_inline bool sq_current_process(const struct sq_vm_offsets *vm, __u64 *id, __u64 *proc)
+{
+	*id = 0;
+	*proc = 0;
+	if (!vm->process_id || bpf_probe_read_user(proc, sizeof(*proc), (void *)vm->current_process) || !*proc)
+		return false;
+	return !bpf_probe_read_user(id, sizeof(*id), (void *)(*proc + vm->process_id));
+}
+
 /* The current green process's innermost frame (0: none, or unreadable); *proc gets the
  * process. */
 static __always_inline __u64 sq_current_frame(const struct sq_vm_offsets *vm, __u64 *proc)
