@@ -44,15 +44,8 @@ dr_start() {
     wait_exec "$DR_PID" && wait_line "$DR_TMP/vm.out" "$DR_TMP/vm.err" '^ready' "$DR_PID"
 }
 
-# The VM ends on SIGTERM; one that has not in 5 s is killed (a wait that never ends
-# would hold the whole run).
-dr_stop() {
-    local i
-    kill "$DR_PID" 2>/dev/null
-    for ((i = 0; i < 500; i++)); do kill -0 "$DR_PID" 2>/dev/null || break; sleep 0.01; done
-    kill -KILL "$DR_PID" 2>/dev/null
-    wait "$DR_PID" 2>/dev/null
-}
+# The VM ends on SIGTERM; one that has not in 5 s is killed.
+dr_stop() { end_bg "$DR_PID" 5 TERM; }
 
 # The report is printed within 2 s of the recording's end (sqdoctor -v says how long).
 dr_check_latency() {

@@ -412,7 +412,7 @@ $(grep -v WARNING <<<"$out" | head -20)"; fi
 # nothing attached, and a later tracer must see only its own requests (the VM once wrote
 # the ended one's begin at the next begin, and kept a pointer to its process).
 bpftrace_req_held_detach_test() {
-    local d="$TMP/held" vm bt out i
+    local d="$TMP/held" vm bt out
     if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
         skip "probes/req__batch held begin after detach" "needs root and bpftrace"
         return
@@ -429,9 +429,7 @@ bpftrace_req_held_detach_test() {
     held_session first "usdt:$BT_VM:squeak:req__batch { @n = count(); }"
     touch "$d/go"
     for _ in $(seq 600); do grep -q '^held$' "$d/vm" && break; sleep 0.05; done
-    kill -INT "$bt"
-    for ((i = 0; i < 200; i++)); do kill -0 "$bt" 2>/dev/null || break; sleep 0.05; done
-    kill -KILL "$bt" 2>/dev/null; wait "$bt"
+    end_bg "$bt" 10 INT
     touch "$d/detached"
     for _ in $(seq 600); do grep -q '^ended$' "$d/vm" && break; sleep 0.05; done
     held_session second "
@@ -445,9 +443,7 @@ bpftrace_req_held_detach_test() {
         }"
     touch "$d/again"
     wait "$vm"
-    for ((i = 0; i < 200; i++)); do kill -0 "$bt" 2>/dev/null || break; sleep 0.05; done
-    kill -KILL "$bt" 2>/dev/null
-    wait "$bt"
+    end_bg "$bt" 10
     out=$(grep '^rec ' "$d/second")
     if [ "$out" = "rec 17 2" ]; then pass "probes/req__batch held begin after detach"
     else fail "probes/req__batch held begin after detach" "want: rec 17 2 (the second request, whole)

@@ -86,6 +86,16 @@ wait_exec() {
     return 1
 }
 
+# end_bg PID SECONDS [SIGNAL]: sends SIGNAL (if any) to the background job PID, gives it
+# SECONDS to end, then kills it, and reaps it: a wait that never ended would hold the run.
+end_bg() {
+    local i
+    [ -n "${3:-}" ] && kill -"$3" "$1" 2>/dev/null
+    for ((i = 0; i < $2 * 100; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.01; done
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+
 # The tool tiers' way of running a tool beside a VM (tools, attach, family, faults, sqprof).
 # start_bg OUT ERR TIMEOUT CMD...: starts CMD in the background under a SIGKILL timeout,
 # stdout and stderr to files emptied here (not by the background job's redirections, which
