@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * event_batch.h - the records of the batch probes (squeak:alloc__batch, call__batch, sched__batch,
- * req__batch, io__batch):
+ * req__batch, io__batch, sample__batch):
  * part of the probe contract, as squeak.d and debug_offsets.h are. Plain C with fixed-width
  * types, included by the VM (vm/record.c) and by the tools' BPF programs (bpf/sqbatch.bpf.h).
  *
@@ -48,6 +48,7 @@ enum {
 	SQ_EV_IO_FRAMES = 16,		/* SqEvIoFrames: r->frames */
 	SQ_EV_REQUEST_RUN = 17,		/* SqEvRequest: r->req */
 	SQ_EV_REQUEST_TRACE = 18,	/* SqEvTrace: r->trace */
+	SQ_EV_ALLOC_SAMPLE = 19,	/* SqEvAllocSample: r->sample */
 };
 
 /* SQ_EV_IO's ops (io__wait's four, then open and close) and descriptor kinds. */
@@ -211,6 +212,19 @@ typedef struct SqEvIoFrames {
 						 * of the stack (0 past it or past the bottom frame) */
 } SqEvIoFrames;
 
+/* sample__batch: the sampler's allocation (object__alloc__sample's event, the same
+ * samples while both are enabled), with what the probe's reader would have to read
+ * itself: the running process and its innermost frame's Method. */
+typedef struct SqEvAllocSample {
+	uint64_t cls;		/* its class's name (char *) */
+	uint64_t bytes;		/* its size, header included */
+	uint64_t alloc_cls;	/* the allocating method's class name (char *; "" if none) */
+	uint64_t alloc_sel;	/* its selector (char *; "" if none) */
+	uint64_t weight;	/* the bytes it stands for (the sampler's, as the probe's) */
+	uint64_t process;	/* the running process's id */
+	uint64_t method;	/* the allocating Method * (0: none) */
+} SqEvAllocSample;
+
 /* Words per record. */
 #define SQ_EV_WORDS 7
 
@@ -226,6 +240,7 @@ typedef struct SqEventRecord {
 		SqEvTrace trace;
 		SqEvIo io;
 		SqEvIoFrames frames;
+		SqEvAllocSample sample;
 		uint64_t word[SQ_EV_WORDS];	/* all of them, for what handles a record whatever
 						 * its kind (zeroing, tests): never a field by number */
 	};
@@ -281,6 +296,13 @@ SQ_EV_WORD(io.result, 2);
 SQ_EV_WORD(io.ns, 3);
 SQ_EV_WORD(io.methods, 4);
 SQ_EV_WORD(frames.methods, 0);
+SQ_EV_WORD(sample.cls, 0);
+SQ_EV_WORD(sample.bytes, 1);
+SQ_EV_WORD(sample.alloc_cls, 2);
+SQ_EV_WORD(sample.alloc_sel, 3);
+SQ_EV_WORD(sample.weight, 4);
+SQ_EV_WORD(sample.process, 5);
+SQ_EV_WORD(sample.method, 6);
 _Static_assert(sizeof(((SqEventRecord *)0)->io) == 8 * (4 + SQ_EV_IO_METHODS), "SqEvIo's methods end the record");
 _Static_assert(sizeof(((SqEventRecord *)0)->frames) == 8 * SQ_EV_IO_DEPTH, "SqEvIoFrames's methods");
 _Static_assert(sizeof(((SqEventRecord *)0)->word) == 72 - 16, "the words fill the record");

@@ -123,6 +123,13 @@ provider squeak {
 	 * and fires io__batch once per batch. */
 	probe io__batch(uintptr_t records, uint32_t count);
 
+	/* The sampler's allocations as records (as call__batch): while it is enabled the
+	 * sampler runs (as while object__alloc__sample is) and the VM writes each sample as
+	 * a record (SQ_EV_ALLOC_SAMPLE: object__alloc__sample's arguments, the process and
+	 * the allocating Method) and fires sample__batch once per batch. For a tool that
+	 * reads other batches anyway: a sample then costs a record, not a uprobe hit. */
+	probe sample__batch(uintptr_t records, uint32_t count);
+
 	/* A message was not understood; a primitive failed (before the error is raised). */
 	probe method__dnu(char *receiverclass, char *selector);
 	probe primitive__fail(char *receiverclass, char *primitive, char *reason);

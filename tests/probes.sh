@@ -153,7 +153,18 @@ bpftrace_counts_test() {
         usdt:$BT_VM:squeak:user__probe { printf(\"user %s %d\\n\", str(arg0), arg1); }
         usdt:$BT_VM:squeak:user__probe__str { printf(\"userstr %s %s\\n\", str(arg0), str(arg1)); }
         usdt:$BT_VM:squeak:method__dnu { @dnu[str(arg0), str(arg1)] = count(); }
-        usdt:$BT_VM:squeak:object__alloc__sample { @weight[str(arg0)] = sum(arg4); }
+        usdt:$BT_VM:squeak:object__alloc__sample { @weight[str(arg0)] = sum(arg4); @samples = count(); }
+        usdt:$BT_VM:squeak:sample__batch {
+            \$i = (uint64)0;
+            while (\$i < arg1 && \$i < 256) {
+                \$r = arg0 + \$i * 72;
+                if (*(uint32 *)\$r == 19) {
+                    @bweight[str(*(uint64 *)(\$r + 16))] = sum(*(uint64 *)(\$r + 48));
+                    @bsamples[*(uint64 *)(\$r + 56)] = count();
+                }
+                \$i++;
+            }
+        }
         usdt:$BT_VM:squeak:object__alloc /str(arg0) == \"Array\" || str(arg0) == \"String\"/ { @bytes[str(arg0)] = sum(arg1); }
     " --young 200M --alloc-sample 64K -cp tests/lang/support tests/probes/Counts.som || return 0
     local out
@@ -182,6 +193,18 @@ $(grep -v WARNING <<<"$out" | head -30)"; fi
             fail "probes/alloc sample estimate $cls" "estimate '$est' vs exact '$exact' bytes"
         fi
     done
+    # sample__batch's records are the same samples: as many (all of main, process 1),
+    # the same weights per class.
+    local n bn bad=""
+    n=$(sed -n 's/^@samples: //p' <<<"$out")
+    bn=$(sed -n 's/^@bsamples\[1\]: //p' <<<"$out")
+    [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$n" = "$bn" ] && [ "$(grep -c '^@bsamples\[' <<<"$out")" = 1 ] || bad="samples $n, records $bn"
+    for cls in Array String; do
+        [ "$(sed -n "s/^@weight\[$cls\]: //p" <<<"$out")" = "$(sed -n "s/^@bweight\[$cls\]: //p" <<<"$out")" ] || bad="$bad; $cls's weights differ"
+    done
+    if [ -z "$bad" ]; then pass "probes/sample__batch: the sampler's $n samples as records, the same weights"
+    else fail "probes/sample__batch: the sampler's samples as records" "$bad
+$(grep -E '^@(samples|bsamples|weight|bweight)' <<<"$out")"; fi
 }
 
 # exception__signal's note: three string arguments, with its semaphore (the contract

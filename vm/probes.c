@@ -182,9 +182,12 @@ static uint64_t next_gap(void)
     return gap < 1 ? 1 : (uint64_t)gap;
 }
 
+/* The sampler runs for object__alloc__sample's tools and sample__batch's. */
+static inline bool sampling(void) { return SQ_ENABLED(OBJECT_ALLOC_SAMPLE) || SQ_ENABLED(SAMPLE_BATCH); }
+
 uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes)
 {
-    if (!SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) {
+    if (!sampling()) {
         sampler.on = false;
         return SAMPLE_POLL_BYTES;
     }
@@ -211,9 +214,18 @@ uint64_t probes_alloc_budget(uint64_t bumped, size_t bytes)
 void probe_alloc_sample(Obj *o, size_t bytes)
 {
     probes_sample_due = false;
-    if (!SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) return;
+    if (!sampling()) return;
     const char *name = VM.classes[obj_class_index(o)]->name, *acls, *asel;
     allocating_method(&acls, &asel);
+    if (SQ_ENABLED(SAMPLE_BATCH)) {
+        Frame *f = interp_current ? interp_current->fp : NULL;
+        SqEvAllocSample s = { .cls = (uintptr_t)name, .bytes = bytes, .alloc_cls = (uintptr_t)acls,
+                              .alloc_sel = (uintptr_t)asel, .weight = sampler.weight,
+                              .process = interp_current ? interp_current->id : 0,
+                              .method = f ? (uintptr_t)f->method : 0 };
+        record_alloc_sample(&s);
+    }
+    if (!SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) return;
     /* in a register: USDT argument specs cannot be RIP-relative for libbpf */
     uint64_t weight = sampler.weight;
     __asm__ volatile("" : "+r"(weight));

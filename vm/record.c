@@ -29,6 +29,7 @@ enum {
     TAKE_REQ = 8,      /* req__batch */
     TAKE_REQ_OPEN = 16, /* req__batch, of a process with a request open */
     TAKE_IO = 32,      /* io__batch */
+    TAKE_SAMPLE = 64,  /* sample__batch */
 };
 
 static const uint8_t takers[] = {
@@ -52,6 +53,7 @@ static const uint8_t takers[] = {
     [SQ_EV_IO_FRAMES] = TAKE_IO,
     [SQ_EV_REQUEST_RUN] = TAKE_REQ,
     [SQ_EV_REQUEST_TRACE] = TAKE_REQ,
+    [SQ_EV_ALLOC_SAMPLE] = TAKE_SAMPLE,
 };
 
 /* Is a record of kind wanted now (requestOpen: its process has a request open)? With a
@@ -62,7 +64,7 @@ static inline bool record_wanted(uint32_t kind, bool requestOpen)
     return ((t & TAKE_ALLOC) && SQUEAK_ALLOC_BATCH_ENABLED()) || ((t & TAKE_CALL) && SQUEAK_CALL_BATCH_ENABLED()) ||
            ((t & TAKE_SCHED) && SQUEAK_SCHED_BATCH_ENABLED()) || ((t & TAKE_REQ) && SQUEAK_REQ_BATCH_ENABLED()) ||
            ((t & TAKE_REQ_OPEN) && requestOpen && SQUEAK_REQ_BATCH_ENABLED()) ||
-           ((t & TAKE_IO) && SQUEAK_IO_BATCH_ENABLED());
+           ((t & TAKE_IO) && SQUEAK_IO_BATCH_ENABLED()) || ((t & TAKE_SAMPLE) && SQUEAK_SAMPLE_BATCH_ENABLED());
 }
 
 bool record_takes(uint32_t kind, bool requestOpen) { return record_wanted(kind, requestOpen); }
@@ -84,6 +86,7 @@ void record_flush(void)
     if (SQ_ENABLED(SCHED_BATCH)) SQUEAK_SCHED_BATCH(rec, n);
     if (SQ_ENABLED(REQ_BATCH)) SQUEAK_REQ_BATCH(rec, n);
     if (SQ_ENABLED(IO_BATCH)) SQUEAK_IO_BATCH(rec, n);
+    if (SQ_ENABLED(SAMPLE_BATCH)) SQUEAK_SAMPLE_BATCH(rec, n);
 }
 
 /* ---- The ticker ----
@@ -130,7 +133,8 @@ static void ticker_tick(int sig)
     (void)sig;
     int saved = errno;
     uint32_t n = sq_batch.n;
-    if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !sq_sched_batches() && !SQ_ENABLED(IO_BATCH)) {
+    if (!n && !SQ_ENABLED(ALLOC_BATCH) && !SQ_ENABLED(CALL_BATCH) && !sq_sched_batches() && !SQ_ENABLED(IO_BATCH) &&
+        !SQ_ENABLED(SAMPLE_BATCH)) {
         tickerOn = 0; /* the tools are gone; the next batch re-arms it */
         tickerSeenFirst = 0;
         errno = saved;
@@ -253,6 +257,14 @@ void record_alloc(const SqEvAlloc *a)
     if (!record_wanted(SQ_EV_ALLOC, false)) return;
     SqEventRecord *r = record_new(SQ_EV_ALLOC);
     r->alloc = *a;
+}
+
+void record_alloc_sample(const SqEvAllocSample *s)
+{
+    if (!record_wanted(SQ_EV_ALLOC_SAMPLE, false)) return;
+    SqEventRecord *r = record_new(SQ_EV_ALLOC_SAMPLE);
+    r->arg = 0;
+    r->sample = *s;
 }
 
 /* ---- Green processes ---- */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* record.h - the recorder: the batch probes' records (probes/event_batch.h), their buffer
- * and its flush (squeak:alloc__batch, call__batch, sched__batch, req__batch, io__batch;
+ * and its flush (squeak:alloc__batch, call__batch, sched__batch, req__batch, io__batch,
+ * sample__batch;
  * probes/README.md has the rules). While a batch probe is enabled an event costs the VM
  * a record written into the buffer, and a full or aged buffer one uprobe hit. The
  * recorder decides, in one table (record.c: takers), which batch probe takes a record of
@@ -87,6 +88,8 @@ bool record_takes(uint32_t kind, bool requestOpen);
 void record_call(uint32_t kind, uint32_t depth, const SqEvCall *c);
 /* An allocation. */
 void record_alloc(const SqEvAlloc *a);
+/* The sampler's allocation (sample__batch). */
+void record_alloc_sample(const SqEvAllocSample *s);
 /* A scheduler event of p (SQ_EV_PROCESS_READY, _WAIT, _CREATE, _EXIT, SQ_EV_IO_WAIT);
  * p's held request begin, if any, goes first. w: the record's words beyond the
  * process's (semaphore or fd, timeout, method: a wait's, or the signaller's method of a
