@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqslow.bpf.c - sqslow's flight recorder, the kernel's half: it forwards every batch of
- * the VM's scheduler, request and I/O records (squeak:sched__batch, which io__batch's
- * records share while io__batch is enabled too) whole into a ring buffer, one message a
- * batch, and adds what the records do not hold: the collections (gc__*__begin, _end)
- * with the process and method they stop, timer samples of the running process's stack,
- * allocation samples (object__alloc__sample), the processes' names, which a
+ * the VM's scheduler, request, allocation-sample and I/O records (squeak:sched__batch,
+ * which the records of req__batch, sample__batch and io__batch share while those are
+ * enabled too) whole into a ring buffer, one message a batch, and adds what the records
+ * do not hold: the collections (gc__*__begin, _end) with the process and method they
+ * stop, timer samples of the running process's stack, the processes' names, which a
  * collection may move and so are read while the batch is handled, and the VM thread's
  * context switches (sched_switch), so that time off the CPU is not called CPU.
  *
@@ -164,9 +164,12 @@ int BPF_USDT(sched_batch, __u64 records, __u32 count)
 	return send_batch(records, count, pid, SQ_BATCH_MAX);
 }
 
-/* io__batch and req__batch enabled make the VM write their records (the I/O calls, the
- * requests) into the same buffer, which sched__batch's program forwards: this one only
- * holds those probes on. */
+/* io__batch, req__batch and sample__batch enabled make the VM write their records (the
+ * I/O calls, the requests, the allocation samples) into the same buffer, which
+ * sched__batch's program forwards: this one only holds those probes on. Each costs a
+ * uprobe hit a batch: an allocation sample as a record instead of object__alloc__sample's
+ * hit of its own took examples/http's cost under sqslow from +2.79% to +1.96% of its CPU
+ * a request (make load's mix; tests/bench/README.md). */
 SEC("usdt")
 int BPF_USDT(other_batch, __u64 records, __u32 count)
 {
@@ -277,32 +280,6 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	e->process = id;
 	e->pad = 0;
 	e->n = sq_walk_methods(vm, e->methods, SQSLOW_DEPTH, SQSLOW_DEPTH);
-	bpf_ringbuf_submit(e, wake_flags());
-	return 0;
-}
-
-/* squeak:object__alloc__sample: one allocation in about every --alloc-sample bytes. */
-SEC("usdt")
-int BPF_USDT(alloc_sample, char *cls, __u64 bytes)
-{
-	/* the allocating class and selector (arguments 2 and 3) are the method's, which the
-	 * walk reads: only the weight is decoded besides (each argument costs a decoding) */
-	__u64 weight = sq_usdt_arg(ctx, 4);
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct sq_vm_offsets *vm = bpf_map_lookup_elem(&vms, &pid);
-	struct sqslow_alloc *e;
-	__u64 m[1] = {}, proc;
-
-	if (!vm)
-		return 0;
-	if (!(e = message(sizeof(*e), SQSLOW_ALLOC, pid)))
-		return 0;
-	e->ts = bpf_ktime_get_ns();
-	sq_current_process(vm, &e->process, &proc);
-	e->cls = (__u64)cls;
-	e->bytes = bytes;
-	e->weight = weight;
-	e->method = sq_walk_methods(vm, m, 1, 1) ? m[0] : 0;
 	bpf_ringbuf_submit(e, wake_flags());
 	return 0;
 }

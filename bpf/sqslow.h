@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqslow.h - what sqslow's BPF program and user space share: the messages of its ring
- * buffer. The BPF side forwards the VM's own batches (probes/event_batch.h) whole and
- * adds what a batch does not hold: collections, timer stack samples, allocation samples
- * and process names. User space keeps the last seconds of them (tools/sqslow_window.c)
+ * buffer. The BPF side forwards the VM's own batches (probes/event_batch.h) whole, the
+ * allocation samples among their records, and adds what a batch does not hold:
+ * collections, timer stack samples, the VM thread's context switches and process names. User space keeps the last seconds of them (tools/sqslow_window.c)
  * and replays them (tools/sqslow_replay.c). */
 #ifndef SQSLOW_H
 #define SQSLOW_H
@@ -23,7 +23,6 @@ enum sqslow_kind {
 	SQSLOW_BATCH = 1,	/* struct sqslow_batch, then n SqEventRecords */
 	SQSLOW_GC,		/* struct sqslow_gc */
 	SQSLOW_SAMPLE,		/* struct sqslow_sample */
-	SQSLOW_ALLOC,		/* struct sqslow_alloc */
 	SQSLOW_CPU,		/* struct sqslow_cpu */
 };
 
@@ -57,16 +56,6 @@ struct sqslow_sample {
 	__u32 n;		/* methods[0..n) */
 	__u32 pad;
 	__u64 methods[SQSLOW_DEPTH];
-};
-
-/* An allocation sample (object__alloc__sample), in the running process. */
-struct sqslow_alloc {
-	struct sqslow_head h;
-	__u64 ts;
-	__u64 process;
-	__u64 cls;		/* the class name (char *, permanent) */
-	__u64 bytes, weight;
-	__u64 method;		/* the allocating method (Method *, 0: none) */
 };
 
 /* The VM's thread (the one that runs Smalltalk) leaves its CPU (on 0: preempted, or

@@ -137,9 +137,12 @@ sl_whole() {
     # SIGUSR1: the window, now
     window=$(awk '/^window -> / { print $3 }' "$d/out")
     if [ -n "$window" ] && out=$(python3 tests/slow/check_capture.py "$window" 0 "$SL_WINDOW_MS" 2>&1) &&
-        jq -e '.otherData.trigger == "signal" and ([.traceEvents[] | select(.cat == "request")] | length > 0)' "$window" >/dev/null; then
+        jq -e '.otherData.trigger == "signal" and ([.traceEvents[] | select(.cat == "request")] | length > 0)' "$window" >/dev/null &&
+        jq -e '[.traceEvents[] | select(.cat == "alloc")] | length > 0 and
+            all(.args.class != "" and (.args.method | test(">>")) and .args.bytes > 0 and .args.weight > 0)' "$window" >/dev/null; then
         pass "slow/SIGUSR1 writes the window: $out"
-    else fail "slow/SIGUSR1 writes the window" "$window: $out $(tail -3 "$d/out")"; fi
+    else fail "slow/SIGUSR1 writes the window" "$window: $out $(tail -3 "$d/out")
+allocation samples: $(jq -c '[.traceEvents[] | select(.cat == "alloc")] | [length, .[0]]' "$window" 2>&1)"; fi
     # a real viewer: the first capture of the mutex in speedscope
     f=$(grep -m1 . "$d/files" | cut -d' ' -f2)
     if ! dom=$(speedscope_dom "$f" sqslow-capture.json); then

@@ -711,11 +711,10 @@ static int report(void *ctx, bool last)
 		return 0;
 	reap_all();	/* every capture written before the summary counts them */
 	if (env.c.verbose)
-		fprintf(stderr, "sqslow: messages: %llu batches, %llu collections, %llu samples, %llu allocations, "
+		fprintf(stderr, "sqslow: messages: %llu batches, %llu collections, %llu samples, "
 			"%llu context switches; %llu records out of order, %llu malformed\n",
 			(unsigned long long)nmsgs[SQSLOW_BATCH], (unsigned long long)nmsgs[SQSLOW_GC],
-			(unsigned long long)nmsgs[SQSLOW_SAMPLE], (unsigned long long)nmsgs[SQSLOW_ALLOC],
-			(unsigned long long)nmsgs[SQSLOW_CPU],
+			(unsigned long long)nmsgs[SQSLOW_SAMPLE], (unsigned long long)nmsgs[SQSLOW_CPU],
 			(unsigned long long)sqslow_replay_reordered(live), (unsigned long long)sqslow_replay_malformed(live));
 	if (env.c.format == SQ_FORMAT_JSON) {
 		printf("{\"type\":\"summary\",\"slow\":%llu,\"captured\":%llu,\"not_written\":%llu,"
@@ -756,13 +755,12 @@ static int attach_all(void)
 	/* the ends of collections before their begins; the batches last, from now */
 	static const struct { const char *probe; int prog; } order[] = {
 		{ "gc__incremental__end", 0 }, { "gc__full__end", 1 }, { "gc__incremental__begin", 2 },
-		{ "gc__full__begin", 3 },      { "vm__start", 4 },      { "object__alloc__sample", 5 },
-		{ "io__batch", 6 },            { "req__batch", 6 },     { "sched__batch", 7 },
+		{ "gc__full__begin", 3 },      { "vm__start", 4 },      { "sample__batch", 5 },
+		{ "io__batch", 5 },            { "req__batch", 5 },     { "sched__batch", 6 },
 	};
 	struct bpf_program *progs[] = { skel->progs.gc_incremental_end, skel->progs.gc_full_end,
 					skel->progs.gc_incremental_begin, skel->progs.gc_full_begin,
-					skel->progs.vm_start, skel->progs.alloc_sample, skel->progs.other_batch,
-					skel->progs.sched_batch };
+					skel->progs.vm_start, skel->progs.other_batch, skel->progs.sched_batch };
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
@@ -771,8 +769,8 @@ static int attach_all(void)
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && !err; i++) {
-		if (!strcmp(order[i].probe, "object__alloc__sample"))
-			sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), "naming its methods");
+		if (!strcmp(order[i].probe, "sample__batch"))
+			sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), "reading its stack");
 		if (!strcmp(order[i].probe, "io__batch")) {
 			since_ns = sq_mono_ns();
 			live = sqslow_replay_new(since_ns, &(struct sqslow_sink){ .request = on_request, .slice = on_slice,

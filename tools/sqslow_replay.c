@@ -430,6 +430,10 @@ static void on_record(struct sqslow_replay *r, struct vm *v, const SqEventRecord
 		if (r->sink.io)
 			r->sink.io(r->sink.ctx, v->pid, e);
 		break;
+	case SQ_EV_ALLOC_SAMPLE:
+		if (r->sink.alloc)
+			r->sink.alloc(r->sink.ctx, v->pid, e);
+		break;
 	}
 }
 
@@ -474,8 +478,6 @@ __u64 sqslow_msg_ts(const void *data, size_t size)
 		return size >= sizeof(struct sqslow_gc) ? ((const struct sqslow_gc *)data)->ts : 0;
 	case SQSLOW_SAMPLE:
 		return size >= sizeof(struct sqslow_sample) ? ((const struct sqslow_sample *)data)->ts : 0;
-	case SQSLOW_ALLOC:
-		return size >= sizeof(struct sqslow_alloc) ? ((const struct sqslow_alloc *)data)->ts : 0;
 	case SQSLOW_CPU:
 		return size >= sizeof(struct sqslow_cpu) ? ((const struct sqslow_cpu *)data)->ts : 0;
 	}
@@ -521,10 +523,6 @@ void sqslow_replay_feed(struct sqslow_replay *r, const void *data, size_t size)
 	case SQSLOW_SAMPLE:
 		if (r->sink.sample && ((const struct sqslow_sample *)data)->ts >= r->since)
 			r->sink.sample(r->sink.ctx, data);
-		break;
-	case SQSLOW_ALLOC:
-		if (r->sink.alloc && ((const struct sqslow_alloc *)data)->ts >= r->since)
-			r->sink.alloc(r->sink.ctx, data);
 		break;
 	}
 }

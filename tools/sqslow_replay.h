@@ -77,7 +77,8 @@ struct sqslow_sink {
 	/* a collection paused process from begin to end (method: where it ran) */
 	void (*gc)(void *ctx, __u32 pid, __u64 process, __u64 method, bool full, __u64 begin, __u64 end);
 	void (*sample)(void *ctx, const struct sqslow_sample *s);
-	void (*alloc)(void *ctx, const struct sqslow_alloc *a);
+	/* an allocation sample (an SQ_EV_ALLOC_SAMPLE record) */
+	void (*alloc)(void *ctx, __u32 pid, const SqEventRecord *r);
 };
 
 struct sqslow_replay;

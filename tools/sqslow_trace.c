@@ -297,17 +297,18 @@ static void on_sample(void *ctx, const struct sqslow_sample *s)
 		&a, 1);
 }
 
-static void on_alloc(void *ctx, const struct sqslow_alloc *a)
+static void on_alloc(void *ctx, __u32 pid, const SqEventRecord *r)
 {
 	struct writer *w = ctx;
-	struct sqslow_arg args[] = { str("class", w->names->name(w->names->ctx, a->h.pid, a->cls)),
-				     str("method", method(w, a->h.pid, a->method)), unum("bytes", a->bytes),
+	const SqEvAllocSample *a = &r->sample;
+	struct sqslow_arg args[] = { str("class", w->names->name(w->names->ctx, pid, a->cls)),
+				     str("method", method(w, pid, a->method)), unum("bytes", a->bytes),
 				     unum("weight", a->weight) };
 
 	if (!a->process)
 		return;
-	seen(w, a->h.pid, a->process, TRACK_STATES);
-	instant(w, a->h.pid, tid_of(a->process, TRACK_STATES), "alloc", "alloc", a->ts, args, 4);
+	seen(w, pid, a->process, TRACK_STATES);
+	instant(w, pid, tid_of(a->process, TRACK_STATES), "alloc", "alloc", r->ts, args, 4);
 }
 
 /* The earliest event of the window at or after since (the trace's time 0). */

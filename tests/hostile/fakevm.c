@@ -119,7 +119,7 @@ static void batch_lies(void)
     fake_method[0] = (uint64_t)(uintptr_t)name; /* method_print_name is 0 */
     for (uint32_t i = 0; i < SQ_BATCH_MAX; i++) {
         SqEventRecord *r = &records[i];
-        r->kind = i % 20 == 19 ? 0xffffffffu : i % 20; /* 18, 19: no such kinds */
+        r->kind = i % 21 == 20 ? 0xffffffffu : i % 21; /* every kind, and two that are none */
         r->arg = i & 1 ? 0xffffffffu : i;
         for (int k = 0; k < SQ_EV_WORDS; k++)
             r->word[k] = k % 3 == 0 ? (uint64_t)(uintptr_t)name
@@ -139,6 +139,7 @@ static void fire_batches(void)
     SQUEAK_SCHED_BATCH(records, 0xffffffffu);
     SQUEAK_REQ_BATCH(records, 0xffffffffu);
     SQUEAK_IO_BATCH(records, 0xffffffffu);
+    SQUEAK_SAMPLE_BATCH(records, 0xffffffffu);
     SQUEAK_CALL_BATCH(edge, SQ_BATCH_MAX);
     SQUEAK_ALLOC_BATCH(edge, SQ_BATCH_MAX);
     SQUEAK_REQ_BATCH(edge, SQ_BATCH_MAX);

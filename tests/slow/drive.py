@@ -44,7 +44,8 @@ def upstream():
 
 
 threading.Thread(target=upstream, daemon=True).start()
-proc = subprocess.Popen([vm, os.path.join(here, "SlowService.som"), str(up.getsockname()[1]), str(ballast)],
+# an allocation sample every 16 KB or so: the window's samples are checked (tests/slow.sh)
+proc = subprocess.Popen([vm, "--alloc-sample", "16K", os.path.join(here, "SlowService.som"), str(up.getsockname()[1]), str(ballast)],
                         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
 line = proc.stdout.readline().decode()
 if not line.startswith("listening on 127.0.0.1:"):
