@@ -168,8 +168,8 @@ int BPF_USDT(sched_batch, __u64 records, __u32 count)
  * I/O calls, the requests, the allocation samples) into the same buffer, which
  * sched__batch's program forwards: this one only holds those probes on. Each costs a
  * uprobe hit a batch: an allocation sample as a record instead of object__alloc__sample's
- * hit of its own took examples/http's cost under sqslow from +2.79% to +1.96% of its CPU
- * a request (make load's mix; tests/bench/README.md). */
+ * hit of its own took examples/http's cost under sqslow from +2.88% to +2.21% of its CPU
+ * a request, side by side (make load's mix; tests/bench/README.md). */
 SEC("usdt")
 int BPF_USDT(other_batch, __u64 records, __u32 count)
 {
