@@ -2,7 +2,7 @@
 # tests/prom_abuse.sh - sqstat as an exporter under abuse, against a real Prometheus
 # scraping it every second (tests/prom/abuse.py drives it): a VM with 10,000 distinct
 # routes of 4 KiB and 1,000 statuses (tests/prom/Routes.som), a fake VM binary whose
-# 20,000 children flood vm__start (tests/family/fakestart.c), and 64 clients that send
+# 10,000 children flood vm__start (tests/family/fakestart.c), and 64 clients that send
 # one byte and hold on. Every scrape must succeed (up 1, under 1 s) and every response
 # be under 10 MB. Sourced by tests/run.sh (its pass/fail/skip, $VM, $TMP); needs root.
 # Every server listens on a port the kernel picks, on 127.0.0.1; the driver runs under
@@ -20,7 +20,7 @@ pa_main() {
         fail "prom_abuse/fakestart" "cannot build it: $(head -3 "$PA_TMP/cc.err")"
         return
     fi
-    timeout -s KILL 60 python3 tests/prom/abuse.py --vm "$PA_TMP/sqvm" --fake "$PA_TMP/fakestart" \
+    timeout -s KILL 90 python3 tests/prom/abuse.py --vm "$PA_TMP/sqvm" --fake "$PA_TMP/fakestart" \
         --sqstat build/tools/sqstat --prometheus "$(command -v prometheus)" --dir tests/prom --tmp "$PA_TMP" \
         >"$PA_TMP/results" 2>"$PA_TMP/driver.err"
     pr_results prom_abuse "$PA_TMP/results" "$PA_TMP/driver.err"
