@@ -744,6 +744,10 @@ static Value run(Process *p)
     Value result;
     SendSite *site;
     double facc; /* a Double result on its way through float_chain */
+    /* float_chain's two last stored frame locals (their slots, or NO_FRESH) and values */
+    enum { NO_FRESH = 1000 };
+    int fresh1, fresh2;
+    double fresh1Val = 0, fresh2Val = 0;
 
 
 #if SQVM_COMPUTED_GOTO
@@ -928,15 +932,37 @@ static Value run(Process *p)
      * chain of Double operations is what bounds numeric loops (each result's encoding,
      * store, load and decoding lies on the path to the next), not the instructions.
      * The results are the same: the same IEEE operations in the same order. An
-     * instruction routed elsewhere (its selector redefined) is left to its route. */
+     * instruction routed elsewhere (its selector redefined) is left to its route.
+     *
+     * The chain also runs on from one statement into the next: a result stored into a
+     * frame local (POP_LOCAL) is written through, and stays in a register as one of the
+     * two last stored ("fresh") locals. When the next statement starts with +, - or * on
+     * two frame slots (an _LL shape) or on a Double literal and a frame slot (PUSH_LIT,
+     * then an _L shape), and reads a fresh local, its chain starts here, reading the
+     * fresh locals from their registers: in Mandelbrot's "zr := zrzr - zizi + cr. zi :=
+     * 2.0 * zr * zi + ci. zrzr := zr * zr. zizi := zi * zi. zrzr + zizi > 4.0" the four
+     * stores are made, but no later statement waits for one to be loaded and decoded. */
+#define CHAIN_OPERAND(slot, out, fail)                                            \
+    do {                                                                          \
+        int s_ = (int8_t)(slot);                                                  \
+        if (s_ == fresh1) (out) = fresh1Val;                                      \
+        else if (s_ == fresh2) (out) = fresh2Val;                                 \
+        else {                                                                    \
+            Value v_ = FRAME_SLOT(fp, s_);                                        \
+            if (!is_float(v_)) goto fail;                                         \
+            (out) = float_val(v_);                                                \
+        }                                                                         \
+    } while (0)
+#define CHAIN_OP(k, x, y) ((k) == 0 ? (x) + (y) : (k) == 1 ? (x) - (y) : (x) * (y))
     float_chain:
+        fresh1 = fresh2 = NO_FRESH;
+    float_chain_on:
         for (;;) {
             unsigned k = (unsigned)*ip - OP_SEND_ADD_L; /* ADD_L, ADD_LL, ADD_I, ADD_LI, SUB_L, ..., MUL_LI */
             if (k < 12 && ((0x111u >> k) & 1) && route[*ip] == (uint8_t)*ip) {
-                Value b = FRAME_SLOT(fp, ip[1]);
-                if (!is_float(b)) break;
-                double y = float_val(b);
-                facc = k == 0 ? facc + y : k == 4 ? facc - y : facc * y;
+                double y;
+                CHAIN_OPERAND(ip[1], y, chain_end);
+                facc = CHAIN_OP(k >> 2, facc, y);
                 ip += 4;
                 continue;
             }
@@ -944,18 +970,54 @@ static Value run(Process *p)
             if (k < 3 && route[*ip] == (uint8_t)*ip) {
                 Value a = sp[-1];
                 if (!is_float(a)) break;
-                double x = float_val(a);
-                facc = k == 0 ? x + facc : k == 1 ? x - facc : x * facc;
+                facc = CHAIN_OP(k, float_val(a), facc);
                 sp--;
                 ip += 3;
                 continue;
             }
             break;
         }
+    chain_end:
         result = double_new(facc);
-        if (*ip == OP_POP_LOCAL) { fp->locals[ip[1]] = result; ip += 2; DISPATCH(); }
-        *sp++ = result;
+        if (*ip != OP_POP_LOCAL) { *sp++ = result; DISPATCH(); }
+        fp->locals[ip[1]] = result;
+        fresh2 = fresh1;
+        fresh2Val = fresh1Val;
+        fresh1 = FRAME_SLOT_OF_LOCAL(ip[1]);
+        fresh1Val = facc;
+        ip += 2;
+        {
+            /* the next statement: x op y on two slots, one of them fresh */
+            unsigned k = (unsigned)*ip - OP_SEND_ADD_LL; /* ADD_LL, ..., SUB_LL, ..., MUL_LL */
+            if (k < 9 && (k & 3) == 0 && route[*ip] == (uint8_t)*ip) {
+                int s0 = (int8_t)ip[1], s1 = (int8_t)ip[2];
+                if (s0 == fresh1 || s0 == fresh2 || s1 == fresh1 || s1 == fresh2) {
+                    double x, y;
+                    CHAIN_OPERAND(s0, x, chain_left); /* not Doubles: the instruction's own handler */
+                    CHAIN_OPERAND(s1, y, chain_left);
+                    facc = CHAIN_OP(k >> 2, x, y);
+                    ip += 5;
+                    goto float_chain_on;
+                }
+            }
+            /* or a Double literal op a fresh slot */
+            if (*ip == OP_PUSH_LIT) {
+                k = (unsigned)ip[3] - OP_SEND_ADD_L; /* ADD_L, SUB_L, MUL_L */
+                int s;
+                if (k < 9 && (k & 3) == 0 && route[ip[3]] == ip[3] && ((s = (int8_t)ip[4]) == fresh1 || s == fresh2)) {
+                    Value lit = method->literals[read_u16(ip + 1)];
+                    if (is_float(lit)) {
+                        facc = CHAIN_OP(k >> 2, float_val(lit), s == fresh1 ? fresh1Val : fresh2Val);
+                        ip += 7;
+                        goto float_chain_on;
+                    }
+                }
+            }
+        }
+    chain_left:
         DISPATCH();
+#undef CHAIN_OPERAND
+#undef CHAIN_OP
 
 
     INT_FAST(SEND_BITAND, { sp[-2] = a & b; sp--; ip += 2; DISPATCH(); })
