@@ -194,8 +194,8 @@ rq_sqio() {
     touch "$stop"
     wait "$vm"
     got=$(jq -r "$RQ_IO_ROW"'(row("FileIO>>writeBlocks:"; "write"; "file")) as $w | (row("FileIO>>writeBlocks:"; "open"; "file").calls) as $o |
-        [$w.bytes == 4096 * $w.calls, $w.calls >= 100 * ($o - 1), $w.calls <= 100 * ($o + 1), $o > 10, $w.errors] | map(tostring) | join(" ")' "$RQ_TMP/out" 2>&1)
-    if [ "$RQ_STATUS" = 0 ] && [ "$got" = "true true true true 0" ]; then
+        [$w.bytes == 4096 * $w.calls, $w.calls >= 100 * ($o - 1), $w.calls <= 100 * ($o + 1), $o > 10, $w.errors, .lost] | map(tostring) | join(" ")' "$RQ_TMP/out" 2>&1)
+    if [ "$RQ_STATUS" = 0 ] && [ "$got" = "true true true true 0 0" ]; then
         pass "req/sqio attached mid-flight: 4,096 bytes a write, 100 writes an open"
     else fail "req/sqio mid-flight" "status $RQ_STATUS: '$got' $(head -3 "$RQ_TMP/err")"; fi
 }

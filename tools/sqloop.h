@@ -62,7 +62,8 @@ int sq_loop_restart_timer(struct sq_loop *l);
 int sq_loop_wait(struct sq_loop *l);
 
 /* The usual main loop: report(ctx, last) at every wake-up, until a wake-up that is not
- * an interval's end or [count] reports; last says it is the final one. Answers 0, or
+ * an interval's end or [count] reports; last says it is the final one, and comes after
+ * sq_detach_all (sqattach.h): what it reads no probe changes any more. Answers 0, or
  * the first error (report's, or -EIO from the loop). */
 int sq_loop_run(struct sq_loop *l, int (*report)(void *ctx, bool last), void *ctx);
 
