@@ -164,14 +164,13 @@ int BPF_USDT(sched_batch, __u64 records, __u32 count)
 	return send_batch(records, count, pid, SQ_BATCH_MAX);
 }
 
-/* io__batch, req__batch and sample__batch enabled make the VM write their records (the
- * I/O calls, the requests, the allocation samples) into the same buffer, which
- * sched__batch's program forwards: this one only holds those probes on. Each costs a
- * uprobe hit a batch: an allocation sample as a record instead of object__alloc__sample's
- * hit of its own took examples/http's cost under sqslow from +2.88% to +2.21% of its CPU
- * a request, side by side (make load's mix; tests/bench/README.md). */
+/* Attached to the record switches (squeak.d: req__records, io__records, sample__records),
+ * which never fire: they set req__batch's, io__batch's and sample__batch's semaphores, so
+ * that the VM writes the requests', the I/O calls' and the allocation samples' records
+ * into the buffer that sched__batch's program forwards, without a uprobe hit of each of
+ * those probes at every flush (about 3 us each in the traced process). */
 SEC("usdt")
-int BPF_USDT(other_batch, __u64 records, __u32 count)
+int BPF_USDT(record_switch)
 {
 	return 0;
 }

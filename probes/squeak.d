@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Two return probes, one semaphore: see "Semaphores" below (usdt.awk reads this line). */
+/* Two return probes, one semaphore: see "Semaphores" below (usdt.awk reads these lines). */
 #pragma sqvm semaphore block__return method__return
+/* The record switches share their batch probes' semaphores (below, after sample__batch). */
+#pragma sqvm semaphore req__records req__batch
+#pragma sqvm semaphore io__records io__batch
+#pragma sqvm semaphore sample__records sample__batch
 
 /*
  * squeak.d - the "squeak" USDT provider of sqvm: the contract between the VM and
@@ -129,6 +133,15 @@ provider squeak {
 	 * the allocating Method) and fires sample__batch once per batch. For a tool that
 	 * reads other batches anyway: a sample then costs a record, not a uprobe hit. */
 	probe sample__batch(uintptr_t records, uint32_t count);
+
+	/* Record switches: each shares its batch probe's semaphore and never fires (its site
+	 * is in code the VM never runs). A tool that reads every record from one batch probe
+	 * (sqslow: sched__batch's batches hold every enabled kind's records) attaches to
+	 * these instead of req__batch, io__batch and sample__batch: the records are written
+	 * as for them, and each flush costs one uprobe hit instead of one per batch probe. */
+	probe req__records();
+	probe io__records();
+	probe sample__records();
 
 	/* A message was not understood; a primitive failed (before the error is raised). */
 	probe method__dnu(char *receiverclass, char *selector);

@@ -431,6 +431,33 @@ $got
 $(grep -v WARNING <<<"$out" | head -20)"; fi
 }
 
+# The record switch req__records (never fires) with sched__batch, over the same workload:
+# sched__batch's batches hold exactly req__batch's request records (3 begins, 3 ends, 10
+# whole runs) and req__records never fires; sched__batch alone holds none of them.
+bpftrace_req_records_test() {
+    local out got prog
+    prog="
+        usdt:$BT_VM:squeak:sched__batch {
+            \$i = (uint64)0;
+            while (\$i < arg1 && \$i < 256) {
+                \$k = *(uint32 *)(arg0 + \$i * 72);
+                if (\$k == 13 || \$k == 14 || \$k == 17) { @req[\$k] = count(); }
+                \$i++;
+            }
+        }"
+    bt_session reqrecords "$prog usdt:$BT_VM:squeak:req__records { @fired = count(); }" tests/probes/RequestCounts.som || return 0
+    out=$(cat "$TMP/reqrecords.bt")
+    got=$(grep -E '^@(req\[|fired)' <<<"$out" | LC_ALL=C sort | tr '\n' ' ')
+    if [ "$got" = "@fired: 0 @req[13]: 3 @req[14]: 3 @req[17]: 10 " ] || [ "$got" = "@req[13]: 3 @req[14]: 3 @req[17]: 10 " ]; then
+        pass "probes/req__records: sched__batch's batches hold the 16 request records, and the switch never fires"
+    else fail "probes/req__records" "got: $got
+$(grep -v WARNING <<<"$out" | head -10)"; fi
+    bt_session schedonly "$prog" tests/probes/RequestCounts.som || return 0
+    got=$(grep -cE '^@req\[' "$TMP/schedonly.bt")
+    if [ "$got" = 0 ] && grep -q '^--ready--$' "$TMP/schedonly.bt"; then pass "probes/sched__batch alone: no request records"
+    else fail "probes/sched__batch alone: no request records" "$(grep -v WARNING "$TMP/schedonly.bt" | head -10)"; fi
+}
+
 # A request's begin that req__batch held back when its tracer left: the request ends with
 # nothing attached, and a later tracer must see only its own requests (the VM once wrote
 # the ended one's begin at the next begin, and kept a pointer to its process).
@@ -486,5 +513,6 @@ bpftrace_io_counts_test
 bpftrace_unwind_test
 bpftrace_request_counts_test
 bpftrace_req_batch_test
+bpftrace_req_records_test
 bpftrace_request_trace_test
 bpftrace_req_held_detach_test

@@ -755,12 +755,12 @@ static int attach_all(void)
 	/* the ends of collections before their begins; the batches last, from now */
 	static const struct { const char *probe; int prog; } order[] = {
 		{ "gc__incremental__end", 0 }, { "gc__full__end", 1 }, { "gc__incremental__begin", 2 },
-		{ "gc__full__begin", 3 },      { "vm__start", 4 },      { "sample__batch", 5 },
-		{ "io__batch", 5 },            { "req__batch", 5 },     { "sched__batch", 6 },
+		{ "gc__full__begin", 3 },      { "vm__start", 4 },      { "sample__records", 5 },
+		{ "io__records", 5 },          { "req__records", 5 },   { "sched__batch", 6 },
 	};
 	struct bpf_program *progs[] = { skel->progs.gc_incremental_end, skel->progs.gc_full_end,
 					skel->progs.gc_incremental_begin, skel->progs.gc_full_begin,
-					skel->progs.vm_start, skel->progs.other_batch, skel->progs.sched_batch };
+					skel->progs.vm_start, skel->progs.record_switch, skel->progs.sched_batch };
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
@@ -769,16 +769,16 @@ static int attach_all(void)
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && !err; i++) {
-		if (!strcmp(order[i].probe, "sample__batch"))
+		if (!strcmp(order[i].probe, "sample__records"))
 			sq_publish_running_vms(&env.c, bpf_map__fd(skel->maps.vms), "reading its stack");
-		if (!strcmp(order[i].probe, "io__batch")) {
+		if (!strcmp(order[i].probe, "io__records")) {
 			since_ns = sq_mono_ns();
 			live = sqslow_replay_new(since_ns, &(struct sqslow_sink){ .request = on_request, .slice = on_slice,
 										 .gc = on_gc });
 			if (!live)
 				return -ENOMEM;
 		}
-		if (!env.io_calls && !strcmp(order[i].probe, "io__batch"))
+		if (!env.io_calls && !strcmp(order[i].probe, "io__records"))
 			continue;
 		err = sq_attach(&env.c, progs[order[i].prog], order[i].probe);
 	}

@@ -89,6 +89,17 @@ void record_flush(void)
     if (SQ_ENABLED(SAMPLE_BATCH)) SQUEAK_SAMPLE_BATCH(rec, n);
 }
 
+/* The record switches' sites (squeak.d: req__records, io__records, sample__records):
+ * never called. A tracer attached to one sets its batch probe's semaphore, which is
+ * all it is for; the function is kept (used) so that the sites and their notes are. */
+__attribute__((used, noinline, cold)) void record_switch_sites(void);
+__attribute__((used, noinline, cold)) void record_switch_sites(void)
+{
+    SQUEAK_REQ_RECORDS();
+    SQUEAK_IO_RECORDS();
+    SQUEAK_SAMPLE_RECORDS();
+}
+
 /* ---- The ticker ----
  * A VM that stops producing events while it computes would keep a partial batch to
  * itself until it next sleeps. While a batch probe is enabled (or records wait) a
