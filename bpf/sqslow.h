@@ -2,7 +2,8 @@
 /* sqslow.h - what sqslow's BPF program and user space share: the messages of its ring
  * buffer. The BPF side forwards the VM's own batches (probes/event_batch.h) whole, the
  * allocation samples among their records, and adds what a batch does not hold:
- * collections, timer stack samples, the VM thread's context switches and process names. User space keeps the last seconds of them (tools/sqslow_window.c)
+ * collections, timer stack samples, the VM thread's context switches and process names.
+ * User space keeps the last seconds of them (tools/sqslow_window.c)
  * and replays them (tools/sqslow_replay.c). */
 #ifndef SQSLOW_H
 #define SQSLOW_H

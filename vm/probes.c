@@ -94,16 +94,18 @@ void probe_method_return(Frame *f, uint32_t depth)
 
 /* ---- Allocation ---- */
 
-static void allocating_method(const char **cls, const char **sel)
+/* The running method's class name and selector ("" if none); answers the method (NULL). */
+static const Method *allocating_method(const char **cls, const char **sel)
 {
     Frame *f = interp_current ? interp_current->fp : NULL;
     if (f && f->method) {
         *cls = f->method->holder->name;
         *sel = sym_cstr(f->method->selector);
-    } else {
-        *cls = "";
-        *sel = "";
+        return f->method;
     }
+    *cls = "";
+    *sel = "";
+    return NULL;
 }
 
 /* The gate (probes.h) has seen object__alloc's or alloc__batch's semaphore set. */
@@ -216,13 +218,11 @@ void probe_alloc_sample(Obj *o, size_t bytes)
     probes_sample_due = false;
     if (!sampling()) return;
     const char *name = VM.classes[obj_class_index(o)]->name, *acls, *asel;
-    allocating_method(&acls, &asel);
+    const Method *m = allocating_method(&acls, &asel);
     if (SQ_ENABLED(SAMPLE_BATCH)) {
-        Frame *f = interp_current ? interp_current->fp : NULL;
         SqEvAllocSample s = { .cls = (uintptr_t)name, .bytes = bytes, .alloc_cls = (uintptr_t)acls,
                               .alloc_sel = (uintptr_t)asel, .weight = sampler.weight,
-                              .process = interp_current ? interp_current->id : 0,
-                              .method = f ? (uintptr_t)f->method : 0 };
+                              .process = interp_current ? interp_current->id : 0, .method = (uintptr_t)m };
         record_alloc_sample(&s);
     }
     if (!SQ_ENABLED(OBJECT_ALLOC_SAMPLE)) return;
