@@ -128,6 +128,10 @@ typedef struct SqDebugOffsets {
     uint32_t process_trace_lo;     /* ... its last 8 */
     uint32_t process_trace_parent; /* the caller's span (traceparent's parent-id) */
     uint32_t process_trace_span;   /* the request's own span (traceresponse's); 0: none */
+    /* The record ring (appended: size >= 328; probes/record_ring.h): where the VM keeps
+     * its flushed batches while a tool is attached to squeak:ring__records. 0: a VM
+     * built without probes. */
+    uint64_t record_ring;          /* SqRecordRing * */
 } SqDebugOffsets;
 
 #endif

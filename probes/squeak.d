@@ -2,6 +2,7 @@
 /* Two return probes, one semaphore: see "Semaphores" below (usdt.awk reads these lines). */
 #pragma sqvm semaphore block__return method__return
 /* The record switches share their batch probes' semaphores (below, after sample__batch). */
+#pragma sqvm semaphore sched__records sched__batch
 #pragma sqvm semaphore req__records req__batch
 #pragma sqvm semaphore io__records io__batch
 #pragma sqvm semaphore sample__records sample__batch
@@ -135,13 +136,19 @@ provider squeak {
 	probe sample__batch(uintptr_t records, uint32_t count);
 
 	/* Record switches: each shares its batch probe's semaphore and never fires (its site
-	 * is in code the VM never runs). A tool that reads every record from one batch probe
-	 * (sqslow: sched__batch's batches hold every enabled kind's records) attaches to
-	 * these instead of req__batch, io__batch and sample__batch: the records are written
-	 * as for them, and each flush costs one uprobe hit instead of one per batch probe. */
+	 * is in code the VM never runs). A tool attached to one gets that batch probe's
+	 * records written, in the batches every enabled batch probe is handed, without that
+	 * probe's uprobe hit at every flush. */
+	probe sched__records();
 	probe req__records();
 	probe io__records();
 	probe sample__records();
+	/* The record ring's switch (its own semaphore; never fires): while a tool is attached,
+	 * every flushed batch is also kept in a ring in the VM's memory (probes/record_ring.h,
+	 * found through sqvm_debug_offsets.record_ring), which the tool polls from outside.
+	 * With the switches above, a tool reads every record it wants at no uprobe hit at all
+	 * (sqslow). */
+	probe ring__records();
 
 	/* A message was not understood; a primitive failed (before the error is raised). */
 	probe method__dnu(char *receiverclass, char *selector);

@@ -6,6 +6,7 @@
  * structures, so it includes the parts that define them. */
 #include "debug_offsets.h"
 #include "probes.h"
+#include "record.h"
 #include "alloc.h"
 #include "gc.h"
 #include "interp.h"
@@ -81,4 +82,7 @@ __attribute__((used, visibility("default"))) const SqDebugOffsets sqvm_debug_off
     .state_io = PS_IO,
     .state_suspended = PS_SUSPENDED,
     .state_terminated = PS_TERMINATED,
+#if SQVM_PROBES
+    .record_ring = (uint64_t)(uintptr_t)&sq_record_ring,
+#endif
 };

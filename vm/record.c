@@ -87,17 +87,21 @@ void record_flush(void)
     if (SQ_ENABLED(REQ_BATCH)) SQUEAK_REQ_BATCH(rec, n);
     if (SQ_ENABLED(IO_BATCH)) SQUEAK_IO_BATCH(rec, n);
     if (SQ_ENABLED(SAMPLE_BATCH)) SQUEAK_SAMPLE_BATCH(rec, n);
+    if (SQ_ENABLED(RING_RECORDS)) record_ring_append(sq_batch.rec, n);
 }
 
-/* The record switches' sites (squeak.d: req__records, io__records, sample__records):
- * never called. A tracer attached to one sets its batch probe's semaphore, which is
+/* The record switches' sites (squeak.d: sched__records, req__records, io__records,
+ * sample__records, ring__records): never called. A tracer attached to one sets its batch
+ * probe's semaphore (ring__records: its own, which turns the record ring on), which is
  * all it is for; the function is kept (used) so that the sites and their notes are. */
 __attribute__((used, noinline, cold)) void record_switch_sites(void);
 __attribute__((used, noinline, cold)) void record_switch_sites(void)
 {
+    SQUEAK_SCHED_RECORDS();
     SQUEAK_REQ_RECORDS();
     SQUEAK_IO_RECORDS();
     SQUEAK_SAMPLE_RECORDS();
+    SQUEAK_RING_RECORDS();
 }
 
 /* ---- The ticker ----

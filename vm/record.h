@@ -44,6 +44,12 @@ static inline uint64_t record_clock(void)
  * empties the buffer; with none enabled (the tools detached) they are dropped. */
 void record_flush(void);
 
+/* The record ring (probes/record_ring.h, vm/record_ring.c): while a tool is attached to
+ * squeak:ring__records, each flushed batch is also copied, with the names its activations
+ * name, into the next slot of a ring in this process's memory, which the tool polls. */
+extern struct SqRecordRing sq_record_ring;
+void record_ring_append(const SqEventRecord *rec, uint32_t n);
+
 /* The event loop's round (io_poll): the waits that one epoll_wait ends all ended when it
  * returned, so their records take one time (record.c: record_time). */
 static inline void record_round_begin(void) { sq_batch.inRound = 1; }
