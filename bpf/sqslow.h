@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* sqslow.h - what sqslow's BPF program and user space share: the messages of its ring
- * buffer. The BPF side forwards the VM's own batches (probes/event_batch.h) whole, the
- * allocation samples among their records, and adds what a batch does not hold:
- * collections, timer stack samples, the VM thread's context switches and process names.
- * User space keeps the last seconds of them (tools/sqslow_window.c)
- * and replays them (tools/sqslow_replay.c). */
+/* sqslow.h - the messages sqslow's user space keeps and replays: the VMs' own batches
+ * (probes/event_batch.h), which user space reads from the VMs' record rings
+ * (tools/sqslow_ring.c) and wraps as SQSLOW_BATCH messages, and what the BPF program
+ * adds through its ring buffer, which a batch does not hold: collections, timer stack
+ * samples and the VM thread's context switches. User space keeps the last seconds of
+ * them (tools/sqslow_window.c) and replays them (tools/sqslow_replay.c). */
 #ifndef SQSLOW_H
 #define SQSLOW_H
 
@@ -12,13 +12,10 @@
 
 /* Frames of a timer sample, innermost first. */
 #define SQSLOW_DEPTH 32
-/* Bytes of a green process's name kept (longer ones are cut). */
-#define SQSLOW_NAME_LEN 32
-/* How often user space drains the ring buffer (ms): messages wake it only in bulk
- * (bpf/sqslow.bpf.c), so this bounds how late a slow request is told. */
-#define SQSLOW_POLL_MS 50
-/* Process names kept (an LRU map: the oldest processes' go first). */
-#define SQSLOW_MAX_NAMES 16384
+/* How often user space reads the VMs' record rings and drains the ring buffer (ms): it
+ * bounds how late a slow request is told, and a ring of 256 batches holds this many
+ * ms of a VM that flushes 12,000 batches a second (a busy server flushes about 1,500). */
+#define SQSLOW_POLL_MS 20
 
 enum sqslow_kind {
 	SQSLOW_BATCH = 1,	/* struct sqslow_batch, then n SqEventRecords */
@@ -66,17 +63,6 @@ struct sqslow_cpu {
 	__u64 ts;
 	__u32 on;
 	__u32 pad;
-};
-
-/* The names map: (VM, process id) -> its name, read while its batch is handled. */
-struct sqslow_name_key {
-	__u32 pid;
-	__u32 pad;
-	__u64 id;
-};
-
-struct sqslow_name {
-	char name[SQSLOW_NAME_LEN];
 };
 
 #endif

@@ -33,6 +33,8 @@
 #include "sqslow.h"
 #include "sqslow.skel.h"
 #include "sqslow_replay.h"
+#include "sqslow_ring.h"
+#include "record_ring.h"
 #include "sqslow_trace.h"
 #include "sqslow_window.h"
 
@@ -177,20 +179,42 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 static struct sqslow_bpf *skel;
 
+/* The processes' names, as the rings' slots carry them (tools/sqslow_ring.c):
+ * direct-mapped by (VM, id), so bounded; a name that lost its place to another is learnt
+ * again within a second (the VM sends each running process's name every second). */
+#define NAMES_SLOTS 16384
+
+static struct pname {
+	__u32 pid;
+	__u64 id;
+	char name[SQ_RING_NAME_LEN];
+} *pnames;
+
+static struct pname *name_slot(__u32 pid, __u64 id)
+{
+	return &pnames[(id * 0x9e3779b97f4a7c15ULL ^ pid) % NAMES_SLOTS];
+}
+
+static void learn_name(void *ctx, __u32 pid, __u64 id, const char *name)
+{
+	struct pname *p = name_slot(pid, id);
+
+	p->pid = pid;
+	p->id = id;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+}
+
 static const char *process_name(void *ctx, __u32 pid, __u64 id)
 {
-	static char buf[4][SQSLOW_NAME_LEN + 24];
+	static char buf[4][SQ_RING_NAME_LEN + 24];
 	static int turn;
-	struct sqslow_name_key k = { .pid = pid, .id = id };
-	struct sqslow_name n;
+	const struct pname *p = name_slot(pid, id);
 	char *b = buf[turn++ % 4];
 
-	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.pnames), &k, &n) && n.name[0]) {
-		n.name[sizeof(n.name) - 1] = 0;
-		snprintf(b, sizeof(buf[0]), "%s", n.name);
-	} else {
+	if (p->pid == pid && p->id == id && p->name[0])
+		snprintf(b, sizeof(buf[0]), "%s", p->name);
+	else
 		snprintf(b, sizeof(buf[0]), "process %llu", (unsigned long long)id);
-	}
 	return b;
 }
 
@@ -641,26 +665,138 @@ static void trim(void)
 
 static __u64 nmsgs[SQSLOW_CPU + 1];	/* by kind (bpf/sqslow.h) */
 
-static int handle_msg(void *ctx, void *data, size_t size)
+/* A message into the window and the live replay, in the order of the VM's history. */
+static void take(const void *data, size_t size)
 {
 	__u64 ts = sqslow_msg_ts(data, size);
 
-	if (size >= 4 && *(__u32 *)data < sizeof(nmsgs) / sizeof(nmsgs[0]))
-		nmsgs[*(__u32 *)data]++;
-
+	if (size >= 4 && *(const __u32 *)data < sizeof(nmsgs) / sizeof(nmsgs[0]))
+		nmsgs[*(const __u32 *)data]++;
 	if (!ts)
-		return 0;
-	/* a batch's message has room for more records than it holds (bpf/sqslow.bpf.c):
-	 * the window keeps what it holds */
-	if (*(__u32 *)data == SQSLOW_BATCH)
-		size = sizeof(struct sqslow_batch) + ((const struct sqslow_batch *)data)->n * sizeof(SqEventRecord);
+		return;
 	if (ts > newest_ns)
 		newest_ns = ts;
 	sqslow_window_add(&window, data, size, ts);
 	sqslow_replay_feed(live, data, size);
 	if (newest_ns - trimmed_at_ns > TRIM_EVERY_NS)
 		trim();
+}
+
+/* ---- The merge ----
+ * The records come from the VMs' rings (tools/sqslow_ring.c), a poll later; the kernel's
+ * messages (collections, timer samples, context switches) come at once, from the ring
+ * buffer. A kernel message waits here until its VM's batch flushed after it has been
+ * taken (a batch holds what happened before its flush, and a collection flushes the
+ * buffer before it begins), so that the replay sees the VM's history in order, as it did
+ * when the batches came through the ring buffer too. One whose VM flushes nothing more
+ * goes after HOLD_NS: a VM flushes at least every 130 ms while it has records
+ * (probes/README.md). */
+#define HOLD_NS 250000000ULL
+/* Messages held, at most: past it the oldest go at once. */
+#define HOLD_MAX 65536
+
+struct held {
+	__u32 pid;
+	__u64 ts;
+	size_t size;
+	unsigned char data[];
+};
+
+static struct held **held;
+static size_t nheld, held_cap;
+
+/* The held messages that pass keep (pid, flush_ns; all: the last report), in order. */
+static void release(bool (*keep)(const struct held *m, __u32 pid, __u64 until), __u32 pid, __u64 until)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < nheld; i++) {
+		if (keep(held[i], pid, until)) {
+			held[k++] = held[i];
+			continue;
+		}
+		take(held[i]->data, held[i]->size);
+		free(held[i]);
+	}
+	nheld = k;
+}
+
+static bool later_or_other(const struct held *m, __u32 pid, __u64 flush_ns)
+{
+	return m->pid != pid || m->ts > flush_ns;
+}
+
+static bool newer(const struct held *m, __u32 pid, __u64 since)
+{
+	return m->ts >= since;
+}
+
+static bool none(const struct held *m, __u32 pid, __u64 until)
+{
+	return false;
+}
+
+static int hold(void *ctx, void *data, size_t size)
+{
+	__u64 ts = sqslow_msg_ts(data, size);
+	struct held *m;
+
+	if (!ts || size < sizeof(struct sqslow_head)) {
+		take(data, size);	/* malformed: the replay counts it */
+		return sq_rb_yield();
+	}
+	if (nheld == held_cap) {
+		size_t cap = held_cap ? 2 * held_cap : 1024;
+		struct held **h = cap <= HOLD_MAX ? realloc(held, cap * sizeof(*h)) : NULL;
+		if (!h) {	/* full: the oldest goes now */
+			take(held[0]->data, held[0]->size);
+			free(held[0]);
+			memmove(held, held + 1, --nheld * sizeof(*held));
+		} else {
+			held = h;
+			held_cap = cap;
+		}
+	}
+	if (!(m = malloc(sizeof(*m) + size))) {
+		take(data, size);
+		return sq_rb_yield();
+	}
+	m->pid = ((const struct sqslow_head *)data)->pid;
+	m->ts = ts;
+	m->size = size;
+	memcpy(m->data, data, size);
+	held[nheld++] = m;
 	return sq_rb_yield();
+}
+
+/* A VM's batch, read from its ring: what happened before its flush goes first. */
+static void ring_batch(void *ctx, __u32 pid, __u64 flush_ns, const void *msg, size_t size)
+{
+	release(later_or_other, pid, flush_ns);
+	if (flush_ns >= since_ns)	/* a batch of a reader before this one */
+		take(msg, size);
+}
+
+static void ring_unreadable(void *ctx, __u32 pid, const char *why)
+{
+	sq_error("PID %u: %s; its requests are not followed", pid, why);
+}
+
+static struct sqslow_rings *rings;
+static struct sq_loop loop = SQ_LOOP_INIT;
+
+/* What the kernel sent, then the VMs' new batches, then what waited long enough. */
+static void poll_all(bool last)
+{
+	static const struct sqslow_ring_sink sink = { .batch = ring_batch, .name = learn_name,
+						      .unreadable = ring_unreadable };
+
+	sq_loop_drain(&loop, last ? 0 : 16);
+	sqslow_rings_poll(rings, bpf_map__fd(skel->maps.vms), &sink);
+	if (last)
+		release(none, 0, 0);
+	else
+		release(newer, 0, sq_mono_ns() - HOLD_NS);
 }
 
 static void tell_window(const void *ctx, const char *path)
@@ -684,20 +820,21 @@ static int on_usr1(void *ctx)
 
 	while (read(fd, &si, sizeof(si)) == sizeof(si))
 		;
+	poll_all(false);
 	c.end_ns = newest_ns ? newest_ns : sq_mono_ns();
 	snprintf(line, sizeof(line), "SIGUSR1: the window");
 	capture(&c, "window", tell_window, NULL);
 	return 0;
 }
 
-/* The drain's clock: its wake-up is all it takes (the loop consumes the ring buffer at
- * every wake-up). */
+/* The drain's clock: the rings are read, the kernel's messages merged with them. */
 static int on_poll(void *ctx)
 {
 	__u64 expirations;
 
 	if (read(*(int *)ctx, &expirations, sizeof(expirations)) < 0)
 		return 0;
+	poll_all(false);
 	while (reap(false))	/* the writers that ended, counted */
 		;
 	return 0;
@@ -705,10 +842,15 @@ static int on_poll(void *ctx)
 
 static int report(void *ctx, bool last)
 {
-	__u64 lost = sq_take(&skel->bss->lost), unreadable = sq_take(&skel->bss->unreadable);
+	__u64 lost, unreadable;
 
 	if (!last)
 		return 0;
+	poll_all(true);	/* detached: the rings hold all there will be */
+	/* kernel messages that found the ring buffer full, and batches the VMs overwrote
+	 * before they were read; slots that were not the batch they should have been */
+	lost = sq_take(&skel->bss->lost) + sqslow_rings_lost(rings);
+	unreadable = sqslow_rings_bad(rings);
 	reap_all();	/* every capture written before the summary counts them */
 	if (env.c.verbose)
 		fprintf(stderr, "sqslow: messages: %llu batches, %llu collections, %llu samples, "
@@ -736,7 +878,7 @@ static int report(void *ctx, bool last)
 			fprintf(stderr, ", %llu could not be written", (unsigned long long)write_failed);
 		fprintf(stderr, "\n");
 		if (lost || unreadable)
-			fprintf(stderr, "sqslow: lost %llu messages (the ring buffer was full), %llu batches unreadable\n",
+			fprintf(stderr, "sqslow: lost %llu messages or batches (a ring was full), %llu batches unreadable\n",
 				(unsigned long long)lost, (unsigned long long)unreadable);
 		if (window.cut_for_bytes)
 			fprintf(stderr, "sqslow: the window was cut to 16 MiB %llu times\n",
@@ -752,15 +894,17 @@ static int report(void *ctx, bool last)
 
 static int attach_all(void)
 {
-	/* the ends of collections before their begins; the batches last, from now */
+	/* the ends of collections before their begins; the records' switches last, from now,
+	 * and the ring's after the kinds it keeps */
 	static const struct { const char *probe; int prog; } order[] = {
 		{ "gc__incremental__end", 0 }, { "gc__full__end", 1 }, { "gc__incremental__begin", 2 },
 		{ "gc__full__begin", 3 },      { "vm__start", 4 },      { "sample__records", 5 },
-		{ "io__records", 5 },          { "req__records", 5 },   { "sched__batch", 6 },
+		{ "io__records", 5 },          { "req__records", 5 },   { "sched__records", 5 },
+		{ "ring__records", 5 },
 	};
 	struct bpf_program *progs[] = { skel->progs.gc_incremental_end, skel->progs.gc_full_end,
 					skel->progs.gc_incremental_begin, skel->progs.gc_full_begin,
-					skel->progs.vm_start, skel->progs.record_switch, skel->progs.sched_batch };
+					skel->progs.vm_start, skel->progs.record_switch };
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
@@ -798,10 +942,10 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, NULL, doc, NULL, NULL, NULL };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
-	struct sq_loop loop = SQ_LOOP_INIT;
 	struct stat st;
 	sigset_t usr1;
 	int err, usr1_fd = -1, poll_fd = -1;
+	const char *why;
 	struct itimerspec poll_every = { .it_interval = { .tv_nsec = SQSLOW_POLL_MS * 1000000L },
 					 .it_value = { .tv_nsec = SQSLOW_POLL_MS * 1000000L } };
 
@@ -815,6 +959,12 @@ int main(int argc, char **argv)
 	if ((err = sq_check_perf()))
 		return SQ_EXIT_ERROR;
 	sqslow_window_init(&window, WINDOW_MAX_BYTES);
+	rings = sqslow_rings_new();
+	pnames = calloc(NAMES_SLOTS, sizeof(*pnames));
+	if (!rings || !pnames) {
+		sq_error("out of memory");
+		return SQ_EXIT_ERROR;
+	}
 	if (!writers_init())
 		sq_error("no pipe for the capture writers' turns (%s): captures are written in turn with the drain",
 			strerror(errno));
@@ -847,13 +997,18 @@ int main(int argc, char **argv)
 	err = sq_loop_open(&loop, &env.c);
 	if (err)
 		goto cleanup;
-	if ((err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), handle_msg, NULL)) ||
+	if ((err = sq_loop_add_ringbuf(&loop, bpf_map__fd(skel->maps.rb), hold, NULL)) ||
 	    (err = sq_loop_watch(&loop, usr1_fd, on_usr1, &usr1_fd)) ||
 	    (err = sq_loop_watch(&loop, poll_fd, on_poll, &poll_fd)))
 		goto cleanup;
 	err = attach_all();
 	if (err)
 		goto cleanup;
+	if (env.c.pid && !sqslow_ring_usable(env.c.pid, &why)) {
+		sq_error("PID %d: %s", env.c.pid, why);
+		err = -EINVAL;
+		goto cleanup;
+	}
 	err = sq_loop_restart_timer(&loop);
 	if (err)
 		goto cleanup;
@@ -869,6 +1024,11 @@ cleanup:
 		close(poll_fd);
 	sqslow_bpf__destroy(skel);
 	sqslow_replay_free(live);
+	sqslow_rings_free(rings);
+	free(pnames);
+	for (size_t i = 0; i < nheld; i++)
+		free(held[i]);
+	free(held);
 	sqslow_window_free(&window);
 	sq_names_free();
 	return err ? SQ_EXIT_ERROR : 0;
