@@ -115,6 +115,12 @@ else
         grep -q 'AAA\.\.\. ' "$HO_TMP/batches.sqalloc"; then
         pass "hostile batches: sqalloc shows the records' unending class name escaped and cut"
     else fail "hostile batches: sqalloc's rows" "$(head -c 400 "$HO_TMP/batches.sqalloc")"; fi
+    # the record ring's lying slots (counts past the slot, another batch's seq, a head
+    # that leaps) were read and refused, counted, not taken
+    if grep -Eq 'sqslow: lost [0-9]+ messages or batches \(a ring was full\), [1-9][0-9]* batches unreadable' \
+        "$HO_TMP/batches.sqslow.err"; then
+        pass "hostile batches: sqslow refuses the record ring's lying slots and counts them"
+    else fail "hostile batches: sqslow's ring" "$(grep -v '^libbpf' "$HO_TMP/batches.sqslow.err" | tail -3)"; fi
     # a row made from records that name no process has no name, not the last one read
     # on that CPU (review finding 20): the odd ids are alpha, the even ones unnamed
     ho_start_fake unnamed "$HO_TMP/unnamed.j.fake"

@@ -11,11 +11,15 @@
  *   batches       every batch probe fired with a count of 2^32 - 1 over SQ_BATCH_MAX records
  *                 of every kind (and kinds that do not exist), whose names run into an
  *                 unmapped page with no NUL, whose Methods and frames point anywhere; and
- *                 a batch that runs past the end of its mapping
+ *                 a batch that runs past the end of its mapping; the same records in its
+ *                 record ring, in slots whose counts run past the slot, whose names have
+ *                 no NUL, whose seq is another batch's, under a head that leaps ahead
+ *                 and back
  *   unnamed       sched__batch records of processes whose records name them (alpha, odd
  *                 ids) and of processes whose records hold no name (NULL, even ids),
  *                 each new after one that had a name (review finding 20: the row took the
- *                 name before it)
+ *                 name before it), in its record ring too (with alpha's name only)
+ * Every other mode's record ring is empty (bad-offsets: it is in unmapped memory).
  * Every mode prints "ready PID" and then runs until killed (start-flood: until its count
  * is done, then it sleeps too, unless --exit). */
 #include <pthread.h>
@@ -29,6 +33,7 @@
 
 #include "debug_offsets.h"
 #include "event_batch.h"
+#include "record_ring.h"
 #include "squeak_probes.h"
 
 __attribute__((section(".probes"), aligned(64))) struct squeak_semaphores squeak_semaphores = {0};
@@ -50,9 +55,15 @@ static char hostile_name[64] = "Evil\x1b[2J\x07\x9b\xff\xfe" "Class";
 static char *class_row[3];
 static void *class_table = class_row;
 
+static SqRecordRing ring;
+
 static void common_offsets(void)
 {
     SqDebugOffsets *d = &sqvm_debug_offsets;
+    ring.magic = SQ_RING_MAGIC;
+    ring.slots = SQ_RING_SLOTS;
+    ring.slot_size = sizeof(SqRingSlot);
+    d->record_ring = (uint64_t)(uintptr_t)&ring;
     d->current_process = (uint64_t)(uintptr_t)&current_process;
     d->class_table = (uint64_t)(uintptr_t)&class_table;
     d->class_count = (uint64_t)(uintptr_t)&class_count;
@@ -129,6 +140,42 @@ static void batch_lies(void)
     memcpy(edge, records, 3 * sizeof(*records));
 }
 
+/* The next slot of the ring: n records (up to SQ_BATCH_MAX copied), the names given. */
+static SqRingSlot *ring_put(const SqEventRecord *r, uint32_t n, const SqRingName *names, uint32_t nnames)
+{
+    SqRingSlot *s = &ring.slot[ring.head % SQ_RING_SLOTS];
+    s->seq = ring.head;
+    s->flush_ns = now_ns();
+    s->n = n;
+    s->nnames = nnames;
+    memcpy(s->rec, r, (n < SQ_BATCH_MAX ? n : SQ_BATCH_MAX) * sizeof(*r));
+    memcpy(s->names, names, (nnames < SQ_RING_NAMES ? nnames : SQ_RING_NAMES) * sizeof(*names));
+    __atomic_store_n(&ring.head, ring.head + 1, __ATOMIC_RELEASE);
+    return s;
+}
+
+/* Slots that lie: counts past the slot, names without a NUL and full of controls, a seq
+ * that is another batch's; and a head that leaps ahead by 2^63 and comes back. */
+static void ring_lies(void)
+{
+    static uint64_t turn;
+    SqRingName names[SQ_RING_NAMES];
+    for (int i = 0; i < SQ_RING_NAMES; i++) {
+        names[i].id = i & 1 ? (uint64_t)i : ~(uint64_t)0;
+        memset(names[i].name, i & 1 ? 0x9b : '\x1b', sizeof(names[i].name)); /* no NUL */
+        memcpy(names[i].name, "Evil\x1b[2J\x07", 9);
+    }
+    ring_put(records, SQ_BATCH_MAX, names, SQ_RING_NAMES);
+    ring_put(records, 0xffffffffu, names, 0xffffffffu);
+    ring_put(records, SQ_BATCH_MAX, names, SQ_RING_NAMES)->seq = 12345;
+    if (++turn % 8 == 0) {
+        uint64_t h = ring.head;
+        __atomic_store_n(&ring.head, h + (1ull << 63), __ATOMIC_RELEASE);
+        usleep(30000); /* a reader's poll sees it */
+        __atomic_store_n(&ring.head, h, __ATOMIC_RELEASE);
+    }
+}
+
 static void fire_batches(void)
 {
     uint64_t t = now_ns();
@@ -143,6 +190,7 @@ static void fire_batches(void)
     SQUEAK_CALL_BATCH(edge, SQ_BATCH_MAX);
     SQUEAK_ALLOC_BATCH(edge, SQ_BATCH_MAX);
     SQUEAK_REQ_BATCH(edge, SQ_BATCH_MAX);
+    ring_lies();
 }
 
 /* Process 2n+1 named alpha is activated; then 2n+2, whose records hold no name, is made
@@ -158,9 +206,11 @@ static void fire_unnamed(void)
     };
     for (int i = 0; i < 3; i++)
         r[i].ts = now_ns();
+    SqRingName named = { .id = 2 * n + 1, .name = "alpha" };
     if (n < 100)
         n++;
     SQUEAK_SCHED_BATCH(r, 3);
+    ring_put(r, 3, &named, 1);
 }
 
 static int usage(void)
@@ -193,6 +243,9 @@ int main(int argc, char **argv)
         d->process_fp = 0xfffffff0u;
         d->method_print_name = 0x7fffffffu;
         d->size = 0xffffffffu;            /* a size that wraps */
+        void *gone = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        munmap(gone, 4096);
+        d->record_ring = (uint64_t)(uintptr_t)gone; /* a ring in unmapped memory */
     } else if (!strcmp(mode, "loop-chain")) {
         frame[0] = (uint64_t)(uintptr_t)frame; /* caller: itself */
         void *gone = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

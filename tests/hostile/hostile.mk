@@ -11,6 +11,6 @@ $(O)/hostile/sites.h: $(O)/gen/squeak_probes.h
 	@mkdir -p $(dir $@)
 	grep -o '^#define SQUEAK_[A-Z0-9_]*([a0-9, ]*)' $< | grep -v _ENABLED | \
 	  sed -e 's/^#define //' -e 's/a1/NAME/' -e 's/a[0-9]*/0/g' -e 's/$$/;/' > $@.tmp && mv $@.tmp $@
-$(HOSTILE_BIN): tests/hostile/fakevm.c probes/debug_offsets.h $(O)/gen/squeak_probes.h $(O)/hostile/sites.h
+$(HOSTILE_BIN): tests/hostile/fakevm.c probes/debug_offsets.h probes/record_ring.h probes/event_batch.h $(O)/gen/squeak_probes.h $(O)/hostile/sites.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Wno-int-conversion -I$(O)/gen -I$(O)/hostile -Iprobes -o $@ $< -lpthread
