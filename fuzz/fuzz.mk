@@ -5,16 +5,17 @@
 #   make fuzz                    build them and run each for FUZZ_TIME seconds (default 60)
 #                                from a random seed
 #   make fuzz FUZZ_TIME=1800     longer (the figures in docs/HACKING.md are from 35 minutes)
-#   make fuzz FUZZ_ONLY=eval     only those targets (compile, eval, elf, stack, flow, merge)
+#   make fuzz FUZZ_ONLY=eval     only those targets (compile, eval, elf, stack, flow, merge, ring)
 #   make fuzz-build              build only: build/fuzz/fuzz_compile, fuzz_eval, fuzz_elf,
-#                                fuzz_stack, fuzz_flow, fuzz_merge
+#                                fuzz_stack, fuzz_flow, fuzz_merge, fuzz_ring
 #   scripts/fuzz.sh ci           what CI runs: the regression corpus, then fixed-seed runs
 #
 # fuzz_compile: the lexer, parser and compiler on class-file text; fuzz_eval: statements
 # run as -e runs them, with a time and heap budget; fuzz_elf: the tools' ELF, note and
 # symbol reader on arbitrary bytes; fuzz_stack: sqstack's stack walk over a memory image;
 # fuzz_flow: sqflow's trace writers (Chrome JSON, Perfetto protobuf) over any stream of entries and
-# returns, checked; fuzz_merge: sqflow --merge on any file given as the browser's trace.
+# returns, checked; fuzz_merge: sqflow --merge on any file given as the browser's trace;
+# fuzz_ring: sqslow's reader of a VM's record ring, and its replay, over a ring image.
 # The VM is built for them with -DSQVM_FUZZ (vm_exit
 # returns to the harness; a budget) and without probes. Seeds come from tests/ and
 # fuzz/seeds/, findings stay in fuzz/regress/ (scripts/fuzz.sh); a crash or a hang (the
@@ -29,7 +30,7 @@ FUZZ_VM_SRC := $(filter-out vm/main.c,$(wildcard vm/*.c))
 FUZZ_VM_OBJ := $(patsubst vm/%.c,$(FUZZ_DIR)/obj/vm_%.o,$(FUZZ_VM_SRC)) $(FUZZ_DIR)/obj/corelib.o
 FUZZ_TOOL_CFLAGS := -std=gnu11 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -I$(TOOLS_GEN) -Ibpf -Itools -Iprobes
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_compile $(FUZZ_DIR)/fuzz_eval $(FUZZ_DIR)/fuzz_elf $(FUZZ_DIR)/fuzz_stack \
-                $(FUZZ_DIR)/fuzz_flow $(FUZZ_DIR)/fuzz_merge
+                $(FUZZ_DIR)/fuzz_flow $(FUZZ_DIR)/fuzz_merge $(FUZZ_DIR)/fuzz_ring
 FUZZ_TIME ?= 60
 
 .PHONY: fuzz fuzz-build
@@ -54,7 +55,8 @@ $(FUZZ_DIR)/obj/%.o: fuzz/%.c | $(FUZZ_DIR)/obj
 $(FUZZ_DIR)/obj/tool_%.o: tools/%.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
 	$(FUZZ_CC) $(FUZZ_TOOL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DIR)/obj/fuzz_stack.o $(FUZZ_DIR)/obj/fuzz_flow.o $(FUZZ_DIR)/obj/fuzz_merge.o: $(FUZZ_DIR)/obj/%.o: fuzz/%.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
+$(FUZZ_DIR)/obj/fuzz_elf.o $(FUZZ_DIR)/obj/fuzz_stack.o $(FUZZ_DIR)/obj/fuzz_flow.o $(FUZZ_DIR)/obj/fuzz_merge.o \
+$(FUZZ_DIR)/obj/fuzz_ring.o: $(FUZZ_DIR)/obj/%.o: fuzz/%.c $(TOOLS_GEN)/sqkernel.h | $(FUZZ_DIR)/obj
 	$(FUZZ_CC) $(FUZZ_TOOL_CFLAGS) -MMD -MP -c -o $@ $<
 
 FUZZ_DOG := $(FUZZ_DIR)/obj/fuzz_watchdog.o
@@ -75,6 +77,11 @@ $(FUZZ_DIR)/fuzz_flow: $(FUZZ_DIR)/obj/fuzz_flow.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/t
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
 $(FUZZ_DIR)/fuzz_merge: $(FUZZ_DIR)/obj/fuzz_merge.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqflow_merge.o \
 		$(FUZZ_DIR)/obj/tool_sqjson.o $(FUZZ_DIR)/obj/tool_sqjson_write.o $(FUZZ_DIR)/obj/tool_sqoutput.o
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
+
+# fuzz_ring.o defines sq_read_mem over its ring image: tool_sqmem_read.o is not linked.
+$(FUZZ_DIR)/fuzz_ring: $(FUZZ_DIR)/obj/fuzz_ring.o $(FUZZ_DOG) $(FUZZ_DIR)/obj/tool_sqslow_ring.o \
+		$(FUZZ_DIR)/obj/tool_sqslow_replay.o $(FUZZ_DIR)/obj/tool_sqmem.o $(FUZZ_DIR)/obj/tool_sqelf.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOLS_LDLIBS) -pthread
 
 $(FUZZ_DIR)/obj:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # scripts/fuzz.sh - the libFuzzer targets of fuzz/ (fuzz_compile, fuzz_eval, fuzz_elf,
-# fuzz_stack, fuzz_flow, fuzz_merge).
+# fuzz_stack, fuzz_flow, fuzz_merge, fuzz_ring).
 #
 #   scripts/fuzz.sh ci          what CI runs (tests/fuzz.sh): replay, then a short campaign
 #                               per target from a fixed seed and number of runs, into a
@@ -9,7 +9,7 @@
 #                               the same verdict (fuzz_eval: see its budget in fuzz_eval.c)
 #   scripts/fuzz.sh replay      every input of the regression corpus and the seeds, once
 #   scripts/fuzz.sh [SECONDS [TARGET...]]
-#                               a random campaign per target (compile, eval, elf, stack, flow, merge; all by
+#                               a random campaign per target (compile, eval, elf, stack, flow, merge, ring; all by
 #                               default) for SECONDS (60) (make fuzz, FUZZ_ONLY=); its
 #                               corpus grows in build/fuzz/corpus/
 #
@@ -17,8 +17,8 @@
 # README); the seeds are every .som file under tests/ and vm/lib/ (compile), fuzz/seeds/eval/
 # (eval), and binaries with squeak USDT notes built from fuzz/seeds/usdt/ and one of the
 # tools' BPF objects (elf), the memory images of fuzz/seeds/stack/ (stack:
-# fuzz/stack_image.py writes them) and the event streams of fuzz/seeds/flow/ (flow:
-# fuzz/flow_stream.py).
+# fuzz/stack_image.py writes them), the event streams of fuzz/seeds/flow/ (flow:
+# fuzz/flow_stream.py) and the record rings of fuzz/seeds/ring/ (ring: fuzz/ring_image.py).
 # A crash, a sanitizer report, a hang (the targets' watchdog, or the outer timeout) or
 # running out of memory is a FAIL line naming the input, kept in build/fuzz/crashes/ as
 # TARGET-crash-SHA1 or TARGET-hang-SHA1, with its first bytes in hex so that a CI log
@@ -40,15 +40,17 @@ export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=0
 # fuzz_eval campaign at nice 19 on a loaded machine wrote two, inputs of 0.4 and 0.8 s
 # of CPU that the watchdog's budget had bounded. Slowness is the watchdog's to judge.
 COMMON=(-timeout=0 -report_slow_units=86400 -rss_limit_mb=2048 -detect_leaks=0 -close_fd_mask=1 -print_final_stats=1)
-declare -A MAX_LEN=([compile]=8192 [eval]=4096 [elf]=65536 [stack]=16384 [flow]=16384 [merge]=65536)
+declare -A MAX_LEN=([compile]=8192 [eval]=4096 [elf]=65536 [stack]=16384 [flow]=16384 [merge]=65536 [ring]=65536)
 # ci: executions per campaign (the seed inputs count too), and the outer timeout that
 # reports a hang instead of letting it stall CI. Measured in a clean-clone CI run on the
 # 2-core machine (2026-12-05), under ASan: compile 5,714 a second (7 s), eval 1,666 (18 s),
 # elf 7,500 (8 s), stack 6,382, merge 15,000 (4 s), flow 718 (it writes each stream twice,
 # as Chrome JSON and Perfetto protobuf, and parses the JSON back). The fuzz tier took 231
 # of that run's 1,116 s against the test command's 15-minute budget: stack runs 100,000
-# (about 16 s) and flow 15,000 (about 21 s); the long campaigns are make fuzz's.
-declare -A CI_RUNS=([compile]=40000 [eval]=30000 [elf]=60000 [stack]=100000 [flow]=15000 [merge]=60000)
+# (about 16 s) and flow 15,000 (about 21 s); ring 15,000 (588 a second here, about 26 s:
+# an input can make the reader read every slot of the ring three times); the long
+# campaigns are make fuzz's.
+declare -A CI_RUNS=([compile]=40000 [eval]=30000 [elf]=60000 [stack]=100000 [flow]=15000 [merge]=60000 [ring]=15000)
 CI_TIMEOUT=120
 # Hash tables keyed by addresses steer the VM: the same campaign wants the same addresses
 # (without setarch, as in some containers, fuzz_eval's coverage may differ slightly).
@@ -63,6 +65,7 @@ seed_list() {
         stack) find fuzz/seeds/stack -type f ;;
         flow) find fuzz/seeds/flow -type f ;;
         merge) find fuzz/seeds/merge -type f ;;
+        ring) find fuzz/seeds/ring -type f ;;
         elf)
             cc -O1 -o "$D/seeds/elf/usdt" fuzz/seeds/usdt/usdt.c 2>/dev/null
             cc -O1 -s -o "$D/seeds/elf/usdt-stripped" fuzz/seeds/usdt/usdt.c 2>/dev/null
@@ -151,7 +154,7 @@ campaign() {
 
 case "$MODE" in
     replay)
-        for t in compile eval elf stack flow merge; do replay "$t"; done ;;
+        for t in compile eval elf stack flow merge ring; do replay "$t"; done ;;
     ci)
         # Each target's replay, then its campaign (outer timeout 300 s: 11 to 40 s each
         # here, but a run under the lock on a machine other work loaded took 138 s for
@@ -159,20 +162,20 @@ case "$MODE" in
         # move). Targets run as many at a time as there are CPUs, each one process, its
         # report kept and shown in the targets' order.
         cpus=$(nproc 2>/dev/null || echo 2)
-        for t in compile eval elf stack flow merge; do
+        for t in compile eval elf stack flow merge ring; do
             [ "$(jobs -rp | wc -l)" -ge "$cpus" ] && wait -n
             { replay "$t"; campaign "$t" 1 "${CI_RUNS[$t]}" 240; } >"$D/$t.ci" 2>&1 &
         done
         wait
-        for t in compile eval elf stack flow merge; do
+        for t in compile eval elf stack flow merge ring; do
             cat "$D/$t.ci" >&2
             passed=$((passed + $(grep -c '^ok fuzz_' "$D/$t.ci")))
             failed=$((failed + $(grep -c '^FAIL fuzz_' "$D/$t.ci")))
         done ;;
     *)
         shift
-        for t in ${*:-compile eval elf stack flow merge}; do
-            [[ " compile eval elf stack flow merge " == *" $t "* ]] || { echo "scripts/fuzz.sh: no target $t (compile, eval, elf, stack, flow, merge)" >&2; exit 2; }
+        for t in ${*:-compile eval elf stack flow merge ring}; do
+            [[ " compile eval elf stack flow merge ring " == *" $t "* ]] || { echo "scripts/fuzz.sh: no target $t (compile, eval, elf, stack, flow, merge, ring)" >&2; exit 2; }
             campaign "$t" random 0 "$MODE"
         done ;;
 esac

@@ -791,8 +791,16 @@ static void poll_all(bool last)
 	static const struct sqslow_ring_sink sink = { .batch = ring_batch, .name = learn_name,
 						      .unreadable = ring_unreadable };
 
+	static __u32 pids[SQ_MAX_VMS];
+	__u32 key, *prev = NULL;
+	int n = 0;
+
 	sq_loop_drain(&loop, last ? 0 : 16);
-	sqslow_rings_poll(rings, bpf_map__fd(skel->maps.vms), &sink);
+	while (n < SQ_MAX_VMS && !bpf_map_get_next_key(bpf_map__fd(skel->maps.vms), prev, &key)) {
+		pids[n] = key;
+		prev = &pids[n++];
+	}
+	sqslow_rings_poll(rings, pids, n, &sink);
 	if (last)
 		release(none, 0, 0);
 	else

@@ -5,7 +5,6 @@
 #include "sqslow.h"
 #include "record_ring.h"
 
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,7 +209,12 @@ static void read_vm(struct sqslow_rings *rs, struct ring_vm *v, const struct sqs
 		for (__u64 s = from; s < to; s++) {
 			__u64 at = v->ring + __builtin_offsetof(SqRecordRing, slot) + (s % SQ_RING_SLOTS) * sizeof(SqRingSlot);
 			SqRingSlot *slot = (SqRingSlot *)(rs->buf + (s - from) * sizeof(SqRingSlot));
-			if (!sq_read_mem((pid_t)v->pid, at, slot, sizeof(*slot)))
+			/* its head and names, then the records it holds (a batch is half full,
+			 * on average: the rest of the slot is not worth the copy) */
+			if (!sq_read_mem((pid_t)v->pid, at, slot, __builtin_offsetof(SqRingSlot, rec)) ||
+			    (slot->n <= SQ_BATCH_MAX &&
+			     !sq_read_mem((pid_t)v->pid, at + __builtin_offsetof(SqRingSlot, rec), slot->rec,
+					  slot->n * sizeof(SqEventRecord))))
 				slot->seq = ~s;	/* not batch s */
 		}
 		/* what the VM began to overwrite while the slots were read is lost */
@@ -227,22 +231,28 @@ static void read_vm(struct sqslow_rings *rs, struct ring_vm *v, const struct sqs
 	}
 }
 
-void sqslow_rings_poll(struct sqslow_rings *rs, int vms_fd, const struct sqslow_ring_sink *sink)
+bool sqslow_rings_at(struct sqslow_rings *rs, __u32 pid, __u64 addr)
 {
-	__u32 key, next, *prev = NULL;
-	int n = 0;
+	struct ring_vm *v = vm_of(rs, pid);
 
+	if (!v)
+		return false;
+	v->ring = addr;
+	v->opened = true;
+	return true;
+}
+
+void sqslow_rings_poll(struct sqslow_rings *rs, const __u32 *pids, int n, const struct sqslow_ring_sink *sink)
+{
 	rs->round++;
-	while (n++ < SQ_MAX_VMS && !bpf_map_get_next_key(vms_fd, prev, &next)) {
-		struct ring_vm *v = vm_of(rs, next);
+	for (int i = 0; i < n; i++) {
+		struct ring_vm *v = vm_of(rs, pids[i]);
 		if (v)
 			v->round = rs->round;
-		key = next;
-		prev = &key;
 	}
 	for (int i = 0; i < rs->nvms;) {
 		struct ring_vm *v = &rs->vms[i];
-		if (v->round != rs->round) {	/* the map forgot it: gone */
+		if (v->round != rs->round) {	/* not followed any more: gone */
 			rs->vms[i] = rs->vms[--rs->nvms];
 			continue;
 		}

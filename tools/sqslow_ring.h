@@ -31,9 +31,13 @@ struct sqslow_rings *sqslow_rings_new(void);
 void sqslow_rings_free(struct sqslow_rings *rs);
 /* Can pid's ring be read (why: one line if not)? */
 bool sqslow_ring_usable(__u32 pid, const char **why);
-/* Reads the new batches of each VM in the BPF map vms_fd (its keys are the VMs' pids),
- * and forgets the VMs that are gone. */
-void sqslow_rings_poll(struct sqslow_rings *rs, int vms_fd, const struct sqslow_ring_sink *sink);
+/* Reads the new batches of each of the n VMs in pids (those sqslow follows: its BPF
+ * map's keys), in each VM's order, and forgets the VMs not in pids any more. A VM new
+ * to it is found through its debug offsets (sq_vm_open), unless sqslow_rings_at said
+ * where its ring is. */
+void sqslow_rings_poll(struct sqslow_rings *rs, const __u32 *pids, int n, const struct sqslow_ring_sink *sink);
+/* VM pid's ring is at addr (fuzz/fuzz_ring.c: an image; false if there is no room). */
+bool sqslow_rings_at(struct sqslow_rings *rs, __u32 pid, __u64 addr);
 /* Batches overwritten before they were read (the reader fell more than the ring behind),
  * and slots that were not the batch they should have been (a VM that lies). */
 __u64 sqslow_rings_lost(const struct sqslow_rings *rs);
