@@ -95,11 +95,12 @@ static void give_up(struct ring_vm *v, const struct sqslow_ring_sink *sink, cons
 		sink->unreadable(sink->ctx, v->pid, why);
 }
 
-/* Where v's ring is; false if it has none (told) or is gone. */
-static bool open_ring(struct ring_vm *v, const struct sqslow_ring_sink *sink)
+/* Where v's ring is; false if it has none (told) or is gone. wait_ms: how long a VM
+ * still starting is waited for (the poll never waits: it tries again next time). */
+static bool open_ring(struct ring_vm *v, const struct sqslow_ring_sink *sink, int wait_ms)
 {
 	struct sq_vm vm;
-	int err = sq_vm_open((pid_t)v->pid, &vm, 0);
+	int err = sq_vm_open((pid_t)v->pid, &vm, wait_ms);
 
 	if (err == SQ_VM_GONE || err == SQ_VM_STARTING)
 		return false;	/* gone: forgotten when the map forgets it; starting: next poll */
@@ -132,8 +133,8 @@ bool sqslow_ring_usable(__u32 pid, const char **why)
 	const struct sqslow_ring_sink sink = { .ctx = &told, .unreadable = note_why };
 	struct ring_vm v = { .pid = pid };
 
-	told = "no such process";
-	if (!open_ring(&v, &sink))
+	told = "no such process, or its VM still starting after 2 s";
+	if (!open_ring(&v, &sink, 2000))
 		goto no;
 	struct ring_head h;
 	if (!read_head(&v, &h)) {
@@ -177,7 +178,7 @@ static void read_vm(struct sqslow_rings *rs, struct ring_vm *v, const struct sqs
 {
 	struct ring_head h, h2;
 
-	if (!v->opened && !open_ring(v, sink))
+	if (!v->opened && !open_ring(v, sink, 0))
 		return;
 	if (!read_head(v, &h)) {
 		if (errno != ESRCH)
