@@ -431,6 +431,72 @@ $got
 $(grep -v WARNING <<<"$out" | head -20)"; fi
 }
 
+# The record ring (ring__records, never fires) beside sched__batch, over the same workload.
+# The VM copies a batch into its ring right after the batch probes fire, so each
+# sched__batch hit (and vm__exit, after the last flush) finds the batch before it in the
+# ring's newest slot, if the ring was on for it (bpftrace may attach sched__batch first):
+# every slot the ring holds must be that batch record for record (as many records, the
+# same kinds and times: a sum of both over every record); the slots hold the 16 request
+# records and the processes' names, and the switches never fire. bpftrace's uaddr() does
+# not relocate a PIE's symbols, so the ring is found from the batch buffer's address
+# (sched__batch's records: sq_batch.rec, 32 bytes into sq_batch) and the two symbols'
+# distance.
+bpftrace_ring_test() {
+    local out got prog slot delta b r
+    b=$(nm "$BT_VM" | awk '$3 == "sq_batch" { print $1 }')
+    r=$(nm "$BT_VM" | awk '$3 == "sq_record_ring" { print $1 }')
+    [ -n "$b" ] && [ -n "$r" ] || { fail "probes/ring__records" "no sq_batch or sq_record_ring in $BT_VM's symbols"; return 0; }
+    delta=$((16#$r - 16#$b - 32))
+    # probes/record_ring.h: head at 16, slots from 64, each 19,096 bytes (n at 16, nnames
+    # at 20, records from 664); a record's kind at 0, its time at 8
+    slot='
+        $head = *(uint64 *)($ring + 16);
+        if ($head > @last_head) {
+            $slot = $ring + 64 + (($head - 1) % 256) * 19096;
+            $n = (uint64)*(uint32 *)($slot + 16);
+            @ring_names = sum(*(uint32 *)($slot + 20));
+            $i = (uint64)0;
+            $c = (uint64)0;
+            while ($i < $n && $i < 256) {
+                $k = *(uint32 *)($slot + 664 + $i * 72);
+                $c += $k + *(uint64 *)($slot + 664 + $i * 72 + 8);
+                if ($k == 13 || $k == 14 || $k == 17) { @req[$k] = count(); }
+                $i++;
+            }
+            if ($c == @prev_sum && $n == @prev_n) { @same = count(); } else { @differ = count(); }
+        }
+        @last_head = $head;'
+    prog="
+        usdt:$BT_VM:squeak:req__records, usdt:$BT_VM:squeak:ring__records { @fired = count(); }
+        usdt:$BT_VM:squeak:sched__batch {
+            \$ring = arg0 + $delta;
+            @ring_at = \$ring;
+            $slot
+            \$i = (uint64)0;
+            \$c = (uint64)0;
+            while (\$i < arg1 && \$i < 256) {
+                \$c += *(uint32 *)(arg0 + \$i * 72) + *(uint64 *)(arg0 + \$i * 72 + 8);
+                \$i++;
+            }
+            @prev_sum = \$c;
+            @prev_n = arg1;
+            @batches = count();
+        }
+        usdt:$BT_VM:squeak:vm__exit {
+            \$ring = @ring_at;
+            $slot
+        }"
+    bt_session ring "$prog" tests/probes/RequestCounts.som || return 0
+    out=$(cat "$TMP/ring.bt")
+    val() { awk -v k="$1:" '$1 == k { print $2 }' <<<"$out"; }
+    got="slots=$(val @last_head) same=$(val @same) differ=$(val @differ) req=$(grep -E '^@req\[' <<<"$out" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//') fired=$(val @fired)"
+    if [[ $got =~ ^slots=([1-9][0-9]*)\ same=([0-9]+)\ differ=0?\ req=@req\[13\]:\ 3\ @req\[14\]:\ 3\ @req\[17\]:\ 10\ fired=0?$ ]] &&
+        [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "$(val @ring_names)" -ge 1 ] 2>/dev/null; then
+        pass "probes/ring__records: each of the record ring's ${BASH_REMATCH[1]} slots holds its batch record for record (of $(val @batches) sched__batch was handed), the 16 request records among them, and $(val @ring_names) process names"
+    else fail "probes/ring__records" "got: $got
+$(grep -v WARNING <<<"$out" | head -16)"; fi
+}
+
 # The record switch req__records (never fires) with sched__batch, over the same workload:
 # sched__batch's batches hold exactly req__batch's request records (3 begins, 3 ends, 10
 # whole runs) and req__records never fires; sched__batch alone holds none of them.
@@ -514,5 +580,6 @@ bpftrace_unwind_test
 bpftrace_request_counts_test
 bpftrace_req_batch_test
 bpftrace_req_records_test
+bpftrace_ring_test
 bpftrace_request_trace_test
 bpftrace_req_held_detach_test
