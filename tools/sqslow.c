@@ -32,6 +32,7 @@
 #include "sqoutput.h"
 #include "sqslow.h"
 #include "sqslow.skel.h"
+#include "sqslow_merge.h"
 #include "sqslow_replay.h"
 #include "sqslow_ring.h"
 #include "record_ring.h"
@@ -682,99 +683,29 @@ static void take(const void *data, size_t size)
 		trim();
 }
 
-/* ---- The merge ----
- * The records come from the VMs' rings (tools/sqslow_ring.c), a poll later; the kernel's
- * messages (collections, timer samples, context switches) come at once, from the ring
- * buffer. A kernel message waits here until its VM's batch flushed after it has been
- * taken (a batch holds what happened before its flush, and a collection flushes the
- * buffer before it begins), so that the replay sees the VM's history in order, as it did
- * when the batches came through the ring buffer too. One whose VM flushes nothing more
- * goes after HOLD_NS: a VM flushes at least every 130 ms while it has records
- * (probes/README.md). */
+/* A kernel message waits in the merge (tools/sqslow_merge.c) until its VM's batch
+ * flushed after it has been read; one whose VM flushes nothing more goes after HOLD_NS:
+ * a VM flushes at least every 130 ms while it has records (probes/README.md). */
 #define HOLD_NS 250000000ULL
-/* Messages held, at most: past it the oldest go at once. */
-#define HOLD_MAX 65536
 
-struct held {
-	__u32 pid;
-	__u64 ts;
-	size_t size;
-	unsigned char data[];
-};
-
-static struct held **held;
-static size_t nheld, held_cap;
-
-/* The held messages that pass keep (pid, flush_ns; all: the last report), in order. */
-static void release(bool (*keep)(const struct held *m, __u32 pid, __u64 until), __u32 pid, __u64 until)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < nheld; i++) {
-		if (keep(held[i], pid, until)) {
-			held[k++] = held[i];
-			continue;
-		}
-		take(held[i]->data, held[i]->size);
-		free(held[i]);
-	}
-	nheld = k;
-}
-
-static bool later_or_other(const struct held *m, __u32 pid, __u64 flush_ns)
-{
-	return m->pid != pid || m->ts > flush_ns;
-}
-
-static bool newer(const struct held *m, __u32 pid, __u64 since)
-{
-	return m->ts >= since;
-}
-
-static bool none(const struct held *m, __u32 pid, __u64 until)
-{
-	return false;
-}
+static struct sqslow_merge *merge;
 
 static int hold(void *ctx, void *data, size_t size)
 {
 	__u64 ts = sqslow_msg_ts(data, size);
-	struct held *m;
 
-	if (!ts || size < sizeof(struct sqslow_head)) {
+	if (!ts || size < sizeof(struct sqslow_head))
 		take(data, size);	/* malformed: the replay counts it */
-		return sq_rb_yield();
-	}
-	if (nheld == held_cap) {
-		size_t cap = held_cap ? 2 * held_cap : 1024;
-		struct held **h = cap <= HOLD_MAX ? realloc(held, cap * sizeof(*h)) : NULL;
-		if (!h) {	/* full: the oldest goes now */
-			take(held[0]->data, held[0]->size);
-			free(held[0]);
-			memmove(held, held + 1, --nheld * sizeof(*held));
-		} else {
-			held = h;
-			held_cap = cap;
-		}
-	}
-	if (!(m = malloc(sizeof(*m) + size))) {
-		take(data, size);
-		return sq_rb_yield();
-	}
-	m->pid = ((const struct sqslow_head *)data)->pid;
-	m->ts = ts;
-	m->size = size;
-	memcpy(m->data, data, size);
-	held[nheld++] = m;
+	else
+		sqslow_merge_hold(merge, ((const struct sqslow_head *)data)->pid, ts, data, size);
 	return sq_rb_yield();
 }
 
 /* A VM's batch, read from its ring: what happened before its flush goes first. */
 static void ring_batch(void *ctx, __u32 pid, __u64 flush_ns, const void *msg, size_t size)
 {
-	release(later_or_other, pid, flush_ns);
-	if (flush_ns >= since_ns)	/* a batch of a reader before this one */
-		take(msg, size);
+	if (flush_ns >= since_ns)	/* not a batch of a reader before this one */
+		sqslow_merge_batch(merge, pid, flush_ns, msg, size);
 }
 
 static void ring_unreadable(void *ctx, __u32 pid, const char *why)
@@ -802,9 +733,9 @@ static void poll_all(bool last)
 	}
 	sqslow_rings_poll(rings, pids, n, &sink);
 	if (last)
-		release(none, 0, 0);
+		sqslow_merge_release_all(merge);
 	else
-		release(newer, 0, sq_mono_ns() - HOLD_NS);
+		sqslow_merge_release(merge, sq_mono_ns() - HOLD_NS);
 }
 
 static void tell_window(const void *ctx, const char *path)
@@ -968,8 +899,9 @@ int main(int argc, char **argv)
 		return SQ_EXIT_ERROR;
 	sqslow_window_init(&window, WINDOW_MAX_BYTES);
 	rings = sqslow_rings_new();
+	merge = sqslow_merge_new(take);
 	pnames = calloc(NAMES_SLOTS, sizeof(*pnames));
-	if (!rings || !pnames) {
+	if (!rings || !merge || !pnames) {
 		sq_error("out of memory");
 		return SQ_EXIT_ERROR;
 	}
@@ -1034,9 +966,7 @@ cleanup:
 	sqslow_replay_free(live);
 	sqslow_rings_free(rings);
 	free(pnames);
-	for (size_t i = 0; i < nheld; i++)
-		free(held[i]);
-	free(held);
+	sqslow_merge_free(merge);
 	sqslow_window_free(&window);
 	sq_names_free();
 	return err ? SQ_EXIT_ERROR : 0;
