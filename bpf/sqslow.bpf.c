@@ -5,8 +5,8 @@
  * (probes/record_ring.h), and user space polls the ring (tools/sqslow_ring.c). This adds
  * what the records do not hold, as messages in a ring buffer: the collections
  * (gc__*__begin, _end) with the process and method they stop, timer samples of the
- * running process's stack, and the VM thread's context switches (sched_switch), so that
- * time off the CPU is not called CPU.
+ * running process's stack. (The VM thread's context switches come from perf's switch
+ * records, read by user space: tools/sqslow_switch.c.)
  *
  * Nothing is aggregated here: user space merges these messages with the records by
  * time, keeps the last seconds and replays them (tools/sqslow_replay.c) when a request
@@ -17,9 +17,8 @@
 
 const volatile __u32 only_pid = 0;	/* -p: samples of this process only */
 
-/* 1 MiB: the context switches of a busy server (a message each, both ways) for several
- * polls. User space drains it without stopping: captures are written by child processes
- * (tools/sqslow.c). */
+/* 1 MiB: many polls' worth of collections and samples. User space drains it without
+ * stopping: captures are written by child processes (tools/sqslow.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1024 * 1024);
@@ -102,34 +101,6 @@ SEC("usdt")
 int BPF_USDT(vm_start, char *version, __u64 offsets)
 {
 	sq_learn_vm(offsets);
-	return 0;
-}
-
-/* The VM's thread of a traced VM leaves or takes a CPU (on). Only the thread whose id is
- * the process's: the one that runs Smalltalk, and the only one the VM starts. */
-static __always_inline void cpu_edge(struct task_struct *t, bool on)
-{
-	__u32 tgid = BPF_CORE_READ(t, tgid), tid = BPF_CORE_READ(t, pid);
-	struct sqslow_cpu *e;
-
-	if (tid != tgid || (only_pid && tgid != only_pid) || !bpf_map_lookup_elem(&vms, &tgid))
-		return;
-	if (!(e = message(sizeof(*e), SQSLOW_CPU, tgid)))
-		return;
-	e->ts = bpf_ktime_get_ns();
-	e->on = on;
-	e->pad = 0;
-	bpf_ringbuf_submit(e, wake_flags());
-}
-
-/* Every context switch of the machine: a lookup for each side, a message for a VM's. So
- * that the time a process "ran" while the kernel had its VM off the CPU (preempted by
- * another task, or blocked in a system call or a page fault) is not called its CPU. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(vm_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	cpu_edge(prev, false);
-	cpu_edge(next, true);
 	return 0;
 }
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* sqslow.h - the messages sqslow's user space keeps and replays: the VMs' own batches
  * (probes/event_batch.h), which user space reads from the VMs' record rings
- * (tools/sqslow_ring.c) and wraps as SQSLOW_BATCH messages, and what the BPF program
- * adds through its ring buffer, which a batch does not hold: collections, timer stack
- * samples and the VM thread's context switches. User space keeps the last seconds of
- * them (tools/sqslow_window.c) and replays them (tools/sqslow_replay.c). */
+ * (tools/sqslow_ring.c) and wraps as SQSLOW_BATCH messages; what the BPF program adds
+ * through its ring buffer, which a batch does not hold: collections and timer stack
+ * samples; and the VM thread's context switches, from perf's switch records
+ * (tools/sqslow_switch.c). User space keeps the last seconds of them
+ * (tools/sqslow_window.c) and replays them (tools/sqslow_replay.c). */
 #ifndef SQSLOW_H
 #define SQSLOW_H
 
@@ -57,7 +58,7 @@ struct sqslow_sample {
 };
 
 /* The VM's thread (the one that runs Smalltalk) leaves its CPU (on 0: preempted, or
- * blocked in the kernel) or gets one back (on 1): sched_switch. */
+ * blocked in the kernel) or gets one back (on 1): a perf switch record. */
 struct sqslow_cpu {
 	struct sqslow_head h;
 	__u64 ts;

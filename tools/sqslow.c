@@ -35,6 +35,7 @@
 #include "sqslow_merge.h"
 #include "sqslow_replay.h"
 #include "sqslow_ring.h"
+#include "sqslow_switch.h"
 #include "record_ring.h"
 #include "sqslow_trace.h"
 #include "sqslow_window.h"
@@ -714,23 +715,40 @@ static void ring_unreadable(void *ctx, __u32 pid, const char *why)
 }
 
 static struct sqslow_rings *rings;
+static struct sqslow_switches *switches;
 static struct sq_loop loop = SQ_LOOP_INIT;
 
-/* What the kernel sent, then the VMs' new batches, then what waited long enough. */
+/* A VM thread's context switch (tools/sqslow_switch.c), as the replay reads one. */
+static void on_cpu(void *ctx, __u32 pid, __u64 ts, bool on)
+{
+	struct sqslow_cpu c = { .h = { .kind = SQSLOW_CPU, .pid = pid }, .ts = ts, .on = on };
+
+	sqslow_merge_hold(merge, pid, ts, &c, sizeof(c));
+}
+
+/* What the kernel sent (its ring buffer, the VM threads' switches), then the VMs' new
+ * batches, then what waited long enough. */
 static void poll_all(bool last)
 {
 	static const struct sqslow_ring_sink sink = { .batch = ring_batch, .name = learn_name,
 						      .unreadable = ring_unreadable };
 
-	static __u32 pids[SQ_MAX_VMS];
-	__u32 key, *prev = NULL;
-	int n = 0;
+	static __u32 pids[SQ_MAX_VMS], gone[SQ_MAX_VMS];
+	int vms = bpf_map__fd(skel->maps.vms), n = 0, ngone = 0;
+	__u32 key, prev = 0;
 
 	sq_loop_drain(&loop, last ? 0 : 16);
-	while (n < SQ_MAX_VMS && !bpf_map_get_next_key(bpf_map__fd(skel->maps.vms), prev, &key)) {
-		pids[n] = key;
-		prev = &pids[n++];
+	/* the VMs followed; one that exited is forgotten (the map, the rings, the switches) */
+	while (n + ngone < SQ_MAX_VMS && !bpf_map_get_next_key(vms, n + ngone ? &prev : NULL, &key)) {
+		prev = key;
+		if (kill((pid_t)key, 0) && errno == ESRCH)
+			gone[ngone++] = key;
+		else
+			pids[n++] = key;
 	}
+	for (int i = 0; i < ngone; i++)
+		bpf_map_delete_elem(vms, &gone[i]);
+	sqslow_switches_poll(switches, pids, n, on_cpu, NULL);
 	sqslow_rings_poll(rings, pids, n, &sink);
 	if (last)
 		sqslow_merge_release_all(merge);
@@ -788,7 +806,7 @@ static int report(void *ctx, bool last)
 	poll_all(true);	/* detached: the rings hold all there will be */
 	/* kernel messages that found the ring buffer full, and batches the VMs overwrote
 	 * before they were read; slots that were not the batch they should have been */
-	lost = sq_take(&skel->bss->lost) + sqslow_rings_lost(rings);
+	lost = sq_take(&skel->bss->lost) + sqslow_rings_lost(rings) + sqslow_switches_lost(switches);
 	unreadable = sqslow_rings_bad(rings);
 	reap_all();	/* every capture written before the summary counts them */
 	if (env.c.verbose)
@@ -867,13 +885,6 @@ static int attach_all(void)
 	}
 	if (!err)
 		err = sq_attach_perf(skel->progs.cpu_sample, &attr);
-	if (!err) {
-		skel->links.vm_switch = bpf_program__attach(skel->progs.vm_switch);
-		if (!skel->links.vm_switch) {
-			err = -errno;
-			sq_error("cannot attach to the sched_switch tracepoint: %s", strerror(errno));
-		}
-	}
 	return err;
 }
 
@@ -899,9 +910,10 @@ int main(int argc, char **argv)
 		return SQ_EXIT_ERROR;
 	sqslow_window_init(&window, WINDOW_MAX_BYTES);
 	rings = sqslow_rings_new();
+	switches = sqslow_switches_new();
 	merge = sqslow_merge_new(take);
 	pnames = calloc(NAMES_SLOTS, sizeof(*pnames));
-	if (!rings || !merge || !pnames) {
+	if (!rings || !switches || !merge || !pnames) {
 		sq_error("out of memory");
 		return SQ_EXIT_ERROR;
 	}
@@ -965,6 +977,7 @@ cleanup:
 	sqslow_bpf__destroy(skel);
 	sqslow_replay_free(live);
 	sqslow_rings_free(rings);
+	sqslow_switches_free(switches);
 	free(pnames);
 	sqslow_merge_free(merge);
 	sqslow_window_free(&window);

@@ -35,7 +35,7 @@ sqdoctor_SRCS := sqdoctor_run.c sqdoctor_rules.c sqdoctor_mem.c sqdoctor_sched.c
 sqsched_SRCS := sqsched_sems.c
 sqstack_SRCS := sqstack_walk.c
 sqprof_SRCS := sqprof_report.c sqprof_svg.c sqprof_native.c sqprof_export.c sqprof_dir.c sqprof_wall.c sqintern.c
-sqslow_SRCS := sqslow_window.c sqslow_ring.c sqslow_merge.c sqslow_replay.c sqslow_trace.c sqslow_trace_json.c sqslow_trace_perfetto.c sqperfetto.c sqpb.c sqintern.c
+sqslow_SRCS := sqslow_window.c sqslow_ring.c sqslow_merge.c sqslow_switch.c sqslow_replay.c sqslow_trace.c sqslow_trace_json.c sqslow_trace_perfetto.c sqperfetto.c sqpb.c sqintern.c
 
 TOOLS_DIR := build/tools
 TOOLS_OBJ := build/tools/obj
