@@ -850,10 +850,25 @@ static Value run(Process *p)
     CASE(SEND) {
     send:
         site = &method->sites[READ16()];
+    send_site: /* site read, ip past it */
         nargs = site->nargs;
         args = sp - nargs - 1;
         uint32_t cls = class_index_of(args[0]);
         if (LIKELY(site->cachedClass == cls)) {
+            /* a getter or a setter in place, from the site's copy of its quick form */
+            if (site->quick) {
+                Obj *o = as_obj(args[0]);
+                if (site->quick == QUICK_FIELD) {
+                    args[0] = o->slots[site->quickIndex];
+                } else {
+                    o->slots[site->quickIndex] = args[1];
+                    gc_write_barrier(o, args[1]);
+                    /* "b vx: v." answers b for a POP: neither is needed */
+                    if (*ip == OP_POP) { sp = args; ip++; DISPATCH(); }
+                }
+                sp = args + 1;
+                DISPATCH();
+            }
             m = site->cachedMethod;
         } else if (site->cachedClass2 == cls) {
             m = site->cachedMethod2;
@@ -864,10 +879,25 @@ static Value run(Process *p)
             site->cachedMethod2 = site->cachedMethod;
             site->cachedClass = cls;
             site->cachedMethod = m;
+            site->quick = m->quick == QUICK_FIELD || m->quick == QUICK_SETTER ? m->quick : QUICK_NONE;
+            site->quickIndex = m->quickIndex;
         }
         goto invoke;
     }
-    CASE(SEND_S) *sp++ = FRAME_SLOT(fp, ip[0]); ip++; goto send;
+    /* A unary send to a frame slot is the shape of "body x": a getter cached at the site
+     * answers without the slot's push and the send's frame arithmetic (a getter is
+     * unary, so the slot is its receiver). Anything else is SEND's, from the site. */
+    CASE(SEND_S) {
+        Value r = FRAME_SLOT(fp, ip[0]);
+        site = &method->sites[read_u16(ip + 1)];
+        ip += 3;
+        if (site->quick == QUICK_FIELD && is_ptr(r) && obj_class_index(as_obj(r)) == site->cachedClass) {
+            *sp++ = as_obj(r)->slots[site->quickIndex];
+            DISPATCH();
+        }
+        *sp++ = r;
+        goto send_site;
+    }
     CASE(SUPER_SEND) {
         site = &method->sites[READ16()];
         nargs = site->nargs;
