@@ -1008,8 +1008,37 @@ static Value run(Process *p)
             break;
         }
     chain_end:
+        if (*ip != OP_POP_LOCAL) {
+            /* The chain's Double compared and branched on, unencoded: "zrzr + zizi > 4.0"
+             * (a Double literal, then a plain comparison) or "d < limit" (an _L shape on
+             * a frame slot holding an immediate Double), as the comparison handlers
+             * would on the encoded result: the same IEEE comparison, and its branch. The
+             * literal's push, the encoding and two decodings are saved. */
+            double y;
+            unsigned k;
+            if (*ip == OP_PUSH_LIT && (k = (unsigned)ip[3] - OP_SEND_LT) < 6 && route[ip[3]] == ip[3] &&
+                is_float(method->literals[read_u16(ip + 1)])) { /* ip[3]: the opcode after PUSH_LIT lit16 */
+                y = float_val(method->literals[read_u16(ip + 1)]);
+                ip += 4;
+            } else if ((k = (unsigned)*ip - OP_SEND_LT_L) < 24 && (k & 3) == 0 && route[*ip] == *ip &&
+                       is_float(FRAME_SLOT(fp, ip[1]))) {
+                k >>= 2;
+                y = float_val(FRAME_SLOT(fp, ip[1]));
+                ip += 2;
+            } else {
+                *sp++ = double_new(facc);
+                DISPATCH();
+            }
+            switch (k) {
+            case 0: BRANCH_ON(0, 0, facc < y);
+            case 1: BRANCH_ON(0, 0, facc > y);
+            case 2: BRANCH_ON(0, 0, facc <= y);
+            case 3: BRANCH_ON(0, 0, facc >= y);
+            case 4: BRANCH_ON(0, 0, facc == y);
+            default: BRANCH_ON(0, 0, facc != y);
+            }
+        }
         result = double_new(facc);
-        if (*ip != OP_POP_LOCAL) { *sp++ = result; DISPATCH(); }
         fp->locals[ip[1]] = result;
         fresh2 = fresh1;
         fresh2Val = fresh1Val;
