@@ -323,8 +323,9 @@ static uint8_t route[256] = {
  * its argument (the receiver below it on the stack); POP_LOCAL stores it; a comparison
  * (an _L shape, or a plain one after PUSH_LIT) branches on it; anything else ends the
  * chain with a push. After a store, an _LL shape (or PUSH_LIT and an _L shape) may start
- * the next statement's chain. chainStep[op] is chainKind[op] while op runs its own handler, and
- * CH_END while it is routed elsewhere (its selector redefined): route_opcode keeps it so. */
+ * the next statement's chain. chainStep[op] is chainKind[op] while op runs its own
+ * handler, and CH_END while it is routed elsewhere (its selector redefined): route_opcode
+ * keeps it so. */
 typedef enum {
     CH_END, CH_ADD_L, CH_SUB_L, CH_MUL_L, CH_ADD, CH_SUB, CH_MUL, CH_STORE, CH_LIT,
     CH_LT_L, CH_GT_L, CH_LE_L, CH_GE_L, CH_EQ_L, CH_NE_L, CH_LT, CH_GT, CH_LE, CH_GE, CH_EQ, CH_NE,
