@@ -64,6 +64,8 @@ cli_case kernel-class-from-class-path 0 "42" -- "$VM" -cp tests/cli -e '1 + 2'
 cli_case kernel-class-operand-shapes 0 "42" -- "$VM" -cp tests/cli -e '| a b | a := 1. b := 2. (a + 2) + (a + b) + (b + a)'
 # a chain of Double steps (interp.c's float_chain) stops at a step whose selector Double redefined
 cli_case kernel-class-double-chain 0 $'42\n43\n42' -- "$VM" -cp tests/cli/double -e '| a b c | a := 1.5. b := 2.5. c := 0.5. (a * b + c) println. (c - (a * b)) println. (a * b) + (a * c)'
+# ... and a chain that ends in a comparison sends the redefined one (Double>>>), the others compare
+cli_case kernel-class-double-compare 0 $'44\n44\ntrue\ntrue' -- "$VM" -cp tests/cli/double -e '| a b f | a := 1.5. b := 2.5. f := 4.0. (a * b > 4.0) println. (a * b > f) println. (a * b < 4.0) println. a * b < f'
 cli_case disassemble 0 "PUSH_FIELD" -- "$VM" -cp examples --disassemble Point
 cli_case disassemble-missing 1 "class Nope not found" -- "$VM" --disassemble Nope
 

@@ -141,6 +141,45 @@ bt_session() {
 }
 BT_VM=$(readlink -f "$VM")
 
+# A getter and a setter whose send sites cached them before the tracer attached
+# (tests/probes/QuickSites.som; the sites' copies of the quick forms answer them in
+# place, without a frame): once traced, each call fires method__entry and
+# method__return, exactly as many as the calls made after the attach.
+bpftrace_quick_sites_test() {
+    if ! command -v bpftrace >/dev/null || [ "$(id -u)" != 0 ]; then
+        skip "probes/bpftrace quick sites" "needs root and bpftrace"
+        return 0
+    fi
+    local warm="$TMP/quick.warm" go="$TMP/quick.go" pid bt i
+    rm -f "$warm" "$go"
+    "$VM" -cp tests/lang/support tests/probes/QuickSites.som "$warm" "$go" >"$TMP/quick.vm" 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do [ -e "$warm" ] && break; sleep 0.05; done
+    bpftrace -p "$pid" -e "BEGIN { printf(\"--ready--\\n\"); }
+        usdt:$BT_VM:squeak:method__entry /str(arg1) == \"val\"/ { @getentry = count(); }
+        usdt:$BT_VM:squeak:method__return /str(arg1) == \"val\"/ { @getreturn = count(); }
+        usdt:$BT_VM:squeak:method__entry /str(arg1) == \"val:\"/ { @setentry = count(); }
+        usdt:$BT_VM:squeak:method__return /str(arg1) == \"val:\"/ { @setreturn = count(); }" >"$TMP/quick.bt" 2>&1 &
+    bt=$!
+    for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/quick.bt" && break; sleep 0.05; done
+    touch "$go"
+    wait "$pid"
+    for ((i = 0; i < 200; i++)); do
+        kill -0 "$bt" 2>/dev/null || break
+        [ "$i" -ge 100 ] && [ $((i % 40)) = 0 ] && kill -INT "$bt" 2>/dev/null
+        sleep 0.05
+    done
+    kill -KILL "$bt" 2>/dev/null
+    wait "$bt"
+    local out want
+    out=$(cat "$TMP/quick.bt")
+    # the last getter call (q val println) is the 18th after the attach; the last value set 13
+    for want in '^@getentry: 18$' '^@getreturn: 18$' '^@setentry: 13$' '^@setreturn: 13$'; do
+        if grep -qE "$want" <<<"$out" && [ "$(cat "$TMP/quick.vm")" = 13 ]; then pass "probes/quick sites $want"
+        else fail "probes/quick sites $want" "$(grep -v WARNING <<<"$out" | head -10; head -5 "$TMP/quick.vm")"; fi
+    done
+}
+
 # One bpftrace session over tests/probes/Counts.som: exact counts of every kind of event.
 bpftrace_counts_test() {
     bt_session counts "
@@ -574,6 +613,7 @@ probes_compiled_out_test
 stackwalk_test
 probe_exception_note_test
 bpftrace_counts_test
+bpftrace_quick_sites_test
 bpftrace_exceptions_test
 bpftrace_io_counts_test
 bpftrace_unwind_test

@@ -318,6 +318,32 @@ static uint8_t route[256] = {
     [OP__COUNT ... 255] = H_bad_opcode,
 };
 
+/* What float_chain (in run()) does with the instruction after a Double result, in one
+ * load: an _L shape of +, - or * takes the result as its receiver, the plain opcode as
+ * its argument (the receiver below it on the stack); POP_LOCAL stores it; a comparison
+ * (an _L shape, or a plain one after PUSH_LIT) branches on it; anything else ends the
+ * chain with a push. After a store, an _LL shape (or PUSH_LIT and an _L shape) may start
+ * the next statement's chain. chainStep[op] is chainKind[op] while op runs its own
+ * handler, and CH_END while it is routed elsewhere (its selector redefined): route_opcode
+ * keeps it so. */
+typedef enum {
+    CH_END, CH_ADD_L, CH_SUB_L, CH_MUL_L, CH_ADD, CH_SUB, CH_MUL, CH_STORE, CH_LIT,
+    CH_LT_L, CH_GT_L, CH_LE_L, CH_GE_L, CH_EQ_L, CH_NE_L, CH_LT, CH_GT, CH_LE, CH_GE, CH_EQ, CH_NE,
+    CH_ADD_LL, CH_SUB_LL, CH_MUL_LL,
+} ChainStep;
+#define CHAIN_KINDS                                                                                 \
+    [OP_SEND_ADD_L] = CH_ADD_L, [OP_SEND_SUB_L] = CH_SUB_L, [OP_SEND_MUL_L] = CH_MUL_L,            \
+    [OP_SEND_ADD] = CH_ADD, [OP_SEND_SUB] = CH_SUB, [OP_SEND_MUL] = CH_MUL,                        \
+    [OP_POP_LOCAL] = CH_STORE, [OP_PUSH_LIT] = CH_LIT,                                             \
+    [OP_SEND_LT_L] = CH_LT_L, [OP_SEND_GT_L] = CH_GT_L, [OP_SEND_LE_L] = CH_LE_L,                  \
+    [OP_SEND_GE_L] = CH_GE_L, [OP_SEND_EQ_L] = CH_EQ_L, [OP_SEND_NE_L] = CH_NE_L,                  \
+    [OP_SEND_LT] = CH_LT, [OP_SEND_GT] = CH_GT, [OP_SEND_LE] = CH_LE, [OP_SEND_GE] = CH_GE,        \
+    [OP_SEND_EQ] = CH_EQ, [OP_SEND_NE] = CH_NE,                                                    \
+    [OP_SEND_ADD_LL] = CH_ADD_LL, [OP_SEND_SUB_LL] = CH_SUB_LL, [OP_SEND_MUL_LL] = CH_MUL_LL
+static const uint8_t chainKind[256] = {CHAIN_KINDS};
+static uint8_t chainStep[256] = {CHAIN_KINDS};
+#undef CHAIN_KINDS
+
 #if SQVM_COMPUTED_GOTO
 static const void **dispatchTable;       /* run()'s table, once run() has started */
 static const void *const *handlerLabels; /* run()'s handler labels, by Handler */
@@ -326,6 +352,7 @@ static const void *const *handlerLabels; /* run()'s handler labels, by Handler *
 static void route_opcode(Opcode op, Handler h)
 {
     route[op] = (uint8_t)h;
+    chainStep[op] = h == (Handler)op ? chainKind[op] : CH_END;
 #if SQVM_COMPUTED_GOTO
     if (dispatchTable) dispatchTable[op] = handlerLabels[h];
 #endif
@@ -850,10 +877,25 @@ static Value run(Process *p)
     CASE(SEND) {
     send:
         site = &method->sites[READ16()];
+    send_site: /* site read, ip past it */
         nargs = site->nargs;
         args = sp - nargs - 1;
         uint32_t cls = class_index_of(args[0]);
         if (LIKELY(site->cachedClass == cls)) {
+            /* a getter or a setter in place, from the site's copy of its quick form */
+            if (site->quick) {
+                Obj *o = as_obj(args[0]);
+                if (site->quick == QUICK_FIELD) {
+                    args[0] = o->slots[site->quickIndex];
+                } else {
+                    o->slots[site->quickIndex] = args[1];
+                    gc_write_barrier(o, args[1]);
+                    /* "b vx: v." answers b for a POP: neither is needed */
+                    if (*ip == OP_POP) { sp = args; ip++; DISPATCH(); }
+                }
+                sp = args + 1;
+                DISPATCH();
+            }
             m = site->cachedMethod;
         } else if (site->cachedClass2 == cls) {
             m = site->cachedMethod2;
@@ -864,10 +906,25 @@ static Value run(Process *p)
             site->cachedMethod2 = site->cachedMethod;
             site->cachedClass = cls;
             site->cachedMethod = m;
+            site->quick = m->quick == QUICK_FIELD || m->quick == QUICK_SETTER ? m->quick : QUICK_NONE;
+            site->quickIndex = m->quickIndex;
         }
         goto invoke;
     }
-    CASE(SEND_S) *sp++ = FRAME_SLOT(fp, ip[0]); ip++; goto send;
+    /* A unary send to a frame slot is the shape of "body x": a getter cached at the site
+     * answers without the slot's push and the send's frame arithmetic (a getter is
+     * unary, so the slot is its receiver). Anything else is SEND's, from the site. */
+    CASE(SEND_S) {
+        Value r = FRAME_SLOT(fp, ip[0]);
+        site = &method->sites[read_u16(ip + 1)];
+        ip += 3;
+        if (site->quick == QUICK_FIELD && is_ptr(r) && obj_class_index(as_obj(r)) == site->cachedClass) {
+            *sp++ = as_obj(r)->slots[site->quickIndex];
+            DISPATCH();
+        }
+        *sp++ = r;
+        goto send_site;
+    }
     CASE(SUPER_SEND) {
         site = &method->sites[READ16()];
         nargs = site->nargs;
@@ -958,28 +1015,56 @@ static Value run(Process *p)
         fresh1 = fresh2 = NO_FRESH;
     float_chain_on:
         for (;;) {
-            unsigned k = (unsigned)*ip - OP_SEND_ADD_L; /* ADD_L, ADD_LL, ADD_I, ADD_LI, SUB_L, ..., MUL_LI */
-            if (k < 12 && ((0x111u >> k) & 1) && route[*ip] == (uint8_t)*ip) {
+            unsigned k = (unsigned)chainStep[*ip] - CH_ADD_L; /* ADD_L, SUB_L, MUL_L, ADD, SUB, MUL */
+            if (k < 3) {
                 double y;
                 CHAIN_OPERAND(ip[1], y, chain_end);
-                facc = CHAIN_OP(k >> 2, facc, y);
+                facc = CHAIN_OP(k, facc, y);
                 ip += 4;
                 continue;
             }
-            k = (unsigned)*ip - OP_SEND_ADD; /* ADD, SUB, MUL */
-            if (k < 3 && route[*ip] == (uint8_t)*ip) {
+            if (k < 6) {
                 Value a = sp[-1];
                 if (!is_float(a)) break;
-                facc = CHAIN_OP(k, float_val(a), facc);
+                facc = CHAIN_OP(k - 3, float_val(a), facc);
                 sp--;
                 ip += 3;
                 continue;
             }
             break;
         }
-    chain_end:
+    chain_end: {
+        unsigned e = chainStep[*ip];
+        if (e != CH_STORE) {
+            /* The chain's Double compared and branched on, unencoded: "zrzr + zizi > 4.0"
+             * (a Double literal, then a plain comparison) or "d < limit" (an _L shape on
+             * a frame slot holding an immediate Double), as the comparison handlers
+             * would on the encoded result: the same IEEE comparison, and its branch. The
+             * literal's push, the encoding and two decodings are saved. */
+            double y;
+            unsigned k;
+            if (e == CH_LIT && (k = (unsigned)chainStep[ip[3]] - CH_LT) < 6 && /* ip[3]: after PUSH_LIT lit16 */
+                is_float(method->literals[read_u16(ip + 1)])) {
+                y = float_val(method->literals[read_u16(ip + 1)]);
+                ip += 4;
+            } else if ((k = e - CH_LT_L) < 6 && is_float(FRAME_SLOT(fp, ip[1]))) {
+                y = float_val(FRAME_SLOT(fp, ip[1]));
+                ip += 2;
+            } else {
+                *sp++ = double_new(facc);
+                DISPATCH();
+            }
+            switch (k) {
+            case 0: BRANCH_ON(0, 0, facc < y);
+            case 1: BRANCH_ON(0, 0, facc > y);
+            case 2: BRANCH_ON(0, 0, facc <= y);
+            case 3: BRANCH_ON(0, 0, facc >= y);
+            case 4: BRANCH_ON(0, 0, facc == y);
+            default: BRANCH_ON(0, 0, facc != y);
+            }
+        }
+    }
         result = double_new(facc);
-        if (*ip != OP_POP_LOCAL) { *sp++ = result; DISPATCH(); }
         fp->locals[ip[1]] = result;
         fresh2 = fresh1;
         fresh2Val = fresh1Val;
@@ -988,26 +1073,26 @@ static Value run(Process *p)
         ip += 2;
         {
             /* the next statement: x op y on two slots, one of them fresh */
-            unsigned k = (unsigned)*ip - OP_SEND_ADD_LL; /* ADD_LL, ..., SUB_LL, ..., MUL_LL */
-            if (k < 9 && (k & 3) == 0 && route[*ip] == (uint8_t)*ip) {
+            unsigned e = chainStep[*ip], k = e - CH_ADD_LL; /* ADD_LL, SUB_LL, MUL_LL */
+            if (k < 3) {
                 int s0 = (int8_t)ip[1], s1 = (int8_t)ip[2];
                 if (s0 == fresh1 || s0 == fresh2 || s1 == fresh1 || s1 == fresh2) {
                     double x, y;
                     CHAIN_OPERAND(s0, x, chain_left); /* not Doubles: the instruction's own handler */
                     CHAIN_OPERAND(s1, y, chain_left);
-                    facc = CHAIN_OP(k >> 2, x, y);
+                    facc = CHAIN_OP(k, x, y);
                     ip += 5;
                     goto float_chain_on;
                 }
             }
             /* or a Double literal op a fresh slot */
-            if (*ip == OP_PUSH_LIT) {
-                k = (unsigned)ip[3] - OP_SEND_ADD_L; /* ADD_L, SUB_L, MUL_L */
+            if (e == CH_LIT) {
+                k = (unsigned)chainStep[ip[3]] - CH_ADD_L; /* ADD_L, SUB_L, MUL_L */
                 int s;
-                if (k < 9 && (k & 3) == 0 && route[ip[3]] == ip[3] && ((s = (int8_t)ip[4]) == fresh1 || s == fresh2)) {
+                if (k < 3 && ((s = (int8_t)ip[4]) == fresh1 || s == fresh2)) {
                     Value lit = method->literals[read_u16(ip + 1)];
                     if (is_float(lit)) {
-                        facc = CHAIN_OP(k >> 2, float_val(lit), s == fresh1 ? fresh1Val : fresh2Val);
+                        facc = CHAIN_OP(k, float_val(lit), s == fresh1 ? fresh1Val : fresh2Val);
                         ip += 7;
                         goto float_chain_on;
                     }
@@ -1061,7 +1146,10 @@ static Value run(Process *p)
             if (k < obj_num_slots(as_obj(a))) {
                 as_obj(a)->slots[k] = sp[-1];
                 gc_write_barrier(as_obj(a), sp[-1]);
-                sp -= 2; ip += 2; DISPATCH(); /* answers the receiver, as the primitive */
+                ip += 2;
+                /* "flags at: k put: false." drops the answer: no push for POP to pop */
+                if (*ip == OP_POP) { sp -= 3; ip++; DISPATCH(); }
+                sp -= 2; DISPATCH(); /* answers the receiver, as the primitive */
             }
         }
         goto send;

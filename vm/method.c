@@ -45,6 +45,7 @@ void method_flush_send_caches(void)
         for (uint32_t j = 0; j < all[i]->numSites; j++) {
             all[i]->sites[j].cachedClass = all[i]->sites[j].cachedClass2 = 0;
             all[i]->sites[j].cachedMethod = all[i]->sites[j].cachedMethod2 = NULL;
+            all[i]->sites[j].quick = QUICK_NONE;
         }
 }
 
@@ -63,6 +64,8 @@ void method_set_quick_enabled(bool on)
 {
     quickEnabled = on;
     for (size_t i = 0; i < numAll; i++) method_install_quick(all[i]);
+    /* the sites' copies of the quick forms (SendSite.quick) follow the methods' */
+    method_flush_send_caches();
 }
 
 Method *method_new(void)

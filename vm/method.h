@@ -32,6 +32,12 @@ typedef struct SendSite {
     uint32_t cachedClass; /* class index of the last receiver that missed, 0 when empty */
     Method *cachedMethod;
     uint32_t cachedClass2; /* the entry cachedClass had before, 0 when empty */
+    /* cachedMethod's quick form when it is a getter or a setter (QUICK_FIELD,
+     * QUICK_SETTER; else QUICK_NONE) and its field: a hit answers in place without a
+     * load through the method (NBody's Body>>x and vx:, List's next). In the padding
+     * after cachedClass2; emptied with the cache, and so when tracing turns quick
+     * methods off. */
+    uint8_t quick, quickIndex;
     Method *cachedMethod2;
 } SendSite;
 
