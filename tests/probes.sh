@@ -126,18 +126,21 @@ bt_session() {
     for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/$name.bt" && break; sleep 0.05; done
     touch "$go"
     wait "$pid"
-    # bpftrace -p exits when the VM does, printing its maps; a SIGINT only backs that up,
-    # repeated (bpftrace 0.17 can miss one), then SIGKILL, so that a stuck bpftrace fails
-    # the checks instead of hanging the tier
+    bt_stop "$bt"
+    return 0	# bpftrace's status is its output's business: the checks read it
+}
+# bt_stop PID: bpftrace -p exits when the VM does, printing its maps; a SIGINT only backs
+# that up, repeated (bpftrace 0.17 can miss one), then SIGKILL, so that a stuck bpftrace
+# fails the checks instead of hanging the tier
+bt_stop() {
     local i
     for ((i = 0; i < 200; i++)); do
-        kill -0 "$bt" 2>/dev/null || break
-        [ "$i" -ge 100 ] && [ $((i % 40)) = 0 ] && kill -INT "$bt" 2>/dev/null
+        kill -0 "$1" 2>/dev/null || break
+        [ "$i" -ge 100 ] && [ $((i % 40)) = 0 ] && kill -INT "$1" 2>/dev/null
         sleep 0.05
     done
-    kill -KILL "$bt" 2>/dev/null
-    wait "$bt"
-    return 0	# bpftrace's status is its output's business: the checks read it
+    kill -KILL "$1" 2>/dev/null
+    wait "$1"
 }
 BT_VM=$(readlink -f "$VM")
 
@@ -150,7 +153,7 @@ bpftrace_quick_sites_test() {
         skip "probes/bpftrace quick sites" "needs root and bpftrace"
         return 0
     fi
-    local warm="$TMP/quick.warm" go="$TMP/quick.go" pid bt i
+    local warm="$TMP/quick.warm" go="$TMP/quick.go" pid bt
     rm -f "$warm" "$go"
     "$VM" -cp tests/lang/support tests/probes/QuickSites.som "$warm" "$go" >"$TMP/quick.vm" 2>&1 &
     pid=$!
@@ -164,13 +167,7 @@ bpftrace_quick_sites_test() {
     for _ in $(seq 600); do grep -q "^--ready--$" "$TMP/quick.bt" && break; sleep 0.05; done
     touch "$go"
     wait "$pid"
-    for ((i = 0; i < 200; i++)); do
-        kill -0 "$bt" 2>/dev/null || break
-        [ "$i" -ge 100 ] && [ $((i % 40)) = 0 ] && kill -INT "$bt" 2>/dev/null
-        sleep 0.05
-    done
-    kill -KILL "$bt" 2>/dev/null
-    wait "$bt"
+    bt_stop "$bt"
     local out want
     out=$(cat "$TMP/quick.bt")
     # the last getter call (q val println) is the 18th after the attach; the last value set 13
