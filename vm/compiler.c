@@ -617,7 +617,7 @@ static void gen_inlined_send(Compiler *c, Fn *fn, Node *n, bool value)
     }
 }
 
-/* Binary sends with an arithmetic fast path in the interpreter. */
+/* Binary sends with a fast path in the interpreter (unary sqrt: gen_send). */
 static Opcode special_op(Value sel)
 {
     if (sel == SYM.plus) return OP_SEND_ADD;
@@ -631,6 +631,7 @@ static Opcode special_op(Value sel)
     if (sel == SYM.ne) return OP_SEND_NE;
     if (sel == SYM.mod) return OP_SEND_MOD;
     if (sel == SYM.div) return OP_SEND_DIV;
+    if (sel == SYM.fdiv) return OP_SEND_FDIV;
     if (sel == SYM.bitAnd) return OP_SEND_BITAND;
     if (sel == SYM.logicalAnd) return OP_SEND_AND;
     if (sel == SYM.logicalOr) return OP_SEND_OR;
@@ -693,6 +694,7 @@ static void gen_send(Compiler *c, Fn *fn, Node *n)
     Opcode op = n->isSuper ? OP_SUPER_SEND : OP_SEND;
     if (!n->isSuper && n->nargs == 1) op = special_op(n->lit);
     if (!n->isSuper && n->nargs == 2 && n->lit == SYM.atPut) op = OP_SEND_ATPUT;
+    if (!n->isSuper && n->nargs == 0 && n->lit == SYM.sqrt) op = OP_SEND_SQRT;
     if (gen_special_variant(c, fn, n, op)) return;
     bool identical = !n->isSuper && n->nargs == 1 && !strcmp(sym_cstr(n->lit), "==");
     /* A plain send whose last operand (its last argument, or the receiver of a unary

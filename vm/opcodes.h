@@ -60,6 +60,10 @@ OPCODE(SEND_NE, 2, -1, SITE)
 OPCODE(SEND_MOD, 2, -1, SITE)
 OPCODE(SEND_DIV, 2, -1, SITE)
 OPCODE(SEND_BITAND, 2, -1, SITE)
+/* Double-only special sends: // on two immediate Doubles (rcvr arg -> quotient), sqrt
+ * of an immediate Double (rcvr -> root); anything else is the site's send */
+OPCODE(SEND_FDIV, 2, -1, SITE)
+OPCODE(SEND_SQRT, 2, 0, SITE)
 /* SEND_AND / SEND_OR site16: && and || with an argument that is not a literal
  * block; two Booleans without a send:  rcvr arg -> result */
 OPCODE(SEND_AND, 2, -1, SITE)
