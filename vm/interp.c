@@ -629,6 +629,12 @@ static inline uint16_t read_u16(const uint8_t *p)
         bool c_ = (cond);                                                \
         ip += (bytes) + 2;                                               \
         sp -= (pops);                                                    \
+        if (*ip == OP_JUMP_BACK_IF_TRUE) { /* a whileTrue: loop's test */ \
+            uint16_t off_ = (uint16_t)(ip[1] | (ip[2] << 8));            \
+            ip += 3;                                                     \
+            if (c_) { ip -= off_; goto back_edge; }                      \
+            DISPATCH();                                                  \
+        }                                                                \
         if (*ip == OP_JUMP_IF_FALSE) {                                   \
             uint16_t off_ = (uint16_t)(ip[1] | (ip[2] << 8));            \
             ip += 3;                                                     \
@@ -1189,7 +1195,22 @@ static Value run(Process *p)
     CASE(JUMP_BACK) {
         uint16_t off = READ16();
         ip -= off;
+    back_edge: /* ip at the target of a backward jump */
         LOOP_SAFE_POINT();
+        DISPATCH();
+    }
+    CASE(JUMP_BACK_IF_TRUE) {
+        uint16_t off = READ16();
+        Value c = *--sp;
+        if (c == VM.trueObj) { ip -= off; goto back_edge; }
+        if (UNLIKELY(c != VM.falseObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
+        DISPATCH();
+    }
+    CASE(JUMP_BACK_IF_FALSE) {
+        uint16_t off = READ16();
+        Value c = *--sp;
+        if (c == VM.falseObj) { ip -= off; goto back_edge; }
+        if (UNLIKELY(c != VM.trueObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
         DISPATCH();
     }
     CASE(JUMP_IF_TRUE) {

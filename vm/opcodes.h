@@ -128,6 +128,11 @@ OPCODE(JUMP_IF_FALSE, 2, -1, JUMP)
  * (the inlined ifNil: family) */
 OPCODE(JUMP_IF_NIL, 2, -1, JUMP)
 OPCODE(JUMP_IF_NOT_NIL, 2, -1, JUMP)
+/* JUMP_BACK_IF_TRUE / JUMP_BACK_IF_FALSE off16: pop the condition (a Boolean); jump
+ * backward off16 if it is true (false), a safe point. The test at the bottom of an
+ * inlined whileTrue: (whileFalse:) loop, which so needs no JUMP_BACK each iteration. */
+OPCODE(JUMP_BACK_IF_TRUE, 2, -1, JUMP_BACK)
+OPCODE(JUMP_BACK_IF_FALSE, 2, -1, JUMP_BACK)
 /* FOR_NEXT i8 limit8 off16: local i := i + 1; if i <= local limit, jump back off16 (a safe
  * point). The step and test of an inlined to:do: or timesRepeat: loop in one dispatch. */
 OPCODE(FOR_NEXT, 4, 0, FOR)
