@@ -66,6 +66,8 @@ cli_case kernel-class-operand-shapes 0 "42" -- "$VM" -cp tests/cli -e '| a b | a
 cli_case kernel-class-double-chain 0 $'42\n43\n42' -- "$VM" -cp tests/cli/double -e '| a b c | a := 1.5. b := 2.5. c := 0.5. (a * b + c) println. (c - (a * b)) println. (a * b) + (a * c)'
 # ... and a chain that ends in a comparison sends the redefined one (Double>>>), the others compare
 cli_case kernel-class-double-compare 0 $'44\n44\ntrue\ntrue' -- "$VM" -cp tests/cli/double -e '| a b f | a := 1.5. b := 2.5. f := 4.0. (a * b > 4.0) println. (a * b > f) println. (a * b < 4.0) println. a * b < f'
+# // and sqrt on Doubles (SEND_FDIV, SEND_SQRT and their chain steps) send a Double's redefined ones; Integer's stay
+cli_case kernel-class-double-divide-root 0 $'45\n45\n46\n46\n1.5\n4' -- "$VM" -cp tests/cli/doubleroot -e '| a b | a := 1.5. b := 2.5. (a // b) println. (a // (a * b)) println. a sqrt println. (a * b) sqrt println. (3 // 2) println. 16 sqrt'
 cli_case disassemble 0 "PUSH_FIELD" -- "$VM" -cp examples --disassemble Point
 cli_case disassemble-missing 1 "class Nope not found" -- "$VM" --disassemble Nope
 

@@ -507,14 +507,35 @@ static void gen_if_nil(Compiler *c, Fn *fn, Node *n, bool onNil, bool value)
     }
 }
 
+/* The jumps in j, emitted forward (JUMP, JUMP_IF_TRUE, JUMP_IF_FALSE), made backward
+ * jumps to target. */
+static void patch_jumps_back(Compiler *c, Fn *fn, Jumps *j, uint32_t target)
+{
+    for (int i = 0; i < j->n; i++) {
+        uint32_t at = j->at[i];
+        uint8_t *op = &fn->code[at - 1];
+        *op = *op == OP_JUMP ? OP_JUMP_BACK : *op == OP_JUMP_IF_TRUE ? OP_JUMP_BACK_IF_TRUE : OP_JUMP_BACK_IF_FALSE;
+        uint32_t off = at + 2 - target;
+        if (off > 65535) cfail(c, NULL, "method too large (a loop exceeds 64 KiB)");
+        fn->code[at] = (uint8_t)(off & 0xff);
+        fn->code[at + 1] = (uint8_t)(off >> 8);
+    }
+    j->n = 0;
+}
+
+/* "[c] whileTrue: [b]" with its test at the bottom: JUMP to the test; the body; the
+ * test, which jumps back to the body while c holds (JUMP_BACK_IF_TRUE, fused with a
+ * comparison before it). One dispatch an iteration fewer than a test at the top and
+ * a JUMP_BACK. */
 static void gen_while(Compiler *c, Fn *fn, Node *n, bool whileTrue, bool value)
 {
-    uint32_t top = fn->len;
-    Jumps exit = {.n = 0};
-    gen_jump_if_block(c, fn, n->recv, !whileTrue, &exit);
+    uint32_t entry = emit_jump(fn, OP_JUMP, 0);
+    uint32_t body = fn->len;
     if (n->nargs == 1) gen_inline_block(c, fn, n->args[0], false);
-    emit_jump_back(c, fn, top);
-    patch_jumps(c, fn, &exit);
+    patch_jump(c, fn, entry);
+    Jumps again = {.n = 0};
+    gen_jump_if_block(c, fn, n->recv, whileTrue, &again);
+    patch_jumps_back(c, fn, &again, body);
     if (value) emit_op(fn, OP_PUSH_NIL, 1);
 }
 
@@ -617,7 +638,7 @@ static void gen_inlined_send(Compiler *c, Fn *fn, Node *n, bool value)
     }
 }
 
-/* Binary sends with an arithmetic fast path in the interpreter. */
+/* Binary sends with a fast path in the interpreter (unary sqrt: gen_send). */
 static Opcode special_op(Value sel)
 {
     if (sel == SYM.plus) return OP_SEND_ADD;
@@ -631,6 +652,7 @@ static Opcode special_op(Value sel)
     if (sel == SYM.ne) return OP_SEND_NE;
     if (sel == SYM.mod) return OP_SEND_MOD;
     if (sel == SYM.div) return OP_SEND_DIV;
+    if (sel == SYM.fdiv) return OP_SEND_FDIV;
     if (sel == SYM.bitAnd) return OP_SEND_BITAND;
     if (sel == SYM.logicalAnd) return OP_SEND_AND;
     if (sel == SYM.logicalOr) return OP_SEND_OR;
@@ -693,6 +715,7 @@ static void gen_send(Compiler *c, Fn *fn, Node *n)
     Opcode op = n->isSuper ? OP_SUPER_SEND : OP_SEND;
     if (!n->isSuper && n->nargs == 1) op = special_op(n->lit);
     if (!n->isSuper && n->nargs == 2 && n->lit == SYM.atPut) op = OP_SEND_ATPUT;
+    if (!n->isSuper && n->nargs == 0 && n->lit == SYM.sqrt) op = OP_SEND_SQRT;
     if (gen_special_variant(c, fn, n, op)) return;
     bool identical = !n->isSuper && n->nargs == 1 && !strcmp(sym_cstr(n->lit), "==");
     /* A plain send whose last operand (its last argument, or the receiver of a unary

@@ -12,6 +12,7 @@
 #include "unwind.h"
 #include "vm.h"
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -321,15 +322,15 @@ static uint8_t route[256] = {
 /* What float_chain (in run()) does with the instruction after a Double result, in one
  * load: an _L shape of +, - or * takes the result as its receiver, the plain opcode as
  * its argument (the receiver below it on the stack); POP_LOCAL stores it; a comparison
- * (an _L shape, or a plain one after PUSH_LIT) branches on it; anything else ends the
- * chain with a push. After a store, an _LL shape (or PUSH_LIT and an _L shape) may start
+ * (an _L shape, or a plain one after PUSH_LIT) branches on it; SEND_SQRT takes its root,
+ * SEND_FDIV divides the value below it by it; anything else ends the chain with a push. After a store, an _LL shape (or PUSH_LIT and an _L shape) may start
  * the next statement's chain. chainStep[op] is chainKind[op] while op runs its own
  * handler, and CH_END while it is routed elsewhere (its selector redefined): route_opcode
  * keeps it so. */
 typedef enum {
     CH_END, CH_ADD_L, CH_SUB_L, CH_MUL_L, CH_ADD, CH_SUB, CH_MUL, CH_STORE, CH_LIT,
     CH_LT_L, CH_GT_L, CH_LE_L, CH_GE_L, CH_EQ_L, CH_NE_L, CH_LT, CH_GT, CH_LE, CH_GE, CH_EQ, CH_NE,
-    CH_ADD_LL, CH_SUB_LL, CH_MUL_LL,
+    CH_ADD_LL, CH_SUB_LL, CH_MUL_LL, CH_FDIV, CH_SQRT,
 } ChainStep;
 #define CHAIN_KINDS                                                                                 \
     [OP_SEND_ADD_L] = CH_ADD_L, [OP_SEND_SUB_L] = CH_SUB_L, [OP_SEND_MUL_L] = CH_MUL_L,            \
@@ -339,7 +340,8 @@ typedef enum {
     [OP_SEND_GE_L] = CH_GE_L, [OP_SEND_EQ_L] = CH_EQ_L, [OP_SEND_NE_L] = CH_NE_L,                  \
     [OP_SEND_LT] = CH_LT, [OP_SEND_GT] = CH_GT, [OP_SEND_LE] = CH_LE, [OP_SEND_GE] = CH_GE,        \
     [OP_SEND_EQ] = CH_EQ, [OP_SEND_NE] = CH_NE,                                                    \
-    [OP_SEND_ADD_LL] = CH_ADD_LL, [OP_SEND_SUB_LL] = CH_SUB_LL, [OP_SEND_MUL_LL] = CH_MUL_LL
+    [OP_SEND_ADD_LL] = CH_ADD_LL, [OP_SEND_SUB_LL] = CH_SUB_LL, [OP_SEND_MUL_LL] = CH_MUL_LL,     \
+    [OP_SEND_FDIV] = CH_FDIV, [OP_SEND_SQRT] = CH_SQRT
 static const uint8_t chainKind[256] = {CHAIN_KINDS};
 static uint8_t chainStep[256] = {CHAIN_KINDS};
 #undef CHAIN_KINDS
@@ -385,15 +387,18 @@ static bool answers_with_primitive(uint32_t ci, Value sel)
 
 void interp_check_fast_paths(void)
 {
-    static const struct { Opcode op; const char *sel; bool onDouble; } special[] = {
-        {OP_SEND_ADD, "+", true}, {OP_SEND_SUB, "-", true}, {OP_SEND_MUL, "*", true},
-        {OP_SEND_LT, "<", true}, {OP_SEND_GT, ">", true}, {OP_SEND_LE, "<=", true},
-        {OP_SEND_GE, ">=", true}, {OP_SEND_EQ, "=", true}, {OP_SEND_NE, "<>", true},
-        {OP_SEND_MOD, "%", false}, {OP_SEND_DIV, "/", false}, {OP_SEND_BITAND, "&", false},
+    /* the classes whose receivers each special send computes without a send */
+    static const struct { Opcode op; const char *sel; bool onInteger, onDouble; } special[] = {
+        {OP_SEND_ADD, "+", true, true}, {OP_SEND_SUB, "-", true, true}, {OP_SEND_MUL, "*", true, true},
+        {OP_SEND_LT, "<", true, true}, {OP_SEND_GT, ">", true, true}, {OP_SEND_LE, "<=", true, true},
+        {OP_SEND_GE, ">=", true, true}, {OP_SEND_EQ, "=", true, true}, {OP_SEND_NE, "<>", true, true},
+        {OP_SEND_MOD, "%", true, false}, {OP_SEND_DIV, "/", true, false}, {OP_SEND_BITAND, "&", true, false},
+        {OP_SEND_FDIV, "//", false, true}, {OP_SEND_SQRT, "sqrt", false, true},
     };
     for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
         Value sel = sym_intern_cstr(special[i].sel);
-        bool ok = answers_with_primitive(CLS_INTEGER, sel) && (!special[i].onDouble || answers_with_primitive(CLS_DOUBLE, sel));
+        bool ok = (!special[i].onInteger || answers_with_primitive(CLS_INTEGER, sel)) &&
+                  (!special[i].onDouble || answers_with_primitive(CLS_DOUBLE, sel));
         if (!ok) route_plain_send(special[i].op);
     }
     if (!answers_with_primitive(CLS_TRUE, SYM.logicalAnd) || !answers_with_primitive(CLS_FALSE, SYM.logicalAnd))
@@ -624,6 +629,12 @@ static inline uint16_t read_u16(const uint8_t *p)
         bool c_ = (cond);                                                \
         ip += (bytes) + 2;                                               \
         sp -= (pops);                                                    \
+        if (*ip == OP_JUMP_BACK_IF_TRUE) { /* a whileTrue: loop's test */ \
+            uint16_t off_ = (uint16_t)(ip[1] | (ip[2] << 8));            \
+            ip += 3;                                                     \
+            if (c_) { ip -= off_; goto back_edge; }                      \
+            DISPATCH();                                                  \
+        }                                                                \
         if (*ip == OP_JUMP_IF_FALSE) {                                   \
             uint16_t off_ = (uint16_t)(ip[1] | (ip[2] << 8));            \
             ip += 3;                                                     \
@@ -1050,6 +1061,17 @@ static Value run(Process *p)
             } else if ((k = e - CH_LT_L) < 6 && is_float(FRAME_SLOT(fp, ip[1]))) {
                 y = float_val(FRAME_SLOT(fp, ip[1]));
                 ip += 2;
+            } else if (e == CH_SQRT) {
+                /* "(dx * dx + (dy * dy)) sqrt": the root of the unencoded Double */
+                facc = sqrt(facc);
+                ip += 3;
+                goto float_chain_on;
+            } else if (e == CH_FDIV && is_float(sp[-1])) {
+                /* "dt // (d * distance)": the chain's Double is the divisor */
+                facc = float_val(sp[-1]) / facc;
+                sp--;
+                ip += 3;
+                goto float_chain_on;
             } else {
                 *sp++ = double_new(facc);
                 DISPATCH();
@@ -1105,6 +1127,22 @@ static Value run(Process *p)
 #undef CHAIN_OP
 
 
+    /* // and sqrt on immediate Doubles: the quotient is what the primitive's would be
+     * (an immediate Double is never zero: 0.0 is boxed), and the root of a negative is
+     * NaN, as Double>>sqrt answers. Anything else: the send. The result is pushed, not
+     * taken on into float_chain: two more entries to the chain cost the other
+     * benchmarks 1-2% of their instructions in run()'s register allocation, for nothing
+     * on NBody (its // and sqrt follow a chain, which takes them as steps). */
+    CASE(SEND_FDIV) {
+        Value a = sp[-2], b = sp[-1];
+        if (LIKELY(BOTH_FLOATS(a, b))) { sp[-2] = double_new(float_val(a) / float_val(b)); sp--; ip += 2; DISPATCH(); }
+        goto send;
+    }
+    CASE(SEND_SQRT) {
+        Value a = sp[-1];
+        if (LIKELY(is_float(a))) { sp[-1] = double_new(sqrt(float_val(a))); ip += 2; DISPATCH(); }
+        goto send;
+    }
     INT_FAST(SEND_BITAND, { sp[-2] = a & b; sp--; ip += 2; DISPATCH(); })
     /* false && x is false; true && aBoolean is aBoolean (anything else: the send) */
     CASE(SEND_AND) {
@@ -1160,7 +1198,22 @@ static Value run(Process *p)
     CASE(JUMP_BACK) {
         uint16_t off = READ16();
         ip -= off;
+    back_edge: /* ip at the target of a backward jump */
         LOOP_SAFE_POINT();
+        DISPATCH();
+    }
+    CASE(JUMP_BACK_IF_TRUE) {
+        uint16_t off = READ16();
+        Value c = *--sp;
+        if (c == VM.trueObj) { ip -= off; goto back_edge; }
+        if (UNLIKELY(c != VM.falseObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
+        DISPATCH();
+    }
+    CASE(JUMP_BACK_IF_FALSE) {
+        uint16_t off = READ16();
+        Value c = *--sp;
+        if (c == VM.falseObj) { ip -= off; goto back_edge; }
+        if (UNLIKELY(c != VM.trueObj)) { SAVE(); interp_error("%s is not a Boolean (in an inlined conditional)", class_of(c)->name); }
         DISPATCH();
     }
     CASE(JUMP_IF_TRUE) {

@@ -60,6 +60,10 @@ OPCODE(SEND_NE, 2, -1, SITE)
 OPCODE(SEND_MOD, 2, -1, SITE)
 OPCODE(SEND_DIV, 2, -1, SITE)
 OPCODE(SEND_BITAND, 2, -1, SITE)
+/* Double-only special sends: // on two immediate Doubles (rcvr arg -> quotient), sqrt
+ * of an immediate Double (rcvr -> root); anything else is the site's send */
+OPCODE(SEND_FDIV, 2, -1, SITE)
+OPCODE(SEND_SQRT, 2, 0, SITE)
 /* SEND_AND / SEND_OR site16: && and || with an argument that is not a literal
  * block; two Booleans without a send:  rcvr arg -> result */
 OPCODE(SEND_AND, 2, -1, SITE)
@@ -124,6 +128,11 @@ OPCODE(JUMP_IF_FALSE, 2, -1, JUMP)
  * (the inlined ifNil: family) */
 OPCODE(JUMP_IF_NIL, 2, -1, JUMP)
 OPCODE(JUMP_IF_NOT_NIL, 2, -1, JUMP)
+/* JUMP_BACK_IF_TRUE / JUMP_BACK_IF_FALSE off16: pop the condition (a Boolean); jump
+ * backward off16 if it is true (false), a safe point. The test at the bottom of an
+ * inlined whileTrue: (whileFalse:) loop, which so needs no JUMP_BACK each iteration. */
+OPCODE(JUMP_BACK_IF_TRUE, 2, -1, JUMP_BACK)
+OPCODE(JUMP_BACK_IF_FALSE, 2, -1, JUMP_BACK)
 /* FOR_NEXT i8 limit8 off16: local i := i + 1; if i <= local limit, jump back off16 (a safe
  * point). The step and test of an inlined to:do: or timesRepeat: loop in one dispatch. */
 OPCODE(FOR_NEXT, 4, 0, FOR)

@@ -77,6 +77,8 @@ void sym_init(void)
     SYM.ne = sym_intern_cstr("<>");
     SYM.mod = sym_intern_cstr("%");
     SYM.div = sym_intern_cstr("/");
+    SYM.fdiv = sym_intern_cstr("//");
+    SYM.sqrt = sym_intern_cstr("sqrt");
     SYM.bitAnd = sym_intern_cstr("&");
     SYM.logicalAnd = sym_intern_cstr("&&");
     SYM.logicalOr = sym_intern_cstr("||");

@@ -15,7 +15,7 @@ int sym_num_args(Value sym);
  * SYM.plus is the Symbol #+. */
 typedef struct WellKnownSymbols {
     Value doesNotUnderstand, escapedBlock, unknownGlobal, initialize;
-    Value plus, minus, times, lt, gt, le, ge, eq, ne, mod, div, bitAnd, logicalAnd, logicalOr,
+    Value plus, minus, times, lt, gt, le, ge, eq, ne, mod, div, fdiv, sqrt, bitAnd, logicalAnd, logicalOr,
           at, atPut;
 } WellKnownSymbols;
 extern WellKnownSymbols SYM;
