@@ -695,8 +695,8 @@ static int hold(void *ctx, void *data, size_t size)
 {
 	__u64 ts = sqslow_msg_ts(data, size);
 
-	if (!ts || size < sizeof(struct sqslow_head))
-		take(data, size);	/* malformed: the replay counts it */
+	if (!ts)	/* malformed (sqslow_msg_ts reads its head only when it has one) */
+		take(data, size);	/* the replay counts it */
 	else
 		sqslow_merge_hold(merge, ((const struct sqslow_head *)data)->pid, ts, data, size);
 	return sq_rb_yield();

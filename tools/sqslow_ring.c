@@ -122,6 +122,14 @@ static bool read_head(const struct ring_vm *v, struct ring_head *h)
 	return sq_read_mem((pid_t)v->pid, v->ring, h, sizeof(*h));
 }
 
+/* Why a head is not one of a ring this tool knows (NULL: it is). */
+static const char *head_unknown(const struct ring_head *h)
+{
+	return h->magic != SQ_RING_MAGIC || h->slots != SQ_RING_SLOTS || h->slot_size != sizeof(SqRingSlot)
+		       ? "its record ring is not one this tool knows (another layout)"
+		       : NULL;
+}
+
 static void note_why(void *ctx, __u32 pid, const char *why)
 {
 	*(const char **)ctx = why;
@@ -141,10 +149,8 @@ bool sqslow_ring_usable(__u32 pid, const char **why)
 		told = "its record ring cannot be read";
 		goto no;
 	}
-	if (h.magic != SQ_RING_MAGIC || h.slots != SQ_RING_SLOTS || h.slot_size != sizeof(SqRingSlot)) {
-		told = "its record ring is not one this tool knows (another layout)";
+	if ((told = head_unknown(&h)))
 		goto no;
-	}
 	return true;
 no:
 	*why = told;
@@ -177,6 +183,8 @@ static void hand_on(struct sqslow_rings *rs, const struct ring_vm *v, SqRingSlot
 static void read_vm(struct sqslow_rings *rs, struct ring_vm *v, const struct sqslow_ring_sink *sink)
 {
 	struct ring_head h, h2;
+	const char *why;
+	bool lie;
 
 	if (!v->opened && !open_ring(v, sink, 0))
 		return;
@@ -185,16 +193,16 @@ static void read_vm(struct sqslow_rings *rs, struct ring_vm *v, const struct sqs
 			give_up(v, sink, "its record ring cannot be read");
 		return;
 	}
-	if (h.magic != SQ_RING_MAGIC || h.slots != SQ_RING_SLOTS || h.slot_size != sizeof(SqRingSlot)) {
-		give_up(v, sink, "its record ring is not one this tool knows (another layout)");
+	if ((why = head_unknown(&h))) {
+		give_up(v, sink, why);
 		return;
 	}
 	/* at first, what the ring still holds (the caller drops what is older than its
 	 * start); a head that went back, or leapt further ahead than a VM flushes in a day
 	 * (a VM that lies): from there, the leap counted as bad, not as batches lost */
-	if (v->started && (h.head < v->tail || h.head - v->tail > LEAP_MAX))
-		rs->bad++;
-	if (!v->started || h.head < v->tail || h.head - v->tail > LEAP_MAX) {
+	lie = v->started && (h.head < v->tail || h.head - v->tail > LEAP_MAX);
+	rs->bad += lie;
+	if (!v->started || lie) {
 		v->tail = h.head > SQ_RING_SLOTS - 1 ? h.head - (SQ_RING_SLOTS - 1) : 0;
 		v->started = true;
 	}

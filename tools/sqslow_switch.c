@@ -106,6 +106,15 @@ static void follow(struct sqslow_switches *sw, struct follow *f)
 	}
 }
 
+/* len bytes of f's data area from position pos, into out: a record may wrap round its end. */
+static void copy_out(const struct follow *f, const unsigned char *data, __u64 pos, void *out, size_t len)
+{
+	size_t at = pos % f->size, first = f->size - at < len ? f->size - at : len;
+
+	memcpy(out, data + at, first);
+	memcpy((unsigned char *)out + first, data, len - first);
+}
+
 static void drain(struct sqslow_switches *sw, struct follow *f, sqslow_cpu_fn cpu, void *ctx)
 {
 	struct perf_event_mmap_page *meta = f->ring;
@@ -115,24 +124,18 @@ static void drain(struct sqslow_switches *sw, struct follow *f, sqslow_cpu_fn cp
 	while (tail < head) {
 		struct perf_event_header h;
 		struct switch_record r;
-		size_t at = tail % f->size, first;
+		struct { struct perf_event_header h; __u64 id, lost; } l;
 
-		memcpy(&h, data + at, sizeof(h) <= f->size - at ? sizeof(h) : f->size - at);
-		if (sizeof(h) > f->size - at)
-			memcpy((unsigned char *)&h + (f->size - at), data, sizeof(h) - (f->size - at));
+		copy_out(f, data, tail, &h, sizeof(h));
 		if (h.size < sizeof(h) || h.size > head - tail)
 			break;	/* never the kernel's: stop here rather than read past */
 		if (h.type == PERF_RECORD_SWITCH && h.size >= sizeof(r)) {
-			first = f->size - at < sizeof(r) ? f->size - at : sizeof(r);
-			memcpy(&r, data + at, first);
-			memcpy((unsigned char *)&r + first, data, sizeof(r) - first);
+			copy_out(f, data, tail, &r, sizeof(r));
 			if (r.tid == f->pid)
 				cpu(ctx, f->pid, r.time, !(h.misc & PERF_RECORD_MISC_SWITCH_OUT));
-		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
-			__u64 lost[2];
-			for (size_t i = 0; i < sizeof(lost); i++)
-				((unsigned char *)lost)[i] = data[(at + sizeof(h) + i) % f->size];
-			sw->lost += lost[1];
+		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(l)) {
+			copy_out(f, data, tail, &l, sizeof(l));
+			sw->lost += l.lost;
 		}
 		tail += h.size;
 	}
